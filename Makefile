@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ecnproxy: thin wrapper over Kbuild, the userspace unit tests and the
+# QEMU/virtme-ng testbed.  `make help` lists the targets and variables.
+
+# Guest kernel: the newest installed Debian kernel that has headers.
+# Evaluated again by the sub-make that runs after `deps` has installed it.
+ifeq ($(KVER),)
+KVER := $(shell scripts/kver.sh)
+endif
+KDIR ?= /lib/modules/$(KVER)/build
+VENV ?= $(CURDIR)/.venv
+BUILD ?= $(CURDIR)/build
+CC ?= cc
+
+# Passed through to the test runner and the guest runner (see README).
+ACCEL ?= auto
+VM_TIMEOUT ?= 1500
+VM_MEMORY ?= 2G
+VM_CPUS ?= 2
+TESTS ?=
+PROFILE ?= quick
+export KVER VENV BUILD ACCEL VM_TIMEOUT VM_MEMORY VM_CPUS TESTS PROFILE
+
+KMOD := $(CURDIR)/kmod
+KBUILD_ARGS := -C $(KDIR) M=$(KMOD) W=1
+
+UNIT_SRCS := $(wildcard kmod/tests/unit/test_*.c)
+UNIT_BINS := $(patsubst kmod/tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
+UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -MMD -MP \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-I kmod/common -I kmod/tests/unit
+UNIT_LDLIBS := -lcmocka
+
+CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
+KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
+
+.PHONY: all deps modules unit check test vmtest matrix clean help \
+	build-modules build-unit run-check
+
+all: modules
+
+deps:
+	@VENV=$(VENV) scripts/deps.sh
+
+# Every public target runs `deps` first, then re-enters make so that KVER
+# and KDIR are read from what deps installed.
+SUBMAKE := $(MAKE) --no-print-directory
+
+modules: deps
+	@$(SUBMAKE) build-modules
+
+build-modules:
+	@test -d "$(KDIR)" || { echo "modules: no kernel headers at KDIR=$(KDIR)" >&2; exit 1; }
+	$(MAKE) $(KBUILD_ARGS) modules
+
+$(BUILD)/unit/%: kmod/tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_LDLIBS)
+
+-include $(UNIT_BINS:=.d)
+
+unit: deps
+	@$(SUBMAKE) build-unit
+
+build-unit: $(UNIT_BINS)
+
+check: deps
+	@$(SUBMAKE) run-check
+
+run-check:
+	$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(KSRC)
+	@mkdir -p $(BUILD)
+	$(MAKE) $(KBUILD_ARGS) C=2 modules 2>&1 | tee $(BUILD)/sparse.log
+	@! grep -E '(warning|error):' $(BUILD)/sparse.log
+	@echo "check: checkpatch --strict and sparse are clean"
+
+test: deps
+	@$(SUBMAKE) build-modules build-unit
+	@scripts/run-tests
+
+vmtest: deps
+	@$(SUBMAKE) build-modules
+	@UNIT=0 scripts/run-tests
+
+matrix: deps
+	@echo "make matrix: the throughput matrix is not built yet (issue: the main job)." >&2
+	@exit 2
+
+clean:
+	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean
+	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/sparse.log
+
+help:
+	@sed -n '/^## Make targets/,/^## Layout/p' README.md | head -n -1

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ECN proxy: negotiation and operation state machine (pure, skb-free)
+ *
+ * A router-resident proxy that lets a TCP connection use ECN on the long
+ * path even when only one endpoint is ECN-capable.  The proxy negotiates ECN
+ * on behalf of the non-ECN endpoint and then plays its part:
+ *
+ *   A = the host that sent the first SYN, B = the other one.
+ *   E = the endpoint that negotiated ECN, N = the one that did not.
+ *
+ * Phase 1, negotiation (RFC 3168 6.1.1; Linux: tcp_ecn_rcv_syn() wants ECE
+ * and CWR on the SYN, tcp_ecn_rcv_synack() wants ECE set, CWR clear):
+ *
+ *   - A plain SYN from A is upgraded to an ECN-setup SYN.  If B accepts
+ *     (ECN-setup SYN-ACK), the SYN-ACK is downgraded so A sees plain TCP:
+ *     E = B.
+ *   - An ECN-setup SYN from A is left alone.  If B answers with a plain
+ *     SYN-ACK, the SYN-ACK is upgraded so A gets ECN: E = A.
+ *   - Both or neither capable: forward everything untouched (SAME).
+ *   - AccECN (AE on the SYN): untouched (PASS).  The proxy never sets AE.
+ *
+ *                 ECN SYN from A                 ECN SYN-ACK
+ *      INIT -----------------------> A_C ------------------------> SAME
+ *       | |                           | |  plain SYN-ACK, upgrade    (both)
+ *       | | AccECN SYN                | +------------------------> WAIT_ACK
+ *       | | or no SYN                 | plain SYN retransmitted     (E = A)
+ *       | +------------> PASS         | (A's own fallback)
+ *       |                             v
+ *       | plain SYN, upgrade                     ECN SYN-ACK, downgrade
+ *       +--------------------------> A_NC -----------------------> WAIT_ACK
+ *                                    |  ^ |      plain SYN-ACK      (E = B)
+ *         SYN retransmitted: forward |  | +----------------------> SAME
+ *         unmodified, remember dst   +--+                    (neither or
+ *                                                             fallback)
+ *      A_C, A_NC --SYN from B--> SIMOPEN --SYN-ACKs, or first ACK--> SAME
+ *                                                                or phase 2
+ *      WAIT_ACK --first non-SYN ACK--> DEFAULT (phase 2)
+ *      any --RST--> CLOSED --SYN from A--> INIT (new incarnation)
+ *
+ * Handshake robustness:
+ *   - SYN retransmission fallback (RFC 3168 6.1.1.1): if our upgraded SYN is
+ *     retransmitted (same ISN) before any SYN-ACK, the retransmission is
+ *     forwarded unmodified and ECNP_EV_SYN_FALLBACK asks the plumbing to
+ *     remember B's address; with dst_no_upgrade the proxy never upgrades
+ *     (neither SYN nor SYN-ACK).  A RST answering our upgraded SYN also
+ *     raises ECNP_EV_SYN_FALLBACK (some stacks reset ECN-setup SYNs).
+ *   - Once roles are decided, every retransmitted handshake segment gets
+ *     the same edit again (idempotent): B's SYN-ACKs are upgraded or
+ *     downgraded as the first one was, and if B accepted our upgraded SYN,
+ *     A's retransmitted SYN is upgraded again, so each side keeps the view
+ *     it was given.  Flows are classified exactly once.
+ *   - Simultaneous open: nothing is upgraded.  Each side's SYN-ACK shows
+ *     its view (Linux: tcp_ecn_send_synack() keeps ECE iff TCP_ECN_OK); if
+ *     exactly one side thinks ECN is on, the flow is proxied with that side
+ *     as E, else it is SAME.
+ *   - A SYN with a new ISN restarts the machine only after RST or after
+ *     FINs from both sides (port reuse); otherwise it is left alone.
+ *
+ * Phase 2, operation (proxied flows only, RFC 3168 6.1):
+ *
+ *   - E->N: IP ECN := Not-ECT, TCP ECE and CWR cleared, so N sees plain TCP.
+ *   - N->E: ECT(0) on segments that carry new data (seq at or beyond N's
+ *     highest end sequence seen so far, n_nxt); never on SYN, pure ACK, RST
+ *     or retransmissions.  ECE/CWR on N->E are owned by the proxy: ECE is
+ *     set iff an echo is pending, CWR iff a CWR is due (N's own bits, which a
+ *     non-ECN sender should not set, are cleared).
+ *   - CE on an E->N data segment: echo ECE on every N->E segment until E
+ *     sends CWR (CWR and CE on one segment: the echo continues).
+ *   - ECE from E (E saw CE on N's data) starts a congestion event, at most
+ *     once per window: recover := n_nxt, and no new event fires until E's
+ *     ACK passes recover and the previous event's CWR has been sent (E
+ *     keeps echoing until it sees CWR; those ECEs are not new congestion).
+ *     The signal toward N depends on the feedback mode:
+ *       none:   nothing (N->E is never ECT, so routers drop instead).
+ *       drop:   the next N->E new-data segment is dropped: one real loss,
+ *               one window reduction by N's own loss recovery.
+ *       dupack: reserved for simulated loss (issue 4); the DUPACK states,
+ *               saved_ack and dup_cnt exist, but for now this mode behaves
+ *               exactly like drop.
+ *     After the signal, CWR is set on the next N->E new-data segment, so E
+ *     stops echoing.
+ *
+ * The four phase 2 states are two independent bits, echo (toward E) and
+ * signal (toward N):
+ *
+ *                      CE from E
+ *          DEFAULT ----------------------> ECE
+ *           ^   |  <----------------------  ^ |
+ *           |   |       CWR from E          | |
+ *   signal  |   | ECE from E        signal  | | ECE from E
+ *   done    |   | (new window)      done    | | (new window)
+ *           |   v       CE from E           | v
+ *          DUPACK ----------------------> ECE_DUPACK
+ *                  <----------------------
+ *                       CWR from E
+ *
+ * "Signal done" is the drop of the next N->E new-data segment (drop mode);
+ * in the reference design it was the third rewritten duplicate ACK.  The
+ * thesis rewrote the ACK number of E's real segments, which does not work
+ * against a modern Linux sender (SACK, RACK, D-SACK and timestamp undo), so
+ * that rewrite is deliberately not implemented; see FSM.md.
+ *
+ * Everything here is a pure function of the flow state and the observed
+ * header fields: no skb, no locking, no allocation, no time.  The caller
+ * serialises calls per flow.  A GSO packet may be passed as one segment
+ * (len = total payload) unless ecnp_fsm_wants_drop() says it would be
+ * dropped; then it must be segmented first and each segment stepped.
+ */
+#include "ecnp_fsm.h"
+
+#define ECNP_ECN_FLAGS	(ECNP_TCP_ECE | ECNP_TCP_CWR)
+
+static const char * const ecnp_state_names[ECNP_S_NR] = {
+	[ECNP_S_INIT]		= "INIT",
+	[ECNP_S_A_C]		= "A_C",
+	[ECNP_S_A_NC]		= "A_NC",
+	[ECNP_S_SIMOPEN]	= "SIMOPEN",
+	[ECNP_S_WAIT_ACK]	= "WAIT_ACK",
+	[ECNP_S_SAME]		= "SAME",
+	[ECNP_S_PASS]		= "PASS",
+	[ECNP_S_CLOSED]		= "CLOSED",
+	[ECNP_S_DEFAULT]	= "DEFAULT",
+	[ECNP_S_ECE]		= "ECE",
+	[ECNP_S_DUPACK]		= "DUPACK",
+	[ECNP_S_ECE_DUPACK]	= "ECE_DUPACK",
+};
+
+const char *ecnp_state_name(unsigned int state)
+{
+	return state < ECNP_S_NR ? ecnp_state_names[state] : "?";
+}
+
+void ecnp_fsm_init(struct ecnp_fsm *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->state = ECNP_S_INIT;
+}
+
+static bool ecnp_is_syn(const struct ecnp_pkt *p)
+{
+	return (p->flags & (ECNP_TCP_SYN | ECNP_TCP_ACK)) == ECNP_TCP_SYN;
+}
+
+static bool ecnp_is_synack(const struct ecnp_pkt *p)
+{
+	return (p->flags & (ECNP_TCP_SYN | ECNP_TCP_ACK)) ==
+	       (ECNP_TCP_SYN | ECNP_TCP_ACK);
+}
+
+/* tcp_ecn_rcv_syn(): ECN-setup SYN = ECE and CWR both set */
+static bool ecnp_syn_ecn_setup(const struct ecnp_pkt *p)
+{
+	return (p->flags & ECNP_ECN_FLAGS) == ECNP_ECN_FLAGS;
+}
+
+/* tcp_ecn_rcv_synack(): ECN-setup SYN-ACK = ECE set and CWR clear */
+static bool ecnp_synack_ecn_setup(const struct ecnp_pkt *p)
+{
+	return (p->flags & ECNP_ECN_FLAGS) == ECNP_TCP_ECE;
+}
+
+/* Edits that make the segment's ECE equal @ece and its CWR equal @cwr. */
+static u32 ecnp_edit_flags(const struct ecnp_pkt *p, bool ece, bool cwr)
+{
+	bool has_ece = p->flags & ECNP_TCP_ECE;
+	bool has_cwr = p->flags & ECNP_TCP_CWR;
+	u32 act = 0;
+
+	if (ece && !has_ece)
+		act |= ECNP_ACT_SET_ECE;
+	else if (!ece && has_ece)
+		act |= ECNP_ACT_CLEAR_ECE;
+	if (cwr && !has_cwr)
+		act |= ECNP_ACT_SET_CWR;
+	else if (!cwr && has_cwr)
+		act |= ECNP_ACT_CLEAR_CWR;
+	return act;
+}
+
+/* E->N: N must see plain TCP. */
+static u32 ecnp_strip(const struct ecnp_pkt *p)
+{
+	u32 act = ecnp_edit_flags(p, false, false);
+
+	if (p->ecn != ECNP_ECN_NOT_ECT)
+		act |= ECNP_ACT_CLEAR_ECN;
+	return act;
+}
+
+static bool ecnp_from_e(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	return (p->dir == ECNP_DIR_A) == ecnp_fsm_e_is_a(f);
+}
+
+static bool ecnp_fins_done(const struct ecnp_fsm *f)
+{
+	return (f->flags & (ECNP_FL_FIN_A | ECNP_FL_FIN_B)) ==
+	       (ECNP_FL_FIN_A | ECNP_FL_FIN_B);
+}
+
+static bool ecnp_st_echo(u8 state)
+{
+	return state == ECNP_S_ECE || state == ECNP_S_ECE_DUPACK;
+}
+
+static bool ecnp_st_signal(u8 state)
+{
+	return state == ECNP_S_DUPACK || state == ECNP_S_ECE_DUPACK;
+}
+
+static u8 ecnp_p2_state(bool echo, bool signal)
+{
+	if (signal)
+		return echo ? ECNP_S_ECE_DUPACK : ECNP_S_DUPACK;
+	return echo ? ECNP_S_ECE : ECNP_S_DEFAULT;
+}
+
+/* N->E segment with payload that N sends for the first time. */
+static bool ecnp_new_data(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	return p->len && !before(p->seq, f->n_nxt);
+}
+
+static void ecnp_enter_phase2(struct ecnp_fsm *f)
+{
+	u32 n_isn = ecnp_fsm_e_is_a(f) ? f->b_isn : f->a_isn;
+
+	f->state = ECNP_S_DEFAULT;
+	f->n_nxt = n_isn + 1;
+	f->recover = f->n_nxt;
+	f->saved_ack = 0;
+	f->dup_cnt = 0;
+	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
+}
+
+/* INIT: the first segment must be a SYN from A. */
+static u32 ecnp_first(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		      bool dst_no_upgrade)
+{
+	if (p->dir != ECNP_DIR_A || !ecnp_is_syn(p) ||
+	    (p->flags & ECNP_TCP_AE)) {
+		f->state = ECNP_S_PASS;
+		return ECNP_EV_OUT_PASS;
+	}
+	f->a_isn = p->seq;
+	if (dst_no_upgrade)
+		f->flags |= ECNP_FL_NOUPG;
+	if (ecnp_syn_ecn_setup(p)) {
+		f->state = ECNP_S_A_C;
+		return 0;
+	}
+	f->state = ECNP_S_A_NC;
+	if (f->flags & ECNP_FL_NOUPG)
+		return 0;
+	f->hflags |= ECNP_HF_SYN_UP;
+	return ecnp_edit_flags(p, true, true);
+}
+
+/* A SYN (no ACK) from A in any state but INIT. */
+static u32 ecnp_syn_from_a(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			   bool dst_no_upgrade)
+{
+	if (f->state == ECNP_S_CLOSED ||
+	    (p->seq != f->a_isn && ecnp_fins_done(f))) {
+		ecnp_fsm_init(f);
+		return ecnp_first(f, p, dst_no_upgrade);
+	}
+	if (p->seq != f->a_isn)
+		return 0;
+
+	switch (f->state) {
+	case ECNP_S_A_NC:
+		if (!(f->hflags & ECNP_HF_SYN_UP))
+			return 0;
+		/* RFC 3168 6.1.1.1: let the retransmission through as is. */
+		f->hflags &= ~ECNP_HF_SYN_UP;
+		f->flags |= ECNP_FL_NOUPG | ECNP_FL_FELLBACK;
+		return ECNP_EV_SYN_FALLBACK;
+	case ECNP_S_A_C:
+		/* A fell back on its own (tcp_ecn_clear_syn()): A is non-ECN. */
+		if (!ecnp_syn_ecn_setup(p)) {
+			f->state = ECNP_S_A_NC;
+			f->flags |= ECNP_FL_NOUPG;
+		}
+		return 0;
+	default:
+		/* Proxied, E = B: B accepted our upgraded SYN, keep its view. */
+		if ((f->hflags & ECNP_HF_SYN_UP) && ecnp_fsm_proxied(f))
+			return ecnp_edit_flags(p, true, true);
+		return 0;
+	}
+}
+
+/* Any SYN-ACK once roles are decided: re-apply the handshake edit. */
+static u32 ecnp_synack_edit(const struct ecnp_fsm *f,
+			    const struct ecnp_pkt *p)
+{
+	u32 act = 0;
+
+	if (p->dir == ECNP_DIR_B) {
+		if (f->hflags & ECNP_HF_SA_UP)
+			act = ecnp_edit_flags(p, true, false);
+		else if (f->hflags & ECNP_HF_SA_DOWN)
+			act = ecnp_edit_flags(p, false, false);
+	}
+	if (ecnp_fsm_proxied(f) && ecnp_from_e(f, p) &&
+	    p->ecn != ECNP_ECN_NOT_ECT)
+		act |= ECNP_ACT_CLEAR_ECN;
+	return act;
+}
+
+/* A_C or A_NC, first SYN-ACK from B: decide the roles. */
+static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	bool a_c = f->state == ECNP_S_A_C;
+	bool b_c = ecnp_synack_ecn_setup(p);
+
+	f->b_isn = p->seq;
+	if (a_c && b_c) {
+		f->state = ECNP_S_SAME;
+		return ECNP_EV_OUT_BOTH;
+	}
+	if (!a_c && !b_c) {
+		f->state = ECNP_S_SAME;
+		/* we did not or could not upgrade the SYN */
+		if (!(f->hflags & ECNP_HF_SYN_UP))
+			return ECNP_EV_OUT_FALLBACK;
+		return ECNP_EV_OUT_NEITHER;
+	}
+	if (a_c) {
+		if (f->flags & ECNP_FL_NOUPG) {
+			f->state = ECNP_S_SAME;
+			return ECNP_EV_OUT_FALLBACK;
+		}
+		f->flags |= ECNP_FL_E_IS_A;
+		f->hflags |= ECNP_HF_SA_UP;
+		f->state = ECNP_S_WAIT_ACK;
+		return ecnp_synack_edit(f, p) | ECNP_EV_OUT_E_INIT;
+	}
+	f->hflags |= ECNP_HF_SA_DOWN;
+	f->state = ECNP_S_WAIT_ACK;
+	return ecnp_synack_edit(f, p) | ECNP_EV_OUT_E_RESP;
+}
+
+/* A_C, A_NC: waiting for B's SYN-ACK. */
+static u32 ecnp_wait_synack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			    bool dst_no_upgrade)
+{
+	if (dst_no_upgrade)
+		f->flags |= ECNP_FL_NOUPG;
+	if (ecnp_is_syn(p)) {
+		if (p->dir == ECNP_DIR_A)
+			return ecnp_syn_from_a(f, p, dst_no_upgrade);
+		if (p->flags & ECNP_TCP_AE) {
+			f->state = ECNP_S_PASS;
+			return ECNP_EV_OUT_PASS;
+		}
+		f->b_isn = p->seq;
+		f->state = ECNP_S_SIMOPEN;
+		return 0;
+	}
+	if (ecnp_is_synack(p) && p->dir == ECNP_DIR_B)
+		return ecnp_decide(f, p);
+	return 0;
+}
+
+static u32 ecnp_simopen_decide(struct ecnp_fsm *f)
+{
+	bool a = f->hflags & ECNP_HF_A_SA_ECN;
+	bool b = f->hflags & ECNP_HF_B_SA_ECN;
+
+	if (a == b) {
+		f->state = ECNP_S_SAME;
+		return a ? ECNP_EV_OUT_BOTH : ECNP_EV_OUT_NEITHER;
+	}
+	if (a)
+		f->flags |= ECNP_FL_E_IS_A;
+	ecnp_enter_phase2(f);
+	return a ? ECNP_EV_OUT_E_INIT : ECNP_EV_OUT_E_RESP;
+}
+
+static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode, bool dst_no_upgrade);
+
+/* SIMOPEN: collect each side's view from its SYN-ACK. */
+static u32 ecnp_simopen(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	u8 seen, ecn;
+	u32 ret;
+
+	if (ecnp_is_syn(p)) {
+		if (p->dir == ECNP_DIR_A)
+			return ecnp_syn_from_a(f, p, dst_no_upgrade);
+		return 0;
+	}
+	if (ecnp_is_synack(p)) {
+		seen = p->dir == ECNP_DIR_A ? ECNP_HF_A_SA : ECNP_HF_B_SA;
+		ecn = p->dir == ECNP_DIR_A ? ECNP_HF_A_SA_ECN : ECNP_HF_B_SA_ECN;
+		if (f->hflags & seen)
+			return 0;
+		f->hflags |= seen;
+		if (ecnp_synack_ecn_setup(p))
+			f->hflags |= ecn;
+		if (!(f->hflags & ECNP_HF_A_SA) || !(f->hflags & ECNP_HF_B_SA))
+			return 0;
+		ret = ecnp_simopen_decide(f);
+		return ret | ecnp_synack_edit(f, p);
+	}
+	if (!(p->flags & ECNP_TCP_ACK))
+		return 0;
+	/* handshake over: a side whose SYN-ACK we missed counts as non-ECN */
+	ret = ecnp_simopen_decide(f);
+	if (ecnp_fsm_in_phase2(f))
+		ret |= ecnp_phase2(f, p, mode, dst_no_upgrade);
+	return ret;
+}
+
+/* E->N segment in phase 2. */
+static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode)
+{
+	bool echo = ecnp_st_echo(f->state);
+	bool signal = ecnp_st_signal(f->state);
+
+	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
+	    after(p->ack, f->recover))
+		f->flags &= ~ECNP_FL_IN_WINDOW;
+
+	if (p->flags & ECNP_TCP_CWR)
+		echo = false;
+	/* like tcp_ecn_check_ce(): only data segments are echoed */
+	if (p->ecn == ECNP_ECN_CE && p->len)
+		echo = true;
+
+	if ((p->flags & ECNP_TCP_ECE) && !signal &&
+	    !(f->flags & (ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING))) {
+		f->flags |= ECNP_FL_IN_WINDOW;
+		f->recover = f->n_nxt;
+		f->saved_ack = p->ack;
+		f->dup_cnt = 0;
+		if (mode == ECNP_FB_NONE)
+			f->flags |= ECNP_FL_CWR_PENDING;
+		else
+			signal = true;
+	}
+	f->state = ecnp_p2_state(echo, signal);
+	return ecnp_strip(p);
+}
+
+/* N->E segment in phase 2. */
+static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode)
+{
+	bool echo = ecnp_st_echo(f->state);
+	bool new_data = ecnp_new_data(f, p);
+	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
+	bool cwr = false;
+	u32 act;
+
+	if (after(end, f->n_nxt))
+		f->n_nxt = end;
+
+	if (new_data && ecnp_st_signal(f->state)) {
+		/* DUPACK is left once the signal is given; CWR follows. */
+		f->state = ecnp_p2_state(echo, false);
+		f->flags |= ECNP_FL_CWR_PENDING;
+		if (mode != ECNP_FB_NONE)
+			return ECNP_ACT_DROP | ECNP_EV_CONG_SIGNAL;
+	}
+	if (new_data && (f->flags & ECNP_FL_CWR_PENDING)) {
+		f->flags &= ~ECNP_FL_CWR_PENDING;
+		cwr = true;
+	}
+	act = ecnp_edit_flags(p, echo, cwr);
+	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)
+		act |= ECNP_ACT_SET_ECT0;
+	return act;
+}
+
+/* DEFAULT, ECE, DUPACK, ECE_DUPACK */
+static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	if (ecnp_is_syn(p)) {
+		if (p->dir == ECNP_DIR_A)
+			return ecnp_syn_from_a(f, p, dst_no_upgrade);
+		return 0;
+	}
+	if (ecnp_is_synack(p))
+		return ecnp_synack_edit(f, p);
+	if (ecnp_from_e(f, p))
+		return ecnp_e_step(f, p, mode);
+	return ecnp_n_step(f, p, mode);
+}
+
+/* WAIT_ACK: roles known, B's SYN-ACK passed. */
+static u32 ecnp_wait_ack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	if (ecnp_is_syn(p)) {
+		if (p->dir == ECNP_DIR_A)
+			return ecnp_syn_from_a(f, p, dst_no_upgrade);
+		return 0;
+	}
+	if (ecnp_is_synack(p))
+		return ecnp_synack_edit(f, p);
+	if (!(p->flags & ECNP_TCP_ACK))
+		return 0;
+	/* A's ACK names the SYN-ACK it accepted (SYN cookies may differ). */
+	if (p->dir == ECNP_DIR_A)
+		f->b_isn = p->ack - 1;
+	ecnp_enter_phase2(f);
+	return ecnp_phase2(f, p, mode, dst_no_upgrade);
+}
+
+static u32 ecnp_rst(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u32 ret = ECNP_EV_CLOSED;
+
+	if (f->state == ECNP_S_CLOSED)
+		return 0;
+	if (ecnp_fsm_proxied(f) && ecnp_from_e(f, p))
+		ret |= ecnp_strip(p);
+	/*
+	 * RFC 3168 6.1.1.1: some hosts answer an ECN-setup SYN with RST.  A
+	 * reset of our upgraded SYN acks its ISN + 1 (+ any SYN payload).
+	 */
+	if (f->state == ECNP_S_A_NC && (f->hflags & ECNP_HF_SYN_UP) &&
+	    p->dir == ECNP_DIR_B && (p->flags & ECNP_TCP_ACK) &&
+	    p->ack - (f->a_isn + 1) <= 0xffff)
+		ret |= ECNP_EV_SYN_FALLBACK;
+	f->state = ECNP_S_CLOSED;
+	return ret;
+}
+
+static u32 ecnp_track_fin(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u8 bit = p->dir == ECNP_DIR_A ? ECNP_FL_FIN_A : ECNP_FL_FIN_B;
+
+	if (!(p->flags & ECNP_TCP_FIN) || (p->flags & ECNP_TCP_SYN) ||
+	    f->state == ECNP_S_CLOSED || (f->flags & bit))
+		return 0;
+	f->flags |= bit;
+	return ecnp_fins_done(f) ? ECNP_EV_CLOSED : 0;
+}
+
+/**
+ * ecnp_fsm_step - advance a flow's state machine by one segment
+ * @f: the flow's state, ECNP_S_INIT (all zero) before its first segment
+ * @p: what the plumbing observed on the segment
+ * @mode: congestion feedback mode toward N (sysctl)
+ * @dst_no_upgrade: B's address is in the SYN fallback cache; only looked at
+ *	before B's SYN-ACK, and latched
+ *
+ * Return: ECNP_ACT_* header edits to apply to this segment, or
+ * ECNP_ACT_DROP, ored with ECNP_EV_* events.
+ */
+u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		  enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	u32 ret;
+
+	if (p->flags & ECNP_TCP_RST)
+		return ecnp_rst(f, p);
+
+	switch (f->state) {
+	case ECNP_S_INIT:
+		ret = ecnp_first(f, p, dst_no_upgrade);
+		break;
+	case ECNP_S_A_C:
+	case ECNP_S_A_NC:
+		ret = ecnp_wait_synack(f, p, dst_no_upgrade);
+		break;
+	case ECNP_S_SIMOPEN:
+		ret = ecnp_simopen(f, p, mode, dst_no_upgrade);
+		break;
+	case ECNP_S_WAIT_ACK:
+		ret = ecnp_wait_ack(f, p, mode, dst_no_upgrade);
+		break;
+	case ECNP_S_DEFAULT:
+	case ECNP_S_ECE:
+	case ECNP_S_DUPACK:
+	case ECNP_S_ECE_DUPACK:
+		ret = ecnp_phase2(f, p, mode, dst_no_upgrade);
+		break;
+	default:
+		/* SAME, PASS, CLOSED: untouched, but a SYN may restart */
+		ret = 0;
+		if (ecnp_is_syn(p) && p->dir == ECNP_DIR_A)
+			ret = ecnp_syn_from_a(f, p, dst_no_upgrade);
+		break;
+	}
+	return ret | ecnp_track_fin(f, p);
+}
+
+/**
+ * ecnp_fsm_wants_drop - would ecnp_fsm_step() drop this segment?
+ * @f: the flow's state
+ * @p: the segment (or a whole GSO packet)
+ * @mode: congestion feedback mode
+ *
+ * Pure predicate, no state change.  When it is true for a GSO packet, the
+ * plumbing segments it first and steps each segment, so that only one
+ * segment is dropped.
+ *
+ * Return: true iff ecnp_fsm_step(@f, @p, @mode, ...) returns ECNP_ACT_DROP.
+ */
+bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode)
+{
+	return mode != ECNP_FB_NONE && ecnp_fsm_in_phase2(f) &&
+	       ecnp_st_signal(f->state) &&
+	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) &&
+	       !ecnp_from_e(f, p) && ecnp_new_data(f, p);
+}

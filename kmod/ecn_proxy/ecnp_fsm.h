@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ECN proxy: the pure, skb-free per-flow state machine.
+ *
+ * The netfilter plumbing parses a TCP segment into a struct ecnp_pkt, calls
+ * ecnp_fsm_step() under the flow's lock and applies the header edits named by
+ * the ECNP_ACT_* bits of the result; the ECNP_EV_* bits are for counters and
+ * for the flow table.  The algorithm is described at the top of ecnp_fsm.c
+ * and in FSM.md.  This header and ecnp_fsm.c build both into the kernel
+ * module and into the userspace unit test (kmod/tests/unit/test_ecnp_fsm.c).
+ */
+#ifndef _ECNP_FSM_H
+#define _ECNP_FSM_H
+
+#include "../common/tcpmb_types.h"
+
+/* Direction of a segment: from the host that sent the first SYN, or not. */
+enum ecnp_dir {
+	ECNP_DIR_A = 0,		/* from the initiator A */
+	ECNP_DIR_B = 1,		/* from the responder B */
+};
+
+/*
+ * TCP flags of struct ecnp_pkt: the same values as TCPHDR_* in
+ * include/net/tcp.h (so tcp_flag_byte() can be used as is), plus the AccECN
+ * AE bit (RFC 9768, formerly NS) as bit 8, i.e. (doff/res byte & 1) << 8.
+ */
+#define ECNP_TCP_FIN	0x001
+#define ECNP_TCP_SYN	0x002
+#define ECNP_TCP_RST	0x004
+#define ECNP_TCP_PSH	0x008
+#define ECNP_TCP_ACK	0x010
+#define ECNP_TCP_URG	0x020
+#define ECNP_TCP_ECE	0x040
+#define ECNP_TCP_CWR	0x080
+#define ECNP_TCP_AE	0x100
+
+/* IP ECN codepoints: the same values as INET_ECN_* in net/inet_ecn.h. */
+#define ECNP_ECN_NOT_ECT	0
+#define ECNP_ECN_ECT_1		1
+#define ECNP_ECN_ECT_0		2
+#define ECNP_ECN_CE		3
+
+/* What the plumbing observed on one segment (or one GSO/GRO packet). */
+struct ecnp_pkt {
+	u32 seq;	/* TCP sequence number */
+	u32 ack;	/* TCP acknowledgment number (valid if ECNP_TCP_ACK) */
+	u32 len;	/* TCP payload length in bytes (SYN/FIN not counted) */
+	u16 flags;	/* ECNP_TCP_* */
+	u8 dir;		/* enum ecnp_dir */
+	u8 ecn;		/* IP ECN field, ECNP_ECN_* */
+};
+
+/* How congestion that E reports for N's data is signalled to N. */
+enum ecnp_feedback {
+	ECNP_FB_NONE = 0,	/* never ECT on N->E: routers drop, no signal */
+	ECNP_FB_DROP = 1,	/* drop one N->E new-data segment per event */
+	ECNP_FB_DUPACK = 2,	/* simulated loss; for now exactly like DROP */
+};
+
+/*
+ * States.  Phase 1 (negotiation) is named after the reference table, phase 2
+ * (operation, only for proxied flows) too.  DEFAULT..ECE_DUPACK are the
+ * product of two bits: "ECE echo pending toward E" (ECE) and "congestion
+ * signal toward N pending" (DUPACK).
+ */
+enum ecnp_state {
+	ECNP_S_INIT = 0,	/* nothing seen yet */
+	ECNP_S_A_C,		/* ECN-setup SYN from A seen */
+	ECNP_S_A_NC,		/* plain SYN from A seen (upgraded unless NOUPG) */
+	ECNP_S_SIMOPEN,		/* SYN from B too: simultaneous open */
+	ECNP_S_WAIT_ACK,	/* roles decided, proxied; waiting for the ACK */
+	ECNP_S_SAME,		/* both or neither ECN: forward untouched */
+	ECNP_S_PASS,		/* not ours (AccECN, no SYN): forward untouched */
+	ECNP_S_CLOSED,		/* RST seen: forward untouched, a new SYN restarts */
+	ECNP_S_DEFAULT,		/* phase 2: nothing pending */
+	ECNP_S_ECE,		/* phase 2: echo ECE toward E until E sends CWR */
+	ECNP_S_DUPACK,		/* phase 2: congestion signal toward N pending */
+	ECNP_S_ECE_DUPACK,	/* phase 2: both of the above */
+	ECNP_S_NR,
+};
+
+/* f->flags */
+#define ECNP_FL_E_IS_A		0x01	/* the ECN endpoint E is A (else B) */
+#define ECNP_FL_NOUPG		0x02	/* never upgrade (dst_no_upgrade/fallback) */
+#define ECNP_FL_FELLBACK	0x04	/* our upgraded SYN was retransmitted */
+#define ECNP_FL_CWR_PENDING	0x08	/* set CWR on the next N->E new data */
+#define ECNP_FL_IN_WINDOW	0x10	/* E's ACKs have not yet passed recover */
+#define ECNP_FL_FIN_A		0x20	/* FIN seen from A */
+#define ECNP_FL_FIN_B		0x40	/* FIN seen from B */
+
+/* f->hflags (handshake) */
+#define ECNP_HF_SYN_UP		0x01	/* A's SYN upgraded, no fallback (yet) */
+#define ECNP_HF_SA_UP		0x02	/* upgrade B's SYN-ACKs (E is A) */
+#define ECNP_HF_SA_DOWN		0x04	/* downgrade B's SYN-ACKs (E is B) */
+#define ECNP_HF_A_SA		0x08	/* simultaneous open: SYN-ACK from A seen */
+#define ECNP_HF_A_SA_ECN	0x10	/* ... and it was ECN-setup */
+#define ECNP_HF_B_SA		0x20	/* simultaneous open: SYN-ACK from B seen */
+#define ECNP_HF_B_SA_ECN	0x40	/* ... and it was ECN-setup */
+
+/*
+ * Per-flow state: 5 * u32 + 4 * u8 = 24 bytes (sizeof(struct ecnp_fsm) == 24
+ * on all ABIs, checked by the unit test).  All-zero is ECNP_S_INIT.
+ */
+struct ecnp_fsm {
+	u32 a_isn;	/* sequence number of A's SYN */
+	u32 b_isn;	/* sequence number of B's SYN-ACK (or SYN) */
+	u32 n_nxt;	/* phase 2: highest end sequence N has sent */
+	u32 recover;	/* phase 2: n_nxt when the last congestion event fired */
+	u32 saved_ack;	/* phase 2: E's ACK number at the last event (dupack) */
+	u8 state;	/* enum ecnp_state */
+	u8 flags;	/* ECNP_FL_* */
+	u8 hflags;	/* ECNP_HF_* */
+	u8 dup_cnt;	/* phase 2: duplicate ACKs sent (dupack mode; now 0) */
+};
+
+/*
+ * Result of ecnp_fsm_step(): header edits (low 16 bits) and events (high 16
+ * bits).  An edit bit is returned only when it changes the segment, so the
+ * bits can be counted directly.  ACT_DROP means: drop this segment, apply
+ * nothing else.
+ */
+#define ECNP_ACT_SET_ECE	0x00000001	/* TCP ECE := 1 */
+#define ECNP_ACT_CLEAR_ECE	0x00000002	/* TCP ECE := 0 */
+#define ECNP_ACT_SET_CWR	0x00000004	/* TCP CWR := 1 */
+#define ECNP_ACT_CLEAR_CWR	0x00000008	/* TCP CWR := 0 */
+#define ECNP_ACT_SET_ECT0	0x00000010	/* IP ECN := ECT(0) */
+#define ECNP_ACT_CLEAR_ECN	0x00000020	/* IP ECN := Not-ECT */
+#define ECNP_ACT_DROP		0x00000040	/* drop this segment */
+#define ECNP_ACT_MASK		0x0000ffff
+
+/*
+ * Handshake edits use the same bits: the SYN upgrade is this (minus a bit the
+ * SYN already has), the SYN-ACK upgrade SET_ECE (+ CLEAR_CWR), the SYN-ACK
+ * downgrade CLEAR_ECE.
+ */
+#define ECNP_ACT_SYN_ECN_SETUP	(ECNP_ACT_SET_ECE | ECNP_ACT_SET_CWR)
+
+/* Flow outcome, returned once, on the packet that decides it. */
+#define ECNP_EV_OUT_BOTH	0x00010000	/* both ends negotiated ECN */
+#define ECNP_EV_OUT_NEITHER	0x00020000	/* neither end uses ECN */
+#define ECNP_EV_OUT_E_RESP	0x00040000	/* proxied, E is the responder */
+#define ECNP_EV_OUT_E_INIT	0x00080000	/* proxied, E is the initiator */
+#define ECNP_EV_OUT_FALLBACK	0x00100000	/* no ECN: upgrade not possible */
+#define ECNP_EV_OUT_PASS	0x00200000	/* passed through (AccECN, ...) */
+#define ECNP_EV_OUT_MASK	0x003f0000
+/* A congestion event was signalled to N (with ACT_DROP in drop mode). */
+#define ECNP_EV_CONG_SIGNAL	0x00400000
+/* Remember this destination (B's address): do not upgrade SYNs to it. */
+#define ECNP_EV_SYN_FALLBACK	0x00800000
+/* RST, or FINs from both sides: the flow may be expired early. */
+#define ECNP_EV_CLOSED		0x01000000
+#define ECNP_EV_MASK		0xffff0000
+
+void ecnp_fsm_init(struct ecnp_fsm *f);
+u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		  enum ecnp_feedback mode, bool dst_no_upgrade);
+bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode);
+const char *ecnp_state_name(unsigned int state);
+
+static inline bool ecnp_fsm_in_phase2(const struct ecnp_fsm *f)
+{
+	return f->state >= ECNP_S_DEFAULT && f->state <= ECNP_S_ECE_DUPACK;
+}
+
+/* Roles are decided and the proxy plays N's part toward E. */
+static inline bool ecnp_fsm_proxied(const struct ecnp_fsm *f)
+{
+	return f->state == ECNP_S_WAIT_ACK || ecnp_fsm_in_phase2(f);
+}
+
+/* Only meaningful when ecnp_fsm_proxied(). */
+static inline bool ecnp_fsm_e_is_a(const struct ecnp_fsm *f)
+{
+	return f->flags & ECNP_FL_E_IS_A;
+}
+
+#endif /* _ECNP_FSM_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace stand-ins for the kernel types and helpers that the pure parts
+ * of the modules use (included by kmod/common/tcpmb_types.h when
+ * __KERNEL__ is not defined).  Only the unit tests see this file.
+ */
+#ifndef _TCPMB_USER_H
+#define _TCPMB_USER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Same definitions as include/net/tcp.h: sequence-space comparisons. */
+static inline bool before(u32 seq1, u32 seq2)
+{
+	return (s32)(seq1 - seq2) < 0;
+}
+
+#define after(seq2, seq1)	before(seq1, seq2)
+
+#endif /* _TCPMB_USER_H */

@@ -1,0 +1,2288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the pure ECN proxy state machine (kmod/ecn_proxy/ecnp_fsm.c).
+ *
+ * Built from the repository root with
+ *   cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined
+ *      -fno-omit-frame-pointer -I kmod/common -o build/unit/<name> <this file>
+ *      -lcmocka
+ * and run with CMOCKA_MESSAGE_OUTPUT=TAP.  It includes ecnp_fsm.c itself, so
+ * the static helpers of the state machine are visible here.
+ *
+ * Every row of both tables in ecn-proxy-reference.md has a test named after
+ * it (test_p1_row* and test_p2_row*); each failure message names the row and
+ * the variant (roles, feedback mode, sequence numbers near 2^32 or not).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "../../ecn_proxy/ecnp_fsm.c"
+
+#define A	ECNP_DIR_A
+#define B	ECNP_DIR_B
+#define SYN	ECNP_TCP_SYN
+#define ACK	ECNP_TCP_ACK
+#define FIN	ECNP_TCP_FIN
+#define RST	ECNP_TCP_RST
+#define ECE	ECNP_TCP_ECE
+#define CWR	ECNP_TCP_CWR
+#define AE	ECNP_TCP_AE
+#define NOT_ECT	ECNP_ECN_NOT_ECT
+#define ECT1	ECNP_ECN_ECT_1
+#define ECT0	ECNP_ECN_ECT_0
+#define CE	ECNP_ECN_CE
+
+#define SET_ECE		ECNP_ACT_SET_ECE
+#define CLR_ECE		ECNP_ACT_CLEAR_ECE
+#define SET_CWR		ECNP_ACT_SET_CWR
+#define CLR_CWR		ECNP_ACT_CLEAR_CWR
+#define SET_ECT0	ECNP_ACT_SET_ECT0
+#define CLR_ECN		ECNP_ACT_CLEAR_ECN
+#define DROP		ECNP_ACT_DROP
+
+#define MSS	1000u
+
+/* ---- failure messages that name the row / variant ---------------------- */
+
+static char ctx[256];
+
+#define CTX(...) snprintf(ctx, sizeof(ctx), __VA_ARGS__)
+
+static const char *act_str(u32 v)
+{
+	static const char * const names[] = {
+		"SET_ECE", "CLEAR_ECE", "SET_CWR", "CLEAR_CWR", "SET_ECT0",
+		"CLEAR_ECN", "DROP", "?7", "?8", "?9", "?10", "?11", "?12",
+		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
+		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
+		"SYN_FALLBACK", "CLOSED",
+	};
+	static char bufs[4][256];
+	static unsigned int n;
+	char *buf = bufs[n++ % 4];
+	size_t len = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < 32; i++) {
+		if (!(v & (1u << i)))
+			continue;
+		len += snprintf(buf + len, sizeof(bufs[0]) - len, "%s%s",
+				len ? "|" : "",
+				i < ARRAY_SIZE(names) ? names[i] : "?");
+	}
+	if (!len)
+		snprintf(buf, sizeof(bufs[0]), "0");
+	return buf;
+}
+
+#define EXPECT(cond) do {						\
+	if (!(cond)) {							\
+		print_error("%s\n  %s:%d: expected %s\n", ctx,		\
+			    __FILE__, __LINE__, #cond);			\
+		fail();							\
+	}								\
+} while (0)
+
+#define EXPECT_EQ(a, b) do {						\
+	unsigned long long a_ = (a), b_ = (b);				\
+	if (a_ != b_) {							\
+		print_error("%s\n  %s:%d: %s = 0x%llx, expected %s = 0x%llx\n", \
+			    ctx, __FILE__, __LINE__, #a, a_, #b, b_);	\
+		fail();							\
+	}								\
+} while (0)
+
+/* Compare a step result, printing the bits by name. */
+#define EXPECT_R(r, want) do {						\
+	u32 r_ = (r), w_ = (want);					\
+	if (r_ != w_) {							\
+		print_error("%s\n  %s:%d: result %s, expected %s\n", ctx,	\
+			    __FILE__, __LINE__, act_str(r_), act_str(w_)); \
+		fail();							\
+	}								\
+} while (0)
+
+#define EXPECT_STATE(fsm, s) do {					\
+	unsigned int st_ = (fsm)->state, sw_ = (s);			\
+	if (st_ != sw_) {						\
+		print_error("%s\n  %s:%d: state %s, expected %s\n", ctx,	\
+			    __FILE__, __LINE__, ecnp_state_name(st_),	\
+			    ecnp_state_name(sw_));			\
+		fail();							\
+	}								\
+} while (0)
+
+/* ---- packets and the plumbing's view of them ---------------------------- */
+
+static struct ecnp_pkt mkp(u8 dir, u16 flags, u32 seq, u32 ack, u32 len,
+			   u8 ecn)
+{
+	struct ecnp_pkt p = {
+		.seq = seq, .ack = ack, .len = len,
+		.flags = flags, .dir = dir, .ecn = ecn,
+	};
+	return p;
+}
+
+/* Apply header edits like the plumbing does. */
+static struct ecnp_pkt apply(struct ecnp_pkt p, u32 act)
+{
+	if (act & SET_ECE)
+		p.flags |= ECE;
+	if (act & CLR_ECE)
+		p.flags &= ~ECE;
+	if (act & SET_CWR)
+		p.flags |= CWR;
+	if (act & CLR_CWR)
+		p.flags &= ~CWR;
+	if (act & SET_ECT0)
+		p.ecn = ECT0;
+	if (act & CLR_ECN)
+		p.ecn = NOT_ECT;
+	return p;
+}
+
+/* Linux's rules (tcp_ecn_rcv_syn / tcp_ecn_rcv_synack) */
+static bool linux_syn_wants_ecn(const struct ecnp_pkt *p)
+{
+	return (p->flags & (ECE | CWR)) == (ECE | CWR);
+}
+
+static bool linux_synack_accepts_ecn(const struct ecnp_pkt *p)
+{
+	return (p->flags & ECE) && !(p->flags & CWR);
+}
+
+/* ---- a flow driven through the FSM -------------------------------------- */
+
+struct flow {
+	struct ecnp_fsm f;
+	bool e_is_a;
+	enum ecnp_feedback mode;
+	u32 n_seq;	/* N's next new sequence number */
+	u32 e_seq;	/* E's next new sequence number */
+};
+
+static u8 n_dir(const struct flow *fl)
+{
+	return fl->e_is_a ? B : A;
+}
+
+static u8 e_dir(const struct flow *fl)
+{
+	return fl->e_is_a ? A : B;
+}
+
+static u32 step(struct flow *fl, struct ecnp_pkt p)
+{
+	return ecnp_fsm_step(&fl->f, &p, fl->mode, false);
+}
+
+/* Full handshake into phase 2; checks every step. */
+static void flow_open(struct flow *fl, bool e_is_a, enum ecnp_feedback mode,
+		      u32 isn_a, u32 isn_b)
+{
+	u32 r;
+
+	memset(fl, 0, sizeof(*fl));
+	ecnp_fsm_init(&fl->f);
+	fl->e_is_a = e_is_a;
+	fl->mode = mode;
+	if (e_is_a) {
+		r = step(fl, mkp(A, SYN | ECE | CWR, isn_a, 0, 0, NOT_ECT));
+		EXPECT_R(r, 0);
+		EXPECT_STATE(&fl->f, ECNP_S_A_C);
+		r = step(fl, mkp(B, SYN | ACK, isn_b, isn_a + 1, 0, NOT_ECT));
+		EXPECT_R(r, SET_ECE | ECNP_EV_OUT_E_INIT);
+	} else {
+		r = step(fl, mkp(A, SYN, isn_a, 0, 0, NOT_ECT));
+		EXPECT_R(r, SET_ECE | SET_CWR);
+		EXPECT_STATE(&fl->f, ECNP_S_A_NC);
+		r = step(fl, mkp(B, SYN | ACK | ECE, isn_b, isn_a + 1, 0,
+				 NOT_ECT));
+		EXPECT_R(r, CLR_ECE | ECNP_EV_OUT_E_RESP);
+	}
+	EXPECT_STATE(&fl->f, ECNP_S_WAIT_ACK);
+	EXPECT_EQ(ecnp_fsm_e_is_a(&fl->f), e_is_a);
+	r = step(fl, mkp(A, ACK, isn_a + 1, isn_b + 1, 0, NOT_ECT));
+	EXPECT_R(r, 0);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+	fl->n_seq = (e_is_a ? isn_b : isn_a) + 1;
+	fl->e_seq = (e_is_a ? isn_a : isn_b) + 1;
+	EXPECT_EQ(fl->f.n_nxt, fl->n_seq);
+}
+
+/* N sends @len bytes of new data (0: a pure ACK) with extra @flags. */
+static u32 n_send(struct flow *fl, u16 flags, u32 len)
+{
+	struct ecnp_pkt p = mkp(n_dir(fl), ACK | flags, fl->n_seq, fl->e_seq,
+				len, NOT_ECT);
+
+	fl->n_seq += len + !!(flags & FIN);
+	return step(fl, p);
+}
+
+/* N retransmits @len bytes at @seq. */
+static u32 n_retx(struct flow *fl, u32 seq, u32 len)
+{
+	return step(fl, mkp(n_dir(fl), ACK, seq, fl->e_seq, len, NOT_ECT));
+}
+
+/* E sends @len bytes with @flags and IP ECN field @ecn, acknowledging @ack. */
+static u32 e_send(struct flow *fl, u16 flags, u32 len, u8 ecn, u32 ack)
+{
+	struct ecnp_pkt p = mkp(e_dir(fl), ACK | flags, fl->e_seq, ack, len,
+				ecn);
+
+	fl->e_seq += len + !!(flags & FIN);
+	return step(fl, p);
+}
+
+/* Reach a phase 2 state the way the reference table does. */
+static void reach(struct flow *fl, u8 target)
+{
+	u32 r;
+
+	r = n_send(fl, 0, MSS);
+	EXPECT_R(r, fl->mode == ECNP_FB_NONE ? 0 : SET_ECT0);
+	switch (target) {
+	case ECNP_S_DEFAULT:
+		break;
+	case ECNP_S_ECE:
+		r = e_send(fl, 0, MSS, CE, fl->n_seq);
+		EXPECT_R(r, CLR_ECN);
+		break;
+	case ECNP_S_DUPACK:
+		r = e_send(fl, ECE, 0, NOT_ECT, fl->n_seq);
+		EXPECT_R(r, CLR_ECE);
+		break;
+	case ECNP_S_ECE_DUPACK:
+		r = e_send(fl, ECE, MSS, CE, fl->n_seq);
+		EXPECT_R(r, CLR_ECE | CLR_ECN);
+		break;
+	default:
+		fail();
+	}
+	EXPECT_STATE(&fl->f, target);
+}
+
+struct variant {
+	const char *name;
+	bool e_is_a;
+	enum ecnp_feedback mode;
+	u32 isn_a;
+	u32 isn_b;
+};
+
+/* DUPACK mode must behave exactly like DROP for now: test both. */
+static const struct variant p2_variants[] = {
+	{ "E=B responder, drop", false, ECNP_FB_DROP, 0x1000, 0x80000000u },
+	{ "E=A initiator, drop", true, ECNP_FB_DROP, 0x1000, 0x80000000u },
+	{ "E=B responder, dupack", false, ECNP_FB_DUPACK, 0x1000, 0x7000 },
+	{ "E=A initiator, dupack", true, ECNP_FB_DUPACK, 0x7000, 0x1000 },
+	{ "E=B, drop, seq wraps", false, ECNP_FB_DROP,
+	  0xfffffc00u, 0xffffff00u },
+	{ "E=A, dupack, seq wraps", true, ECNP_FB_DUPACK,
+	  0xfffffe00u, 0xfffffc00u },
+};
+
+static void run_p2_row(const char *row, void (*body)(struct flow *fl))
+{
+	struct flow fl;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+
+		CTX("%s [%s]", row, v->name);
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		body(&fl);
+	}
+}
+
+/* ======================= Phase 1: reference rows ======================== */
+
+static void test_p1_row1_init_ecn_syn_to_a_c(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt p = mkp(A, SYN | ECE | CWR, 100, 0, 0, NOT_ECT);
+	u32 r;
+
+	(void)state;
+	CTX("P1 row 1: INIT | ECN-setup SYN from A | A_C | none");
+	ecnp_fsm_init(&f);
+	r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+	EXPECT_R(r, 0);
+	EXPECT_STATE(&f, ECNP_S_A_C);
+	EXPECT_EQ(f.a_isn, 100);
+	EXPECT(!ecnp_fsm_proxied(&f));
+}
+
+static void test_p1_row2_init_plain_syn_upgraded_to_a_nc(void **state)
+{
+	static const u16 syn_flags[] = { 0, ECE, CWR, ECE | ECNP_TCP_PSH };
+	struct ecnp_fsm f;
+	struct ecnp_pkt p, seen;
+	size_t i;
+	u32 r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(syn_flags); i++) {
+		CTX("P1 row 2: INIT | plain SYN from A | A_NC | set ECE+CWR [flags 0x%x]",
+		    syn_flags[i]);
+		ecnp_fsm_init(&f);
+		p = mkp(A, SYN | syn_flags[i], 0xfffffffeu, 0, 0, NOT_ECT);
+		r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		EXPECT_STATE(&f, ECNP_S_A_NC);
+		EXPECT_EQ(r & ECNP_EV_MASK, 0);
+		/* only the bits that change, never ECT on a SYN */
+		EXPECT_EQ(r & ~(u32)(SET_ECE | SET_CWR), 0);
+		seen = apply(p, r);
+		EXPECT(linux_syn_wants_ecn(&seen));
+		EXPECT_EQ(seen.ecn, NOT_ECT);
+		EXPECT(f.hflags & ECNP_HF_SYN_UP);
+		if (!syn_flags[i])
+			EXPECT_R(r, ECNP_ACT_SYN_ECN_SETUP);
+	}
+}
+
+static void test_p1_row3_a_c_ecn_synack_same_both(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN | ECE | CWR, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 5000, 101, 0, NOT_ECT);
+	u32 r;
+
+	(void)state;
+	CTX("P1 row 3: A_C | ECN-setup SYN-ACK | SAME (both) | none");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	r = ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	EXPECT_R(r, ECNP_EV_OUT_BOTH);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+}
+
+static void test_p1_row4_a_c_plain_synack_upgraded_wait_ack(void **state)
+{
+	static const u16 sa_flags[] = { 0, CWR, ECE | CWR };
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN | ECE | CWR, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa, seen;
+	size_t i;
+	u32 r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(sa_flags); i++) {
+		CTX("P1 row 4: A_C | plain SYN-ACK | WAIT_ACK E=A | upgrade (ours) [0x%x]",
+		    sa_flags[i]);
+		ecnp_fsm_init(&f);
+		ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+		sa = mkp(B, SYN | ACK | sa_flags[i], 5000, 101, 0, NOT_ECT);
+		r = ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+		EXPECT_STATE(&f, ECNP_S_WAIT_ACK);
+		EXPECT(ecnp_fsm_e_is_a(&f));
+		EXPECT(ecnp_fsm_proxied(&f));
+		EXPECT_EQ(r & ECNP_EV_MASK, ECNP_EV_OUT_E_INIT);
+		seen = apply(sa, r);
+		EXPECT(linux_synack_accepts_ecn(&seen));
+		EXPECT_EQ(seen.ecn, NOT_ECT);
+		EXPECT_EQ(f.b_isn, 5000);
+	}
+}
+
+static void test_p1_row5_a_nc_ecn_synack_downgraded_wait_ack(void **state)
+{
+	static const u8 sa_ecn[] = { NOT_ECT, ECT0, ECT1 };
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa, seen;
+	size_t i;
+	u32 r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(sa_ecn); i++) {
+		CTX("P1 row 5: A_NC | ECN SYN-ACK | WAIT_ACK E=B | downgrade [ecn %u]",
+		    sa_ecn[i]);
+		ecnp_fsm_init(&f);
+		r = ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+		seen = apply(syn, r);
+		EXPECT(linux_syn_wants_ecn(&seen));
+		sa = mkp(B, SYN | ACK | ECE, 5000, 101, 0, sa_ecn[i]);
+		r = ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+		EXPECT_STATE(&f, ECNP_S_WAIT_ACK);
+		EXPECT(!ecnp_fsm_e_is_a(&f));
+		EXPECT_EQ(r & ECNP_EV_MASK, ECNP_EV_OUT_E_RESP);
+		seen = apply(sa, r);
+		EXPECT(!linux_synack_accepts_ecn(&seen));
+		EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+		/* E->N: Not-ECT */
+		EXPECT_EQ(seen.ecn, NOT_ECT);
+	}
+}
+
+static void test_p1_row6_a_nc_plain_synack_same_neither(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK, 5000, 101, 0, NOT_ECT);
+	u32 r;
+
+	(void)state;
+	CTX("P1 row 6: A_NC | plain SYN-ACK | SAME (neither) | none");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	r = ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	EXPECT_R(r, ECNP_EV_OUT_NEITHER);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+}
+
+static void test_p1_row7_wait_ack_handshake_ack_to_phase2(void **state)
+{
+	struct flow fl;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+
+		CTX("P1 row 7: WAIT_ACK | handshake ACK from A | phase 2 [%s]",
+		    v->name);
+		/* flow_open() checks the transition and n_nxt */
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		EXPECT(ecnp_fsm_in_phase2(&fl.f));
+		EXPECT_EQ(fl.f.flags & (ECNP_FL_CWR_PENDING |
+					ECNP_FL_IN_WINDOW), 0);
+	}
+}
+
+/* Handshake ACK from A carrying data: phase 2 rules apply to it at once. */
+static void test_p1_row7_handshake_ack_with_data(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 5000, 101, 0, NOT_ECT);
+	struct ecnp_pkt ack = mkp(A, ACK, 101, 5001, MSS, NOT_ECT);
+	u32 r;
+
+	(void)state;
+	CTX("P1 row 7: WAIT_ACK | ACK from A (N) with data | DEFAULT | ECT");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	r = ecnp_fsm_step(&f, &ack, ECNP_FB_DROP, false);
+	EXPECT_R(r, SET_ECT0);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+}
+
+static void check_same_untouched(struct ecnp_fsm *f)
+{
+	struct ecnp_pkt pk[] = {
+		mkp(A, ACK, 101, 5001, MSS, NOT_ECT),
+		mkp(A, ACK, 1101, 5001, MSS, ECT0),
+		mkp(B, ACK, 5001, 2101, MSS, CE),
+		mkp(A, ACK | ECE, 2101, 6001, 0, NOT_ECT),
+		mkp(B, ACK | CWR, 6001, 2101, MSS, ECT1),
+		mkp(A, ACK, 101, 6001, MSS, NOT_ECT),	/* retransmission */
+		mkp(B, SYN | ACK | ECE, 5000, 101, 0, NOT_ECT),
+		mkp(B, SYN | ACK, 5000, 101, 0, NOT_ECT),
+		mkp(A, SYN, 100, 0, 0, NOT_ECT),
+		mkp(A, SYN | ECE | CWR, 100, 0, 0, NOT_ECT),
+		mkp(A, SYN, 7777, 0, 0, NOT_ECT),	/* other ISN */
+		mkp(B, SYN, 9999, 0, 0, NOT_ECT),
+		mkp(A, ACK | FIN, 2101, 7001, 0, NOT_ECT),
+	};
+	struct ecnp_fsm prev;
+	size_t i;
+	u32 r;
+
+	for (i = 0; i < ARRAY_SIZE(pk); i++) {
+		prev = *f;
+		r = ecnp_fsm_step(f, &pk[i], ECNP_FB_DROP, false);
+		EXPECT_R(r & ECNP_ACT_MASK, 0);
+		EXPECT_STATE(f, ECNP_S_SAME);
+		if (!(pk[i].flags & FIN))
+			EXPECT(!memcmp(&prev, f, sizeof(*f)));
+	}
+}
+
+static void test_p1_row8_same_anything_untouched(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn, sa;
+
+	(void)state;
+	CTX("P1 row 8: SAME (both) | anything | SAME | none");
+	ecnp_fsm_init(&f);
+	syn = mkp(A, SYN | ECE | CWR, 100, 0, 0, NOT_ECT);
+	sa = mkp(B, SYN | ACK | ECE, 5000, 101, 0, NOT_ECT);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	check_same_untouched(&f);
+
+	CTX("P1 row 8: SAME (neither) | anything | SAME | none");
+	ecnp_fsm_init(&f);
+	syn = mkp(A, SYN, 100, 0, 0, NOT_ECT);
+	sa = mkp(B, SYN | ACK, 5000, 101, 0, NOT_ECT);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	check_same_untouched(&f);
+}
+
+/* ======================= Phase 2: reference rows ======================== */
+
+static void p2_row01(struct flow *fl)
+{
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+	EXPECT_R(n_send(fl, 0, 0), 0);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+	EXPECT_R(n_send(fl, ECNP_TCP_PSH, 1), SET_ECT0);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+}
+
+static void p2_row02(struct flow *fl)
+{
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_send(fl, 0, MSS, CE, fl->n_seq), CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+	EXPECT_EQ(fl->f.flags & ECNP_FL_IN_WINDOW, 0);
+	/* no E packet without CE/ECE/CWR leaves DEFAULT/ECE */
+	EXPECT_R(e_send(fl, 0, MSS, ECT0, fl->n_seq), CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+}
+
+static void p2_row03(struct flow *fl)
+{
+	u32 ack;
+
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	ack = fl->n_seq - MSS;
+	EXPECT_R(e_send(fl, ECE, MSS, CE, ack), CLR_ECE | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+	EXPECT_EQ(fl->f.saved_ack, ack);
+	EXPECT_EQ(fl->f.dup_cnt, 0);
+	EXPECT_EQ(fl->f.recover, fl->n_seq);
+}
+
+static void p2_row04(struct flow *fl)
+{
+	u32 ack;
+
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	ack = fl->n_seq;
+	EXPECT_R(e_send(fl, ECE, 0, NOT_ECT, ack), CLR_ECE);
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl->f.saved_ack, ack);
+	EXPECT_EQ(fl->f.dup_cnt, 0);
+	EXPECT_EQ(fl->f.recover, fl->n_seq);
+	/* without CE: no echo toward E */
+	EXPECT_R(n_send(fl, 0, 0), 0);
+}
+
+static void p2_row05(struct flow *fl)
+{
+	u32 old = fl->n_seq;
+
+	reach(fl, ECNP_S_DUPACK);
+	EXPECT_R(n_send(fl, 0, 0), 0);			/* pure ACK */
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_R(n_retx(fl, old, MSS), 0);		/* retransmission */
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_R(n_send(fl, FIN, 0), 0);		/* bare FIN */
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+}
+
+static void p2_row06(struct flow *fl)
+{
+	u32 saved;
+
+	reach(fl, ECNP_S_DUPACK);
+	saved = fl->f.saved_ack;
+	/* no ACK number rewrite on E's real segments (see FSM.md) */
+	EXPECT_R(e_send(fl, 0, 0, NOT_ECT, fl->n_seq), 0);
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_R(e_send(fl, ECE, MSS, ECT0, fl->n_seq), CLR_ECE | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl->f.saved_ack, saved);
+	EXPECT_R(e_send(fl, 0, MSS, CE, fl->n_seq), CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+}
+
+static void p2_row07(struct flow *fl)
+{
+	reach(fl, ECNP_S_DUPACK);
+	/* the signal (drop mode: one dropped new-data segment) ends DUPACK */
+	EXPECT_R(n_send(fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+	/* then CWR toward E, once */
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+}
+
+static void p2_row07_ce(struct flow *fl)
+{
+	reach(fl, ECNP_S_DUPACK);
+	EXPECT_R(e_send(fl, 0, MSS, CE, fl->n_seq - MSS), CLR_ECN);
+	EXPECT_R(n_send(fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0 | SET_CWR | SET_ECE);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0 | SET_ECE);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+}
+
+static void p2_row08(struct flow *fl)
+{
+	u32 old = fl->n_seq;
+
+	reach(fl, ECNP_S_ECE_DUPACK);
+	EXPECT_R(n_send(fl, 0, 0), SET_ECE);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+	EXPECT_R(n_retx(fl, old, MSS), SET_ECE);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+}
+
+static void p2_row09(struct flow *fl)
+{
+	reach(fl, ECNP_S_ECE_DUPACK);
+	EXPECT_R(e_send(fl, 0, 0, NOT_ECT, fl->n_seq), 0);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+	EXPECT_R(e_send(fl, ECE, MSS, ECT0, fl->n_seq), CLR_ECE | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+	EXPECT_R(e_send(fl, CWR, MSS, ECT0, fl->n_seq), CLR_CWR | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	/* echo stopped */
+	EXPECT_R(n_send(fl, 0, 0), 0);
+}
+
+static void p2_row10(struct flow *fl)
+{
+	reach(fl, ECNP_S_ECE_DUPACK);
+	EXPECT_R(n_send(fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECE | SET_CWR | SET_ECT0);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+}
+
+static void p2_row10_cwr(struct flow *fl)
+{
+	reach(fl, ECNP_S_ECE_DUPACK);
+	EXPECT_R(e_send(fl, CWR, MSS, ECT0, fl->n_seq), CLR_CWR | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_R(n_send(fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+	EXPECT_R(n_send(fl, 0, MSS), SET_CWR | SET_ECT0);
+}
+
+static void p2_row11(struct flow *fl)
+{
+	u32 old = fl->n_seq;
+
+	reach(fl, ECNP_S_ECE);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECE | SET_ECT0);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+	EXPECT_R(n_send(fl, 0, 0), SET_ECE);
+	EXPECT_R(n_retx(fl, old, MSS), SET_ECE);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE);
+	/* N setting ECE itself: nothing to change */
+	EXPECT_R(n_send(fl, ECE, 0), 0);
+}
+
+static void p2_row12(struct flow *fl)
+{
+	reach(fl, ECNP_S_ECE);
+	EXPECT_R(e_send(fl, CWR, MSS, ECT0, fl->n_seq), CLR_CWR | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_DEFAULT);
+	EXPECT_R(n_send(fl, 0, 0), 0);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+}
+
+static void p2_row13(struct flow *fl)
+{
+	u32 ack;
+
+	reach(fl, ECNP_S_ECE);
+	ack = fl->n_seq;
+	EXPECT_R(e_send(fl, CWR | ECE, MSS, ECT0, ack),
+		 CLR_CWR | CLR_ECE | CLR_ECN);
+	EXPECT_STATE(&fl->f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl->f.saved_ack, ack);
+	EXPECT_EQ(fl->f.dup_cnt, 0);
+}
+
+static void p2_row14(struct flow *fl)
+{
+	u32 ack;
+
+	reach(fl, ECNP_S_ECE);
+	ack = fl->n_seq;
+	EXPECT_R(e_send(fl, ECE, 0, NOT_ECT, ack), CLR_ECE);
+	EXPECT_STATE(&fl->f, ECNP_S_ECE_DUPACK);
+	EXPECT_EQ(fl->f.saved_ack, ack);
+	EXPECT_EQ(fl->f.dup_cnt, 0);
+}
+
+#define P2_ROW_TEST(fn, body, row)					\
+static void fn(void **state)						\
+{									\
+	(void)state;							\
+	run_p2_row(row, body);						\
+}
+
+P2_ROW_TEST(test_p2_row01_default_from_n, p2_row01,
+	    "P2 row 1: DEFAULT | from N | - | DEFAULT | - (ECT on new data)")
+P2_ROW_TEST(test_p2_row02_default_e_ce_to_ece, p2_row02,
+	    "P2 row 2: DEFAULT | from E | CE, no ECE | ECE")
+P2_ROW_TEST(test_p2_row03_default_e_ce_ece_to_ece_dupack, p2_row03,
+	    "P2 row 3: DEFAULT | from E | CE and ECE | ECE_DUPACK | save ACK, count=0")
+P2_ROW_TEST(test_p2_row04_default_e_ece_to_dupack, p2_row04,
+	    "P2 row 4: DEFAULT | from E | ECE, no CE | DUPACK | save ACK, count=0")
+P2_ROW_TEST(test_p2_row05_dupack_from_n, p2_row05,
+	    "P2 row 5: DUPACK | from N (no new data) | - | DUPACK")
+P2_ROW_TEST(test_p2_row06_dupack_from_e_pending, p2_row06,
+	    "P2 row 6: DUPACK | from E | signal pending (count<3) | DUPACK, or ECE_DUPACK if CE")
+P2_ROW_TEST(test_p2_row07_dupack_signal_done_to_default, p2_row07,
+	    "P2 row 7: DUPACK | signal given (count==3) | DEFAULT | then CWR toward E")
+P2_ROW_TEST(test_p2_row07_dupack_signal_done_ce_to_ece, p2_row07_ce,
+	    "P2 row 7: DUPACK | signal given (count==3) | ECE if CE | then CWR toward E")
+P2_ROW_TEST(test_p2_row08_ece_dupack_from_n_sets_ece, p2_row08,
+	    "P2 row 8: ECE_DUPACK | from N | - | ECE_DUPACK | set ECE")
+P2_ROW_TEST(test_p2_row09_ece_dupack_from_e_pending, p2_row09,
+	    "P2 row 9: ECE_DUPACK | from E | pending (count<3) | ECE_DUPACK, or DUPACK if CWR")
+P2_ROW_TEST(test_p2_row10_ece_dupack_signal_done_to_ece, p2_row10,
+	    "P2 row 10: ECE_DUPACK | signal given (count==3) | ECE")
+P2_ROW_TEST(test_p2_row10_ece_dupack_cwr_signal_done_to_default, p2_row10_cwr,
+	    "P2 row 10: ECE_DUPACK | CWR then signal given (count==3) | DEFAULT if CWR")
+P2_ROW_TEST(test_p2_row11_ece_from_n_sets_ece, p2_row11,
+	    "P2 row 11: ECE | from N | - | ECE | set ECE")
+P2_ROW_TEST(test_p2_row12_ece_e_cwr_to_default, p2_row12,
+	    "P2 row 12: ECE | from E | CWR, no ECE | DEFAULT")
+P2_ROW_TEST(test_p2_row13_ece_e_cwr_ece_to_dupack, p2_row13,
+	    "P2 row 13: ECE | from E | CWR and ECE | DUPACK | save ACK, count=0")
+P2_ROW_TEST(test_p2_row14_ece_e_ece_to_ece_dupack, p2_row14,
+	    "P2 row 14: ECE | from E | ECE, no CWR | ECE_DUPACK | save ACK, count=0")
+
+/* ======================= handshake extras =============================== */
+
+/* Symmetric case end to end: A is ECN, B is not. */
+static void test_symmetric_case_e_is_initiator(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt p, seen;
+	u32 r;
+
+	(void)state;
+	CTX("symmetric case: ECN initiator A, non-ECN responder B");
+	ecnp_fsm_init(&f);
+	p = mkp(A, SYN | ECE | CWR, 1, 0, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+	p = mkp(B, SYN | ACK, 9, 2, 0, NOT_ECT);
+	r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+	seen = apply(p, r);
+	EXPECT(linux_synack_accepts_ecn(&seen));
+	EXPECT_EQ(r & ECNP_EV_MASK, ECNP_EV_OUT_E_INIT);
+	p = mkp(A, ACK, 2, 10, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+	/* B (N) sends data toward A (E): ECT(0) */
+	p = mkp(B, ACK, 10, 2, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), SET_ECT0);
+	/* A's ECT data toward B: Not-ECT; CE is echoed toward A */
+	p = mkp(A, ACK, 2, 10 + MSS, MSS, CE);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+	p = mkp(B, ACK, 10 + MSS, 2 + MSS, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), SET_ECE);
+	/* A echoes ECE for B's data: one of B's segments is dropped */
+	p = mkp(A, ACK | ECE | CWR, 2 + MSS, 10 + MSS, MSS, ECT0);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 CLR_ECE | CLR_CWR | CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_DUPACK);
+	p = mkp(B, ACK, 10 + MSS, 2 + 2 * MSS, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 DROP | ECNP_EV_CONG_SIGNAL);
+	p = mkp(B, ACK, 10 + 2 * MSS, 2 + 2 * MSS, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 SET_ECT0 | SET_CWR);
+}
+
+/* RFC 3168 6.1.1.1: retransmitted upgraded SYN goes out unmodified. */
+static void test_syn_retx_fallback(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 0xffffffffu, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK, 77, 0, 0, NOT_ECT);
+	u32 r;
+
+	(void)state;
+	CTX("SYN retransmission fallback");
+	ecnp_fsm_init(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+		 SET_ECE | SET_CWR);
+	r = ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(r, ECNP_EV_SYN_FALLBACK);	/* no edit: unmodified */
+	EXPECT_STATE(&f, ECNP_S_A_NC);
+	EXPECT(f.flags & ECNP_FL_FELLBACK);
+	/* further retransmissions: unmodified, event only once */
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, true), 0);
+	/* B answers the plain SYN plainly: outcome "fallback" */
+	r = ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	EXPECT_R(r, ECNP_EV_OUT_FALLBACK);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+}
+
+/* B got the first upgraded SYN; its SYN-ACK arrives after the fallback. */
+static void test_syn_retx_fallback_then_ecn_synack(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT);
+	struct ecnp_pkt ack = mkp(A, ACK, 6, 78, 0, NOT_ECT);
+
+	(void)state;
+	CTX("SYN fallback, then ECN-setup SYN-ACK: proxied E=B");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+		 ECNP_EV_SYN_FALLBACK);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false),
+		 CLR_ECE | ECNP_EV_OUT_E_RESP);
+	EXPECT_R(ecnp_fsm_step(&f, &ack, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+	/* no more upgrades: a late SYN retransmission stays plain */
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false), 0);
+}
+
+/* B accepted the upgraded SYN: later SYN retransmissions keep its view. */
+static void test_syn_retx_after_synack_reapplies_upgrade(void **state)
+{
+	struct ecnp_fsm f, prev;
+	struct ecnp_pkt syn = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT);
+	struct ecnp_pkt ack = mkp(A, ACK, 6, 78, 0, NOT_ECT);
+
+	(void)state;
+	CTX("SYN retransmission after B's ECN-setup SYN-ACK");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	prev = f;
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+		 SET_ECE | SET_CWR);
+	EXPECT(!memcmp(&prev, &f, sizeof(f)));
+	ecnp_fsm_step(&f, &ack, ECNP_FB_DROP, false);
+	prev = f;
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+		 SET_ECE | SET_CWR);
+	EXPECT(!memcmp(&prev, &f, sizeof(f)));
+}
+
+/* A (ECN) retransmits its SYN without ECE/CWR: A gave ECN up. */
+static void test_a_c_own_syn_fallback(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN | ECE | CWR, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt syn2 = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK, 77, 6, 0, NOT_ECT);
+	struct ecnp_pkt sa_ecn = mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT);
+
+	(void)state;
+	CTX("A_C: A's own SYN fallback, plain SYN-ACK");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_A_C);
+	EXPECT_R(ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_A_NC);
+	/* not upgraded, not upgraded later either */
+	EXPECT_R(ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_FALLBACK);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+
+	CTX("A_C: A's own SYN fallback, ECN SYN-ACK (to the first SYN)");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &sa_ecn, ECNP_FB_DROP, false),
+		 CLR_ECE | ECNP_EV_OUT_E_RESP);
+	EXPECT_STATE(&f, ECNP_S_WAIT_ACK);
+	EXPECT(!ecnp_fsm_e_is_a(&f));
+}
+
+/* Some stacks answer an ECN-setup SYN with RST: remember the destination. */
+static void test_rst_to_upgraded_syn_fallback(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt rst = mkp(B, RST | ACK, 0, 6, 0, NOT_ECT);
+	struct ecnp_pkt blind = mkp(B, RST, 1234, 0, 0, NOT_ECT);
+
+	(void)state;
+	CTX("RST answering the upgraded SYN");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &rst, ECNP_FB_DROP, false),
+		 ECNP_EV_SYN_FALLBACK | ECNP_EV_CLOSED);
+	EXPECT_STATE(&f, ECNP_S_CLOSED);
+
+	CTX("RST acking something else in A_NC: no fallback event");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &(struct ecnp_pkt){ .dir = B,
+			       .flags = RST | ACK, .ack = 5 }, ECNP_FB_DROP,
+			       false), ECNP_EV_CLOSED);
+
+	CTX("RST without ACK in A_NC: no fallback event");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &blind, ECNP_FB_DROP, false),
+		 ECNP_EV_CLOSED);
+
+	CTX("RST to a SYN we did not upgrade: no fallback event");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, true);
+	EXPECT_R(ecnp_fsm_step(&f, &rst, ECNP_FB_DROP, false),
+		 ECNP_EV_CLOSED);
+}
+
+static void test_dst_no_upgrade_plain_syn(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK, 77, 6, 0, NOT_ECT);
+
+	(void)state;
+	CTX("dst_no_upgrade: plain SYN is not upgraded");
+	ecnp_fsm_init(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, true), 0);
+	EXPECT_STATE(&f, ECNP_S_A_NC);
+	/* its retransmission is no fallback event: nothing was upgraded */
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, true), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_FALLBACK);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+}
+
+/* dst_no_upgrade also forbids the symmetric SYN-ACK upgrade (latched). */
+static void test_dst_no_upgrade_symmetric_latched(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN | ECE | CWR, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK, 77, 6, 0, NOT_ECT);
+	struct ecnp_pkt data = mkp(B, ACK, 78, 6, MSS, NOT_ECT);
+
+	(void)state;
+	CTX("dst_no_upgrade on the SYN only; SYN-ACK later with false");
+	ecnp_fsm_init(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, true), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_FALLBACK);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &data, ECNP_FB_DROP, false), 0);
+
+	CTX("dst_no_upgrade raised between SYN and SYN-ACK");
+	ecnp_fsm_init(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, true),
+		 ECNP_EV_OUT_FALLBACK);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+
+	CTX("dst_no_upgrade ignored once roles are decided");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false),
+		 SET_ECE | ECNP_EV_OUT_E_INIT);
+	EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, true), SET_ECE);
+}
+
+static void test_accecn_passthrough(void **state)
+{
+	static const u16 syns[] = {
+		SYN | AE | CWR | ECE, SYN | AE, SYN | AE | CWR, SYN | AE | ECE,
+	};
+	struct ecnp_fsm f;
+	struct ecnp_pkt pk[] = {
+		mkp(B, SYN | ACK | AE | CWR, 77, 6, 0, NOT_ECT),
+		mkp(B, SYN | ACK, 77, 6, 0, NOT_ECT),
+		mkp(A, ACK | AE, 6, 78, 0, NOT_ECT),
+		mkp(A, ACK, 6, 78, MSS, ECT1),
+		mkp(B, ACK | ECE, 78, 6 + MSS, MSS, CE),
+		mkp(A, ACK | CWR, 6 + MSS, 78 + MSS, MSS, NOT_ECT),
+		mkp(A, SYN, 5, 0, 0, NOT_ECT),
+		mkp(B, ACK | FIN, 78 + MSS, 6 + MSS, 0, NOT_ECT),
+	};
+	struct ecnp_pkt syn;
+	size_t i, j;
+	u32 r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(syns); i++) {
+		CTX("AccECN SYN (flags 0x%x) passes untouched", syns[i]);
+		ecnp_fsm_init(&f);
+		syn = mkp(A, syns[i], 5, 0, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+			 ECNP_EV_OUT_PASS);
+		EXPECT_STATE(&f, ECNP_S_PASS);
+		for (j = 0; j < ARRAY_SIZE(pk); j++) {
+			r = ecnp_fsm_step(&f, &pk[j], ECNP_FB_DROP, false);
+			EXPECT_R(r & ~(u32)ECNP_EV_CLOSED, 0);
+			EXPECT_STATE(&f, ECNP_S_PASS);
+		}
+	}
+
+	CTX("AccECN SYN from B in a simultaneous open: pass");
+	ecnp_fsm_init(&f);
+	syn = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	syn = mkp(B, SYN | AE | CWR | ECE, 77, 0, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_PASS);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+}
+
+static void test_first_packet_not_syn_passthrough(void **state)
+{
+	struct ecnp_pkt first[] = {
+		mkp(A, ACK, 5, 6, MSS, NOT_ECT),
+		mkp(B, SYN, 5, 0, 0, NOT_ECT),
+		mkp(A, SYN | ACK, 5, 6, 0, NOT_ECT),
+	};
+	struct ecnp_pkt more = mkp(B, ACK | ECE, 6, 5, MSS, CE);
+	struct ecnp_fsm f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(first); i++) {
+		CTX("first packet #%zu is not a SYN from A: pass", i);
+		ecnp_fsm_init(&f);
+		EXPECT_R(ecnp_fsm_step(&f, &first[i], ECNP_FB_DROP, false),
+			 ECNP_EV_OUT_PASS);
+		EXPECT_STATE(&f, ECNP_S_PASS);
+		EXPECT_R(ecnp_fsm_step(&f, &more, ECNP_FB_DROP, false), 0);
+	}
+}
+
+/* Simultaneous open: no upgrades; views come from the SYN-ACKs. */
+struct simopen_case {
+	const char *name;
+	u16 a_syn;		/* flags of A's SYN */
+	u32 a_syn_act;		/* expected edit on it */
+	u16 a_sa;		/* flags of A's SYN-ACK (0: never seen) */
+	u16 b_sa;		/* flags of B's SYN-ACK (0: never seen) */
+	u32 outcome;
+	u8 final;
+	bool e_is_a;
+};
+
+static void test_simultaneous_open(void **state)
+{
+	static const struct simopen_case cases[] = {
+		{ "neither", SYN, SET_ECE | SET_CWR, SYN | ACK, SYN | ACK,
+		  ECNP_EV_OUT_NEITHER, ECNP_S_SAME, false },
+		{ "both", SYN | ECE | CWR, 0, SYN | ACK | ECE,
+		  SYN | ACK | ECE, ECNP_EV_OUT_BOTH, ECNP_S_SAME, false },
+		{ "B took our upgraded SYN: E=B", SYN, SET_ECE | SET_CWR,
+		  SYN | ACK, SYN | ACK | ECE, ECNP_EV_OUT_E_RESP,
+		  ECNP_S_DEFAULT, false },
+		{ "only A: E=A", SYN | ECE | CWR, 0, SYN | ACK | ECE,
+		  SYN | ACK, ECNP_EV_OUT_E_INIT, ECNP_S_DEFAULT, true },
+		{ "B's SYN-ACK missed: B counts as non-ECN", SYN | ECE | CWR,
+		  0, SYN | ACK | ECE, 0, ECNP_EV_OUT_E_INIT,
+		  ECNP_S_DEFAULT, true },
+		{ "no SYN-ACK seen", SYN, SET_ECE | SET_CWR, 0, 0,
+		  ECNP_EV_OUT_NEITHER, ECNP_S_SAME, false },
+	};
+	struct ecnp_fsm f, prev;
+	struct ecnp_pkt p;
+	size_t i;
+	u32 r, outcome = 0;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct simopen_case *c = &cases[i];
+
+		CTX("simultaneous open: %s", c->name);
+		outcome = 0;
+		ecnp_fsm_init(&f);
+		p = mkp(A, c->a_syn, 100, 0, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 c->a_syn_act);
+		p = mkp(B, SYN | ECE | CWR, 900, 0, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+		EXPECT_STATE(&f, ECNP_S_SIMOPEN);
+		/* B's SYN toward A is never modified, nor retransmissions */
+		prev = f;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+		EXPECT(!memcmp(&prev, &f, sizeof(f)));
+		if (c->a_sa) {
+			p = mkp(A, c->a_sa, 100, 901, 0, NOT_ECT);
+			r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+			EXPECT_R(r & ECNP_ACT_MASK, 0);
+			outcome |= r & ECNP_EV_OUT_MASK;
+		}
+		if (c->b_sa) {
+			p = mkp(B, c->b_sa, 900, 101, 0, NOT_ECT);
+			r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+			EXPECT_R(r & ECNP_ACT_MASK, 0);
+			outcome |= r & ECNP_EV_OUT_MASK;
+		}
+		/* the first ACK ends the handshake in any case */
+		p = mkp(A, ACK, 101, 901, 0, NOT_ECT);
+		r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		outcome |= r & ECNP_EV_OUT_MASK;
+		EXPECT_R(outcome, c->outcome);
+		EXPECT_STATE(&f, c->final);
+		if (ecnp_fsm_in_phase2(&f)) {
+			EXPECT_EQ(ecnp_fsm_e_is_a(&f), c->e_is_a);
+			/* N's data toward E gets ECT, E's data is stripped */
+			p = mkp(c->e_is_a ? B : A, ACK, c->e_is_a ? 901 : 101,
+				c->e_is_a ? 101 : 901, MSS, NOT_ECT);
+			EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+				 SET_ECT0);
+			p = mkp(c->e_is_a ? A : B, ACK, c->e_is_a ? 101 : 901,
+				c->e_is_a ? 901 : 101, MSS, ECT0);
+			EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+				 CLR_ECN);
+		}
+		/* a later SYN-ACK retransmission changes nothing */
+		prev = f;
+		p = mkp(B, SYN | ACK, 900, 101, 0, NOT_ECT);
+		r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		EXPECT_R(r & ECNP_EV_MASK, 0);
+		EXPECT(!memcmp(&prev, &f, sizeof(f)));
+	}
+}
+
+/* ---- scenarios that put a flow into every state ------------------------- */
+
+enum scen {
+	SC_INIT, SC_A_C, SC_A_NC, SC_SIMOPEN, SC_WAIT_ACK_EA, SC_WAIT_ACK_EB,
+	SC_SAME_BOTH, SC_SAME_NEITHER, SC_PASS, SC_DEFAULT_EA, SC_DEFAULT_EB,
+	SC_ECE, SC_DUPACK, SC_ECE_DUPACK, SC_CLOSED, SC_NR,
+};
+
+static const char * const scen_names[SC_NR] = {
+	"INIT", "A_C", "A_NC", "SIMOPEN", "WAIT_ACK E=A", "WAIT_ACK E=B",
+	"SAME both", "SAME neither", "PASS", "DEFAULT E=A", "DEFAULT E=B",
+	"ECE", "DUPACK", "ECE_DUPACK", "CLOSED",
+};
+
+#define S_ISN_A	1000u
+#define S_ISN_B	50000u
+
+static u8 build(struct flow *fl, enum scen sc)
+{
+	struct ecnp_pkt p;
+
+	memset(fl, 0, sizeof(*fl));
+	ecnp_fsm_init(&fl->f);
+	fl->mode = ECNP_FB_DROP;
+	switch (sc) {
+	case SC_INIT:
+		return ECNP_S_INIT;
+	case SC_A_C:
+	case SC_SAME_BOTH:
+	case SC_WAIT_ACK_EA:
+		step(fl, mkp(A, SYN | ECE | CWR, S_ISN_A, 0, 0, NOT_ECT));
+		if (sc == SC_A_C)
+			return ECNP_S_A_C;
+		p = mkp(B, SYN | ACK | (sc == SC_SAME_BOTH ? ECE : 0),
+			S_ISN_B, S_ISN_A + 1, 0, NOT_ECT);
+		step(fl, p);
+		return sc == SC_SAME_BOTH ? ECNP_S_SAME : ECNP_S_WAIT_ACK;
+	case SC_A_NC:
+	case SC_SAME_NEITHER:
+	case SC_WAIT_ACK_EB:
+	case SC_SIMOPEN:
+		step(fl, mkp(A, SYN, S_ISN_A, 0, 0, NOT_ECT));
+		if (sc == SC_A_NC)
+			return ECNP_S_A_NC;
+		if (sc == SC_SIMOPEN) {
+			step(fl, mkp(B, SYN, S_ISN_B, 0, 0, NOT_ECT));
+			return ECNP_S_SIMOPEN;
+		}
+		p = mkp(B, SYN | ACK | (sc == SC_WAIT_ACK_EB ? ECE : 0),
+			S_ISN_B, S_ISN_A + 1, 0, NOT_ECT);
+		step(fl, p);
+		return sc == SC_WAIT_ACK_EB ? ECNP_S_WAIT_ACK : ECNP_S_SAME;
+	case SC_PASS:
+		step(fl, mkp(A, SYN | AE | ECE | CWR, S_ISN_A, 0, 0, NOT_ECT));
+		return ECNP_S_PASS;
+	case SC_DEFAULT_EA:
+		flow_open(fl, true, ECNP_FB_DROP, S_ISN_A, S_ISN_B);
+		return ECNP_S_DEFAULT;
+	case SC_DEFAULT_EB:
+		flow_open(fl, false, ECNP_FB_DROP, S_ISN_A, S_ISN_B);
+		return ECNP_S_DEFAULT;
+	case SC_ECE:
+		flow_open(fl, false, ECNP_FB_DROP, S_ISN_A, S_ISN_B);
+		reach(fl, ECNP_S_ECE);
+		return ECNP_S_ECE;
+	case SC_DUPACK:
+		flow_open(fl, true, ECNP_FB_DROP, S_ISN_A, S_ISN_B);
+		reach(fl, ECNP_S_DUPACK);
+		return ECNP_S_DUPACK;
+	case SC_ECE_DUPACK:
+		flow_open(fl, false, ECNP_FB_DROP, S_ISN_A, S_ISN_B);
+		reach(fl, ECNP_S_ECE_DUPACK);
+		return ECNP_S_ECE_DUPACK;
+	case SC_CLOSED:
+		flow_open(fl, false, ECNP_FB_DROP, S_ISN_A, S_ISN_B);
+		step(fl, mkp(B, RST, S_ISN_B + 1, 0, 0, NOT_ECT));
+		return ECNP_S_CLOSED;
+	default:
+		fail();
+	}
+	return ECNP_S_NR;
+}
+
+static void test_rst_in_each_state(void **state)
+{
+	static const u8 dirs[] = { A, B };
+	struct flow fl;
+	struct ecnp_pkt rst, seen, data;
+	unsigned int sc, d;
+	u8 st;
+	u32 r;
+
+	(void)state;
+	for (sc = 0; sc < SC_NR; sc++) {
+		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
+			CTX("RST from %c in %s", dirs[d] == A ? 'A' : 'B',
+			    scen_names[sc]);
+			st = build(&fl, sc);
+			EXPECT_STATE(&fl.f, st);
+			rst = mkp(dirs[d], RST | ACK | ECE | CWR, 12345,
+				  0x12345678u, 0, CE);
+			r = step(&fl, rst);
+			EXPECT_STATE(&fl.f, ECNP_S_CLOSED);
+			EXPECT_EQ(r & ~(u32)ECNP_ACT_MASK,
+				  sc == SC_CLOSED ? 0 : ECNP_EV_CLOSED);
+			seen = apply(rst, r);
+			EXPECT_EQ(seen.ecn == CE, !(r & CLR_ECN));
+			/* never ECT or a drop on a RST */
+			EXPECT_EQ(r & (SET_ECT0 | DROP | SET_ECE | SET_CWR), 0);
+			if (r & ECNP_ACT_MASK) {
+				/* only E->N RSTs of proxied flows: stripped */
+				EXPECT(st >= ECNP_S_WAIT_ACK &&
+				       st != ECNP_S_SAME && st != ECNP_S_PASS &&
+				       st != ECNP_S_CLOSED);
+				EXPECT_EQ(seen.ecn, NOT_ECT);
+				EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+			}
+			/* a second RST: nothing new */
+			EXPECT_R(step(&fl, rst), 0);
+			/* after RST: everything passes untouched */
+			data = mkp(dirs[d], ACK | ECE, 7, 8, MSS, CE);
+			EXPECT_R(step(&fl, data), 0);
+			data = mkp(B, SYN | ACK, 7, 8, 0, NOT_ECT);
+			EXPECT_R(step(&fl, data), 0);
+			EXPECT_STATE(&fl.f, ECNP_S_CLOSED);
+		}
+	}
+}
+
+/* Wait: RSTs from E in proxied states are stripped to Not-ECT. */
+static void test_rst_from_e_stripped(void **state)
+{
+	struct flow fl;
+	u32 r;
+
+	(void)state;
+	CTX("RST from E in phase 2 is stripped, from N left alone");
+	flow_open(&fl, false, ECNP_FB_DROP, 10, 20);
+	r = step(&fl, mkp(B, RST | ACK | ECE, 21, 11, 0, ECT0));
+	EXPECT_R(r, CLR_ECE | CLR_ECN | ECNP_EV_CLOSED);
+	flow_open(&fl, false, ECNP_FB_DROP, 10, 20);
+	r = step(&fl, mkp(A, RST | ACK, 11, 21, 0, NOT_ECT));
+	EXPECT_R(r, ECNP_EV_CLOSED);
+}
+
+static void test_closed_new_syn_restarts(void **state)
+{
+	struct flow fl;
+	u32 r;
+
+	(void)state;
+	CTX("CLOSED: a new SYN from A starts a new incarnation");
+	build(&fl, SC_CLOSED);
+	r = step(&fl, mkp(A, SYN, 777, 0, 0, NOT_ECT));
+	EXPECT_R(r, SET_ECE | SET_CWR);
+	EXPECT_STATE(&fl.f, ECNP_S_A_NC);
+	EXPECT_EQ(fl.f.a_isn, 777);
+	r = step(&fl, mkp(B, SYN | ACK, 9000, 778, 0, NOT_ECT));
+	EXPECT_R(r, ECNP_EV_OUT_NEITHER);
+
+	CTX("CLOSED: new SYN to a remembered destination");
+	build(&fl, SC_CLOSED);
+	r = ecnp_fsm_step(&fl.f, &(struct ecnp_pkt){ .dir = A, .flags = SYN,
+			  .seq = 5 }, ECNP_FB_DROP, true);
+	EXPECT_R(r, 0);
+	EXPECT_STATE(&fl.f, ECNP_S_A_NC);
+
+	CTX("CLOSED: a SYN from B does not restart");
+	build(&fl, SC_CLOSED);
+	EXPECT_R(step(&fl, mkp(B, SYN, 5, 0, 0, NOT_ECT)), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_CLOSED);
+}
+
+static void test_fin_closes_once_and_processing_continues(void **state)
+{
+	struct flow fl;
+	size_t i;
+	u32 fin_seq, r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+
+		CTX("FIN handling [%s]", v->name);
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		/* data + FIN from N: new data, ECT */
+		EXPECT_R(n_send(&fl, FIN, MSS), SET_ECT0);
+		fin_seq = fl.n_seq - 1 - MSS;
+		/* retransmitted data+FIN and a bare FIN: no ECT */
+		EXPECT_R(n_retx(&fl, fin_seq, MSS), 0);
+		EXPECT_R(step(&fl, mkp(n_dir(&fl), ACK | FIN, fl.n_seq - 1,
+				       fl.e_seq, 0, NOT_ECT)), 0);
+		EXPECT_EQ(fl.f.n_nxt, fl.n_seq);
+		/* E keeps sending, with CE: stripped, echo starts */
+		EXPECT_R(e_send(&fl, 0, MSS, CE, fl.n_seq), CLR_ECN);
+		EXPECT_R(n_send(&fl, 0, 0), SET_ECE);
+		/* second FIN: closed, exactly once */
+		r = e_send(&fl, FIN | CWR, 0, ECT0, fl.n_seq);
+		EXPECT_R(r, CLR_CWR | CLR_ECN | ECNP_EV_CLOSED);
+		r = step(&fl, mkp(e_dir(&fl), ACK | FIN, fl.e_seq - 1,
+				  fl.n_seq, 0, NOT_ECT));
+		EXPECT_R(r, 0);
+		/* the last ACKs are still handled */
+		EXPECT_R(n_send(&fl, 0, 0), 0);
+		EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq), CLR_ECE);
+		EXPECT(ecnp_fsm_in_phase2(&fl.f));
+	}
+}
+
+/* Port reuse: a SYN with a new ISN after both FINs starts a new flow. */
+static void test_port_reuse_after_fins(void **state)
+{
+	struct flow fl;
+	u32 r;
+
+	(void)state;
+	CTX("port reuse after FINs");
+	flow_open(&fl, true, ECNP_FB_DROP, 100, 200);
+	EXPECT_R(n_send(&fl, FIN, 0), 0);
+	EXPECT_R(e_send(&fl, FIN, 0, NOT_ECT, fl.n_seq), ECNP_EV_CLOSED);
+	r = step(&fl, mkp(A, SYN, 100000, 0, 0, NOT_ECT));
+	EXPECT_R(r, SET_ECE | SET_CWR);
+	EXPECT_STATE(&fl.f, ECNP_S_A_NC);
+	EXPECT_EQ(fl.f.flags & (ECNP_FL_FIN_A | ECNP_FL_FIN_B), 0);
+}
+
+/* A SYN with another ISN in the middle of a live flow is left alone. */
+static void test_new_isn_syn_midflow_ignored(void **state)
+{
+	static const enum scen scs[] = {
+		SC_A_C, SC_A_NC, SC_SIMOPEN, SC_WAIT_ACK_EA, SC_WAIT_ACK_EB,
+		SC_SAME_BOTH, SC_PASS, SC_DEFAULT_EB, SC_ECE_DUPACK,
+	};
+	struct ecnp_fsm prev;
+	struct flow fl;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(scs); i++) {
+		CTX("SYN with a new ISN in %s", scen_names[scs[i]]);
+		build(&fl, scs[i]);
+		prev = fl.f;
+		EXPECT_R(step(&fl, mkp(A, SYN, S_ISN_A + 99999, 0, 0,
+				       NOT_ECT)), 0);
+		EXPECT(!memcmp(&prev, &fl.f, sizeof(prev)));
+	}
+}
+
+/* SYN-ACK retransmissions re-apply the same edit and change no state. */
+static void test_synack_retx_idempotent(void **state)
+{
+	struct flow fl;
+	struct ecnp_fsm prev;
+	struct ecnp_pkt sa;
+	u32 first, r;
+	int e_is_a, k;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("SYN-ACK retransmission, E=%c", e_is_a ? 'A' : 'B');
+		memset(&fl, 0, sizeof(fl));
+		ecnp_fsm_init(&fl.f);
+		fl.mode = ECNP_FB_DROP;
+		step(&fl, mkp(A, e_is_a ? SYN | ECE | CWR : SYN, 10, 0, 0,
+			      NOT_ECT));
+		sa = mkp(B, SYN | ACK | (e_is_a ? 0 : ECE), 0xfffffff0u, 11,
+			 0, NOT_ECT);
+		first = step(&fl, sa);
+		EXPECT_EQ(first & ECNP_EV_MASK, e_is_a ? ECNP_EV_OUT_E_INIT :
+			  ECNP_EV_OUT_E_RESP);
+		for (k = 0; k < 3; k++) {
+			prev = fl.f;
+			r = step(&fl, sa);
+			EXPECT_R(r, first & ECNP_ACT_MASK);
+			EXPECT(!memcmp(&prev, &fl.f, sizeof(prev)));
+		}
+		/* into phase 2, pick up some state, retransmit again */
+		step(&fl, mkp(A, ACK, 11, 0xfffffff1u, 0, NOT_ECT));
+		fl.e_is_a = e_is_a;
+		fl.n_seq = e_is_a ? 0xfffffff1u : 11;
+		fl.e_seq = e_is_a ? 11 : 0xfffffff1u;
+		reach(&fl, ECNP_S_ECE_DUPACK);
+		for (k = 0; k < 3; k++) {
+			prev = fl.f;
+			r = step(&fl, sa);
+			EXPECT_R(r, first & ECNP_ACT_MASK);
+			EXPECT(!memcmp(&prev, &fl.f, sizeof(prev)));
+		}
+		/* a SYN-ACK carrying ECT from E is made Not-ECT */
+		sa.ecn = ECT0;
+		r = step(&fl, sa);
+		EXPECT_R(r, (first & ECNP_ACT_MASK) |
+			 (e_is_a ? 0 : CLR_ECN));
+		EXPECT_EQ(apply(sa, r).flags & (ECE | CWR),
+			  e_is_a ? ECE : 0);
+	}
+}
+
+/* A SYN-ACK with another ISN (SYN cookies): A's ACK says which one counts. */
+static void test_synack_new_isn_ack_picks_it(void **state)
+{
+	struct flow fl;
+
+	(void)state;
+	CTX("second SYN-ACK with another ISN, N=B");
+	memset(&fl, 0, sizeof(fl));
+	ecnp_fsm_init(&fl.f);
+	fl.mode = ECNP_FB_DROP;
+	fl.e_is_a = true;
+	step(&fl, mkp(A, SYN | ECE | CWR, 10, 0, 0, NOT_ECT));
+	EXPECT_R(step(&fl, mkp(B, SYN | ACK, 500000, 11, 0, NOT_ECT)),
+		 SET_ECE | ECNP_EV_OUT_E_INIT);
+	EXPECT_R(step(&fl, mkp(B, SYN | ACK, 9000, 11, 0, NOT_ECT)), SET_ECE);
+	EXPECT_R(step(&fl, mkp(A, ACK, 11, 9001, 0, NOT_ECT)), 0);
+	EXPECT_EQ(fl.f.b_isn, 9000);
+	EXPECT_EQ(fl.f.n_nxt, 9001);
+	/* B's first data is new data, not a "retransmission" */
+	EXPECT_R(step(&fl, mkp(B, ACK, 9001, 11, MSS, NOT_ECT)), SET_ECT0);
+}
+
+/* ======================= phase 2 properties ============================= */
+
+/* ECT(0) never on SYN, SYN-ACK, pure ACK, RST, bare FIN, retransmission. */
+static void test_ect_never_on_syn_pure_ack_rst_retx(void **state)
+{
+	struct flow fl;
+	size_t i;
+	u32 old, r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+		u8 n;
+
+		CTX("no ECT on non-data or old data [%s]", v->name);
+		/* handshake: SYN and SYN-ACK never get ECT (flow_open checks
+		 * the exact results)
+		 */
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		n = n_dir(&fl);
+		old = fl.n_seq;
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_R(n_send(&fl, 0, 0), 0);			/* pure ACK */
+		EXPECT_R(n_send(&fl, ECNP_TCP_PSH | ECNP_TCP_URG, 0), 0);
+		EXPECT_R(n_retx(&fl, old, MSS), 0);		/* retx */
+		EXPECT_R(n_retx(&fl, old + MSS, MSS), 0);	/* retx */
+		EXPECT_R(n_retx(&fl, old, 2 * MSS), 0);		/* repacked */
+		/* partial overlap with new data counts as retransmission */
+		EXPECT_R(n_retx(&fl, fl.n_seq - 10, MSS), 0);
+		fl.n_seq += MSS - 10;
+		/* SYN-ACK retransmission from N */
+		r = step(&fl, mkp(B, SYN | ACK, v->isn_b, v->isn_a + 1, 0,
+				  NOT_ECT));
+		EXPECT_EQ(r & SET_ECT0, 0);
+		/* SYN retransmission from A */
+		r = step(&fl, mkp(A, SYN, v->isn_a, 0, 0, NOT_ECT));
+		EXPECT_EQ(r & SET_ECT0, 0);
+		/* next new data: ECT again (state not disturbed) */
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		/* N's own ECT/CE is left alone */
+		r = step(&fl, mkp(n, ACK, fl.n_seq, fl.e_seq, MSS, ECT1));
+		fl.n_seq += MSS;
+		EXPECT_R(r, 0);
+		/* RST with data: no ECT */
+		r = step(&fl, mkp(n, RST | ACK, fl.n_seq, fl.e_seq, MSS,
+				  NOT_ECT));
+		EXPECT_R(r, ECNP_EV_CLOSED);
+	}
+}
+
+/* E->N segments always reach N as plain TCP. */
+static void test_e_to_n_always_plain(void **state)
+{
+	static const u8 states[] = {
+		ECNP_S_DEFAULT, ECNP_S_ECE, ECNP_S_DUPACK, ECNP_S_ECE_DUPACK,
+	};
+	static const u16 fl_bits[] = { 0, ECE, CWR, ECE | CWR };
+	struct flow fl;
+	struct ecnp_pkt p, seen;
+	size_t s, b, i;
+	u8 ecn;
+	u32 r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		for (s = 0; s < ARRAY_SIZE(states); s++) {
+			for (b = 0; b < ARRAY_SIZE(fl_bits); b++) {
+				for (ecn = 0; ecn < 4; ecn++) {
+					CTX("E->N plain [%s] state %s flags 0x%x ecn %u",
+					    p2_variants[i].name,
+					    ecnp_state_name(states[s]),
+					    fl_bits[b], ecn);
+					flow_open(&fl, p2_variants[i].e_is_a,
+						  p2_variants[i].mode,
+						  p2_variants[i].isn_a,
+						  p2_variants[i].isn_b);
+					reach(&fl, states[s]);
+					p = mkp(e_dir(&fl), ACK | fl_bits[b],
+						fl.e_seq, fl.n_seq, MSS, ecn);
+					r = step(&fl, p);
+					seen = apply(p, r);
+					EXPECT_EQ(seen.ecn, NOT_ECT);
+					EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+					EXPECT_EQ(r & (DROP | SET_ECT0 |
+						       SET_ECE | SET_CWR), 0);
+				}
+			}
+		}
+	}
+}
+
+/* N's own ECE/CWR never reach E unless the proxy means them. */
+static void test_n_to_e_own_ece_cwr_cleared(void **state)
+{
+	struct flow fl;
+
+	(void)state;
+	CTX("N's stray ECE/CWR are cleared");
+	flow_open(&fl, false, ECNP_FB_DROP, 1, 2);
+	EXPECT_R(n_send(&fl, ECE | CWR, MSS), CLR_ECE | CLR_CWR | SET_ECT0);
+	EXPECT_R(n_send(&fl, ECE, 0), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+}
+
+static void test_ece_echo_until_cwr(void **state)
+{
+	struct flow fl;
+	size_t i;
+	int k;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+
+		CTX("ECE echoed until CWR [%s]", v->name);
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		/* CE on a pure ACK is not echoed (tcp_ecn_check_ce) */
+		EXPECT_R(e_send(&fl, 0, 0, CE, fl.n_seq), CLR_ECN);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		EXPECT_R(e_send(&fl, 0, MSS, CE, fl.n_seq), CLR_ECN);
+		for (k = 0; k < 5; k++) {
+			EXPECT_R(n_send(&fl, 0, 0), SET_ECE);
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECE | SET_ECT0);
+			EXPECT_R(e_send(&fl, 0, MSS, ECT0, fl.n_seq), CLR_ECN);
+		}
+		/* CWR together with CE: the echo goes on (RFC 3168 6.1.3) */
+		EXPECT_R(e_send(&fl, CWR, MSS, CE, fl.n_seq),
+			 CLR_CWR | CLR_ECN);
+		EXPECT_STATE(&fl.f, ECNP_S_ECE);
+		EXPECT_R(n_send(&fl, 0, 0), SET_ECE);
+		/* CWR alone: it stops */
+		EXPECT_R(e_send(&fl, CWR, MSS, ECT0, fl.n_seq),
+			 CLR_CWR | CLR_ECN);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		EXPECT_R(n_send(&fl, 0, 0), 0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	}
+}
+
+/* Once per window: further ECEs start no event until E's ACK passes. */
+static void test_once_per_window(void **state)
+{
+	struct flow fl;
+	size_t i;
+	u32 recover, hole;
+	int k;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+
+		CTX("once per window [%s]", v->name);
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		for (k = 0; k < 10; k++)
+			n_send(&fl, 0, MSS);
+		recover = fl.n_seq;
+		EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, recover - 9 * MSS),
+			 CLR_ECE);
+		EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+		EXPECT_EQ(fl.f.recover, recover);
+		/* more ECEs, before the signal: nothing new */
+		for (k = 8; k >= 0; k--)
+			EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT,
+					recover - k * MSS), CLR_ECE);
+		EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+		EXPECT_EQ(fl.f.recover, recover);
+		/* the signal */
+		hole = fl.n_seq;
+		EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		/* ECEs up to and at recover: no new event */
+		for (k = 0; k < 5; k++) {
+			EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, hole), CLR_ECE);
+			EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		}
+		EXPECT_EQ(hole, recover);
+		/* the retransmission fills the hole; its ACK passes recover */
+		EXPECT_R(n_retx(&fl, hole, MSS), 0);
+		EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
+		EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, fl.n_seq), 0);
+		EXPECT(!(fl.f.flags & ECNP_FL_IN_WINDOW));
+		/* new congestion: a new event */
+		EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq), CLR_ECE);
+		EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+		EXPECT_EQ(fl.f.recover, fl.n_seq);
+		EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	}
+}
+
+/* Once per window across the 2^32 wrap, with the window straddling 0. */
+static void test_once_per_window_wraparound(void **state)
+{
+	static const u32 isns[] = {
+		0xffffd000u, 0xfffffffeu, 0xffffffffu, 0x7fffff00u,
+	};
+	struct flow fl;
+	size_t i;
+	int round, k, events;
+	u32 hole, r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(isns); i++) {
+		CTX("once per window, wraparound, N ISN 0x%08x", isns[i]);
+		flow_open(&fl, false, ECNP_FB_DROP, isns[i], 0x1234);
+		events = 0;
+		for (round = 0; round < 8; round++) {
+			for (k = 0; k < 6; k++)
+				EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+			/* many ECEs for this window */
+			for (k = 0; k < 6; k++) {
+				r = e_send(&fl, ECE, 0, NOT_ECT,
+					   fl.n_seq - (6 - k) * MSS);
+				EXPECT_R(r, CLR_ECE);
+			}
+			hole = fl.n_seq;
+			r = n_send(&fl, 0, MSS);
+			EXPECT_R(r, DROP | ECNP_EV_CONG_SIGNAL);
+			events++;
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+			EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, hole), CLR_ECE);
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+			EXPECT_R(n_retx(&fl, hole, MSS), 0);
+			EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, fl.n_seq), 0);
+			EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		}
+		EXPECT_EQ(events, 8);
+		/* the sequence space did wrap for the low ISNs */
+		if (isns[i] > 0xffff0000u)
+			EXPECT(fl.n_seq < isns[i]);
+	}
+}
+
+/* While a CWR is still owed to E, its ECEs are stale: no new event. */
+static void test_stale_ece_while_cwr_pending(void **state)
+{
+	struct flow fl;
+	u32 hole;
+
+	(void)state;
+	CTX("stale ECE while CWR is pending");
+	flow_open(&fl, false, ECNP_FB_DROP, 0xfffff000u, 5);
+	n_send(&fl, 0, MSS);
+	EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq), CLR_ECE);
+	hole = fl.n_seq;
+	/* N's last segment is the one dropped; no later new data */
+	EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	/* N retransmits it (no CWR on retransmissions) */
+	EXPECT_R(n_retx(&fl, hole, MSS), 0);
+	/* E never saw CWR: it still echoes, with an ACK past recover */
+	EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+	EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+	/* new data carries the CWR */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	/* E acks it, without ECE; then a real new ECE is an event again */
+	EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, fl.n_seq), 0);
+	EXPECT_R(e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+}
+
+static void test_cwr_set_once_after_response(void **state)
+{
+	struct flow fl;
+	size_t i;
+	u32 old;
+	int k;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(p2_variants); i++) {
+		const struct variant *v = &p2_variants[i];
+
+		CTX("CWR once after the response [%s]", v->name);
+		flow_open(&fl, v->e_is_a, v->mode, v->isn_a, v->isn_b);
+		old = fl.n_seq;
+		reach(&fl, ECNP_S_DUPACK);
+		/* before the signal: no CWR anywhere */
+		EXPECT_R(n_send(&fl, CWR, 0), CLR_CWR);
+		EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+		/* pure ACKs and retransmissions do not take the CWR */
+		EXPECT_R(n_send(&fl, 0, 0), 0);
+		EXPECT_R(n_retx(&fl, old, MSS), 0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_CWR | SET_ECT0);
+		for (k = 0; k < 5; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		/* N's own CWR on new data when none is due: cleared */
+		EXPECT_R(n_send(&fl, CWR, MSS), CLR_CWR | SET_ECT0);
+	}
+}
+
+/* none: never ECT; E's ECE still gets its CWR, but no drop, no event. */
+static void test_none_mode_never_ect(void **state)
+{
+	struct flow fl;
+	u32 r, old;
+	int k, e_is_a;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("mode none, E=%c", e_is_a ? 'A' : 'B');
+		flow_open(&fl, e_is_a, ECNP_FB_NONE, 0xffffff00u, 77);
+		old = fl.n_seq;
+		for (k = 0; k < 20; k++) {
+			r = n_send(&fl, 0, MSS);
+			EXPECT_EQ(r & (SET_ECT0 | DROP), 0);
+			r = n_retx(&fl, old, MSS);
+			EXPECT_EQ(r & (SET_ECT0 | DROP), 0);
+			/* echo of CE on E's data still works */
+			r = e_send(&fl, k == 3 ? CWR : 0, MSS,
+				   k == 2 ? CE : ECT0, fl.n_seq);
+			EXPECT_EQ(r & CLR_ECN, CLR_ECN);
+		}
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		/* an ECE from E: no DUPACK, no drop, no event; one CWR */
+		r = e_send(&fl, ECE, 0, NOT_ECT, fl.n_seq);
+		EXPECT_R(r, CLR_ECE);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		EXPECT_R(n_send(&fl, 0, 0), 0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_CWR);
+		EXPECT_R(n_send(&fl, 0, MSS), 0);
+		EXPECT(!ecnp_fsm_wants_drop(&fl.f, &(struct ecnp_pkt){
+			.dir = n_dir(&fl), .flags = ACK, .seq = fl.n_seq,
+			.len = MSS }, ECNP_FB_NONE));
+	}
+}
+
+/* The mode may change at run time while a signal is pending. */
+static void test_mode_switch_while_pending(void **state)
+{
+	struct flow fl;
+
+	(void)state;
+	CTX("drop -> none while DUPACK");
+	flow_open(&fl, false, ECNP_FB_DROP, 1, 2);
+	reach(&fl, ECNP_S_DUPACK);
+	fl.mode = ECNP_FB_NONE;
+	EXPECT_R(n_send(&fl, 0, MSS), SET_CWR);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+
+	CTX("none -> drop: ECT resumes on new data only");
+	fl.mode = ECNP_FB_DROP;
+	EXPECT_R(n_retx(&fl, 2, MSS), 0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+
+	CTX("drop -> dupack while DUPACK: same signal");
+	reach(&fl, ECNP_S_DUPACK);
+	fl.mode = ECNP_FB_DUPACK;
+	EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+}
+
+/* dupack mode behaves exactly like drop for now: same results, same state */
+static void test_dupack_mode_same_as_drop(void **state)
+{
+	struct flow d, u;
+	u32 rd, ru, seed = 12345;
+	int k, e_is_a;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("dupack == drop, E=%c", e_is_a ? 'A' : 'B');
+		flow_open(&d, e_is_a, ECNP_FB_DROP, 0xfffff000u, 99);
+		flow_open(&u, e_is_a, ECNP_FB_DUPACK, 0xfffff000u, 99);
+		for (k = 0; k < 3000; k++) {
+			u16 fl_bits;
+			u8 ecn;
+
+			seed = seed * 1103515245u + 12345u;
+			fl_bits = (seed >> 8) & (ECE | CWR);
+			ecn = (seed >> 16) & 3;
+			if ((seed >> 20) & 1) {
+				rd = n_send(&d, 0, (seed >> 21) & 1 ? MSS : 0);
+				ru = n_send(&u, 0, (seed >> 21) & 1 ? MSS : 0);
+			} else {
+				rd = e_send(&d, fl_bits, MSS, ecn,
+					    d.n_seq - ((seed >> 22) & 3) * MSS);
+				ru = e_send(&u, fl_bits, MSS, ecn,
+					    u.n_seq - ((seed >> 22) & 3) * MSS);
+			}
+			EXPECT_R(ru, rd);
+			EXPECT(!memcmp(&d.f, &u.f, sizeof(d.f)));
+		}
+	}
+}
+
+/* ---- simulation: N sends, a router marks, E echoes as RFC 3168 says ---- */
+
+struct sim_stats {
+	int marks, events, drops, cwrs, retx;
+};
+
+static u32 rnd(u32 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+static void simulate(struct flow *fl, u32 seed, int segs,
+		     struct sim_stats *st)
+{
+	struct ecnp_pkt p, seen;
+	bool demand_cwr = false;	/* E's TCP_ECN_DEMAND_CWR */
+	bool hole = false, cwr_owed = false;
+	u32 hole_seq = 0, last_recover = 0, r;
+	bool acked_past_recover = true;
+	int i, since_drop = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < segs; i++) {
+		/* N: retransmit the lost segment three segments later */
+		if (hole && ++since_drop == 3) {
+			p = mkp(n_dir(fl), ACK, hole_seq, fl->e_seq, MSS,
+				NOT_ECT);
+			EXPECT(!ecnp_fsm_wants_drop(&fl->f, &p, fl->mode));
+			r = step(fl, p);
+			EXPECT_EQ(r & (DROP | SET_ECT0 | SET_CWR), 0);
+			seen = apply(p, r);
+			st->retx++;
+			hole = false;
+		} else {
+			p = mkp(n_dir(fl), ACK, fl->n_seq, fl->e_seq, MSS,
+				NOT_ECT);
+			fl->n_seq += MSS;
+			EXPECT_EQ(ecnp_fsm_wants_drop(&fl->f, &p, fl->mode),
+				  !!(ecnp_st_signal(fl->f.state) &&
+				     fl->mode != ECNP_FB_NONE));
+			r = step(fl, p);
+			if (r & DROP) {
+				EXPECT_R(r, DROP | ECNP_EV_CONG_SIGNAL);
+				EXPECT(!hole);
+				EXPECT(!cwr_owed);
+				st->drops++;
+				st->events++;
+				hole = true;
+				hole_seq = p.seq;
+				since_drop = 0;
+				cwr_owed = true;
+				/* one event per window */
+				EXPECT(acked_past_recover);
+				acked_past_recover = false;
+				last_recover = fl->f.recover;
+				goto e_acks;
+			}
+			EXPECT(!(r & ECNP_EV_MASK));
+			seen = apply(p, r);
+			if (fl->mode == ECNP_FB_NONE)
+				EXPECT_EQ(seen.ecn, NOT_ECT);
+			else
+				EXPECT_EQ(seen.ecn, ECT0);
+			if (r & SET_CWR) {
+				EXPECT(cwr_owed);
+				cwr_owed = false;
+				st->cwrs++;
+			}
+			/* the router marks some ECT segments */
+			if (seen.ecn == ECT0 && i < segs - 200 &&
+			    rnd(&seed) % 100 < 4) {
+				seen.ecn = CE;
+				st->marks++;
+			}
+		}
+		/* E receives seen (RFC 3168 6.1.3) */
+		if (seen.flags & CWR)
+			demand_cwr = false;
+		if (seen.ecn == CE)
+			demand_cwr = true;
+e_acks:
+		/* E acks: cumulative up to the hole */
+		p = mkp(e_dir(fl), ACK | (demand_cwr ? ECE : 0), fl->e_seq,
+			hole ? hole_seq : fl->n_seq, 0, NOT_ECT);
+		if (!hole && after(p.ack, last_recover))
+			acked_past_recover = true;
+		r = step(fl, p);
+		seen = apply(p, r);
+		EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+		EXPECT_EQ(seen.ecn, NOT_ECT);
+	}
+	/* E's echo has stopped: it was told CWR after the last event */
+	EXPECT(!demand_cwr);
+	EXPECT(!cwr_owed);
+}
+
+static void test_drop_mode_exactly_one_drop_per_event(void **state)
+{
+	static const enum ecnp_feedback modes[] = {
+		ECNP_FB_DROP, ECNP_FB_DUPACK,
+	};
+	struct sim_stats st;
+	struct flow fl;
+	int e_is_a;
+	size_t m;
+	u32 seed;
+
+	(void)state;
+	for (m = 0; m < ARRAY_SIZE(modes); m++) {
+		for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+			for (seed = 1; seed < 6; seed++) {
+				CTX("simulation mode %d E=%c seed %u",
+				    modes[m], e_is_a ? 'A' : 'B', seed);
+				flow_open(&fl, e_is_a, modes[m],
+					  0xffff0000u + seed * 977,
+					  0x7ffffff0u);
+				simulate(&fl, seed * 2654435761u, 5000, &st);
+				EXPECT(st.marks > 20);
+				EXPECT(st.events > 5);
+				EXPECT_EQ(st.drops, st.events);
+				EXPECT_EQ(st.cwrs, st.events);
+				EXPECT_EQ(st.retx, st.drops);
+				EXPECT(st.events <= st.marks);
+			}
+		}
+	}
+}
+
+static void test_none_mode_simulation(void **state)
+{
+	struct sim_stats st;
+	struct flow fl;
+
+	(void)state;
+	CTX("simulation, mode none");
+	flow_open(&fl, false, ECNP_FB_NONE, 0xfffff000u, 5);
+	simulate(&fl, 99, 3000, &st);
+	EXPECT_EQ(st.marks, 0);
+	EXPECT_EQ(st.drops, 0);
+	EXPECT_EQ(st.events, 0);
+}
+
+/* ---- random segments: invariants must hold in every state --------------- */
+
+static void fuzz_ctx(int flow, int i, const struct ecnp_fsm *prev,
+		     const struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		     int mode, u32 r)
+{
+	CTX("fuzz %d/%d: %s->%s dir %c fl 0x%x seq 0x%x ack 0x%x len %u ecn %u mode %d: %s",
+	    flow, i, ecnp_state_name(prev->state), ecnp_state_name(f->state),
+	    p->dir ? 'B' : 'A', p->flags, p->seq, p->ack, p->len, p->ecn,
+	    mode, act_str(r));
+}
+
+static void test_fuzz_invariants(void **state)
+{
+	static const u32 lens[] = { 0, 0, 1, 536, MSS, 1448, 64000 };
+	unsigned int visits[ECNP_S_NR] = { 0 };
+	struct ecnp_fsm f, prev;
+	struct ecnp_pkt p;
+	u32 seed = 0x9e3779b9u, nxt[2], isn[2], r, out;
+	bool had_outcome, wd;
+	enum ecnp_feedback mode;
+	int flow, i, dir;
+	unsigned int s;
+
+	(void)state;
+	for (flow = 0; flow < 400; flow++) {
+		ecnp_fsm_init(&f);
+		isn[0] = rnd(&seed);
+		isn[1] = rnd(&seed);
+		nxt[0] = isn[0] + 1;
+		nxt[1] = isn[1] + 1;
+		had_outcome = false;
+		for (i = 0; i < 1000; i++) {
+			u32 x = rnd(&seed), y = rnd(&seed);
+
+			dir = x & 1;
+			memset(&p, 0, sizeof(p));
+			p.dir = dir;
+			p.ecn = (x >> 1) & 3;
+			p.flags = ACK | ((x >> 3) & (ECE | CWR | FIN | AE |
+						     ECNP_TCP_PSH));
+			switch ((x >> 12) % 20) {
+			case 0:
+				p.flags = SYN | ((x >> 3) & (ECE | CWR | AE));
+				p.seq = (y & 7) ? isn[dir] : y;
+				break;
+			case 1:
+				p.flags |= SYN;
+				p.seq = isn[dir];
+				p.ack = isn[!dir] + 1;
+				break;
+			case 2:
+				if ((y & 15) == 0)
+					p.flags |= RST;
+				p.seq = nxt[dir];
+				break;
+			case 3:
+				p.seq = nxt[dir] - (y % 5000);	/* old */
+				p.len = lens[(y >> 16) % ARRAY_SIZE(lens)];
+				break;
+			case 4:
+				p.seq = y;			/* junk */
+				p.ack = x;
+				p.len = lens[(y >> 16) % ARRAY_SIZE(lens)];
+				p.flags = (u16)(y & 0x1ff);
+				break;
+			default:
+				p.seq = nxt[dir];
+				p.len = lens[(y >> 16) % ARRAY_SIZE(lens)];
+				nxt[dir] += p.len;
+				break;
+			}
+			if (!p.ack)
+				p.ack = nxt[!dir] - ((y >> 8) & 3) * MSS;
+			mode = (enum ecnp_feedback)((y >> 24) % 3);
+
+			prev = f;
+			wd = ecnp_fsm_wants_drop(&f, &p, mode);
+			r = ecnp_fsm_step(&f, &p, mode, (y >> 28) == 0);
+			fuzz_ctx(flow, i, &prev, &f, &p, mode, r);
+			visits[f.state < ECNP_S_NR ? f.state : 0]++;
+
+			EXPECT(f.state < ECNP_S_NR && f.state != ECNP_S_INIT);
+			/* no contradictory or no-op edits */
+			EXPECT(!((r & SET_ECE) && (r & CLR_ECE)));
+			EXPECT(!((r & SET_CWR) && (r & CLR_CWR)));
+			EXPECT(!((r & SET_ECT0) && (r & CLR_ECN)));
+			if (r & SET_ECE)
+				EXPECT(!(p.flags & ECE));
+			if (r & CLR_ECE)
+				EXPECT(p.flags & ECE);
+			if (r & SET_CWR)
+				EXPECT(!(p.flags & CWR));
+			if (r & CLR_CWR)
+				EXPECT(p.flags & CWR);
+			if (r & SET_ECT0)
+				EXPECT_EQ(p.ecn, NOT_ECT);
+			if (r & CLR_ECN)
+				EXPECT(p.ecn != NOT_ECT);
+			EXPECT_EQ(r & ECNP_ACT_MASK & ~0x7fu, 0);
+			/* drop: exactly what wants_drop() predicted */
+			EXPECT_EQ(!!(r & DROP), wd);
+			if (r & DROP) {
+				EXPECT_EQ(r & ECNP_ACT_MASK, DROP);
+				EXPECT(r & ECNP_EV_CONG_SIGNAL);
+				EXPECT(mode != ECNP_FB_NONE);
+			}
+			if (r & ECNP_EV_CONG_SIGNAL)
+				EXPECT(r & DROP);
+			/* ECT(0): new data from N in phase 2 only */
+			if (r & (SET_ECT0 | DROP)) {
+				EXPECT(ecnp_fsm_in_phase2(&f));
+				EXPECT(!ecnp_from_e(&f, &p));
+				EXPECT(p.len > 0);
+				EXPECT(!(p.flags & (SYN | RST)));
+				EXPECT(mode != ECNP_FB_NONE);
+				if (ecnp_fsm_in_phase2(&prev))
+					EXPECT(!before(p.seq, prev.n_nxt));
+				else
+					EXPECT(prev.state == ECNP_S_WAIT_ACK ||
+					       prev.state == ECNP_S_SIMOPEN);
+			}
+			/* untouched flows stay untouched */
+			if ((prev.state == ECNP_S_SAME ||
+			     prev.state == ECNP_S_PASS ||
+			     prev.state == ECNP_S_CLOSED) &&
+			    !(p.dir == A && (p.flags & (SYN | ACK)) == SYN))
+				EXPECT_EQ(r & ECNP_ACT_MASK, 0);
+			/* E->N in phase 2: plain TCP after the edits */
+			if (ecnp_fsm_in_phase2(&prev) &&
+			    ecnp_fsm_in_phase2(&f) &&
+			    ecnp_from_e(&prev, &p) &&
+			    !(p.flags & SYN)) {
+				struct ecnp_pkt seen = apply(p, r);
+
+				EXPECT_EQ(seen.ecn, NOT_ECT);
+				EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+			}
+			/* ECE toward E only while an echo is pending */
+			if ((r & SET_ECE) && !(p.flags & SYN))
+				EXPECT(ecnp_st_echo(f.state));
+			/* CWR toward E only on new data from N */
+			if ((r & SET_CWR) && !(p.flags & SYN))
+				EXPECT(ecnp_new_data(&prev, &p) &&
+				       !ecnp_from_e(&prev, &p));
+			/* one outcome per incarnation */
+			out = r & ECNP_EV_OUT_MASK;
+			EXPECT(!(out & (out - 1)));
+			if (out) {
+				EXPECT(!had_outcome ||
+				       (p.dir == A &&
+					(p.flags & (SYN | ACK)) == SYN));
+				had_outcome = true;
+			}
+			if (f.state == ECNP_S_A_C || f.state == ECNP_S_A_NC)
+				had_outcome = false;
+		}
+	}
+	for (s = ECNP_S_A_C; s < ECNP_S_NR; s++) {
+		CTX("fuzz coverage: state %s", ecnp_state_name(s));
+		EXPECT(visits[s] > 0);
+	}
+}
+
+/* ======================= small things =================================== */
+
+static void test_struct_layout(void **state)
+{
+	(void)state;
+	CTX("struct sizes");
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 24);
+	EXPECT_EQ(sizeof(struct ecnp_pkt), 16);
+	/* all zero is INIT */
+	EXPECT_EQ(ECNP_S_INIT, 0);
+	/* flag values match include/net/tcp.h TCPHDR_* */
+	EXPECT_EQ(ECNP_TCP_FIN, 0x01);
+	EXPECT_EQ(ECNP_TCP_SYN, 0x02);
+	EXPECT_EQ(ECNP_TCP_RST, 0x04);
+	EXPECT_EQ(ECNP_TCP_ACK, 0x10);
+	EXPECT_EQ(ECNP_TCP_ECE, 0x40);
+	EXPECT_EQ(ECNP_TCP_CWR, 0x80);
+	/* actions and events do not overlap */
+	EXPECT_EQ(ECNP_ACT_MASK & ECNP_EV_MASK, 0);
+	EXPECT_EQ((SET_ECE | CLR_ECE | SET_CWR | CLR_CWR | SET_ECT0 |
+		   CLR_ECN | DROP) & ~ECNP_ACT_MASK, 0);
+	EXPECT_EQ((ECNP_EV_OUT_MASK | ECNP_EV_CONG_SIGNAL |
+		   ECNP_EV_SYN_FALLBACK | ECNP_EV_CLOSED) & ~ECNP_EV_MASK, 0);
+}
+
+static void test_state_names(void **state)
+{
+	unsigned int s, t;
+
+	(void)state;
+	CTX("state names");
+	for (s = 0; s < ECNP_S_NR; s++) {
+		EXPECT(ecnp_state_name(s));
+		EXPECT(strcmp(ecnp_state_name(s), "?") != 0);
+		for (t = 0; t < s; t++)
+			EXPECT(strcmp(ecnp_state_name(s),
+				      ecnp_state_name(t)) != 0);
+	}
+	EXPECT(!strcmp(ecnp_state_name(ECNP_S_NR), "?"));
+	EXPECT(!strcmp(ecnp_state_name(ECNP_S_ECE_DUPACK), "ECE_DUPACK"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_p1_row1_init_ecn_syn_to_a_c),
+		cmocka_unit_test(test_p1_row2_init_plain_syn_upgraded_to_a_nc),
+		cmocka_unit_test(test_p1_row3_a_c_ecn_synack_same_both),
+		cmocka_unit_test(test_p1_row4_a_c_plain_synack_upgraded_wait_ack),
+		cmocka_unit_test(test_p1_row5_a_nc_ecn_synack_downgraded_wait_ack),
+		cmocka_unit_test(test_p1_row6_a_nc_plain_synack_same_neither),
+		cmocka_unit_test(test_p1_row7_wait_ack_handshake_ack_to_phase2),
+		cmocka_unit_test(test_p1_row7_handshake_ack_with_data),
+		cmocka_unit_test(test_p1_row8_same_anything_untouched),
+		cmocka_unit_test(test_p2_row01_default_from_n),
+		cmocka_unit_test(test_p2_row02_default_e_ce_to_ece),
+		cmocka_unit_test(test_p2_row03_default_e_ce_ece_to_ece_dupack),
+		cmocka_unit_test(test_p2_row04_default_e_ece_to_dupack),
+		cmocka_unit_test(test_p2_row05_dupack_from_n),
+		cmocka_unit_test(test_p2_row06_dupack_from_e_pending),
+		cmocka_unit_test(test_p2_row07_dupack_signal_done_to_default),
+		cmocka_unit_test(test_p2_row07_dupack_signal_done_ce_to_ece),
+		cmocka_unit_test(test_p2_row08_ece_dupack_from_n_sets_ece),
+		cmocka_unit_test(test_p2_row09_ece_dupack_from_e_pending),
+		cmocka_unit_test(test_p2_row10_ece_dupack_signal_done_to_ece),
+		cmocka_unit_test(test_p2_row10_ece_dupack_cwr_signal_done_to_default),
+		cmocka_unit_test(test_p2_row11_ece_from_n_sets_ece),
+		cmocka_unit_test(test_p2_row12_ece_e_cwr_to_default),
+		cmocka_unit_test(test_p2_row13_ece_e_cwr_ece_to_dupack),
+		cmocka_unit_test(test_p2_row14_ece_e_ece_to_ece_dupack),
+		cmocka_unit_test(test_symmetric_case_e_is_initiator),
+		cmocka_unit_test(test_syn_retx_fallback),
+		cmocka_unit_test(test_syn_retx_fallback_then_ecn_synack),
+		cmocka_unit_test(test_syn_retx_after_synack_reapplies_upgrade),
+		cmocka_unit_test(test_a_c_own_syn_fallback),
+		cmocka_unit_test(test_rst_to_upgraded_syn_fallback),
+		cmocka_unit_test(test_dst_no_upgrade_plain_syn),
+		cmocka_unit_test(test_dst_no_upgrade_symmetric_latched),
+		cmocka_unit_test(test_accecn_passthrough),
+		cmocka_unit_test(test_first_packet_not_syn_passthrough),
+		cmocka_unit_test(test_simultaneous_open),
+		cmocka_unit_test(test_rst_in_each_state),
+		cmocka_unit_test(test_rst_from_e_stripped),
+		cmocka_unit_test(test_closed_new_syn_restarts),
+		cmocka_unit_test(test_fin_closes_once_and_processing_continues),
+		cmocka_unit_test(test_port_reuse_after_fins),
+		cmocka_unit_test(test_new_isn_syn_midflow_ignored),
+		cmocka_unit_test(test_synack_retx_idempotent),
+		cmocka_unit_test(test_synack_new_isn_ack_picks_it),
+		cmocka_unit_test(test_ect_never_on_syn_pure_ack_rst_retx),
+		cmocka_unit_test(test_e_to_n_always_plain),
+		cmocka_unit_test(test_n_to_e_own_ece_cwr_cleared),
+		cmocka_unit_test(test_ece_echo_until_cwr),
+		cmocka_unit_test(test_once_per_window),
+		cmocka_unit_test(test_once_per_window_wraparound),
+		cmocka_unit_test(test_stale_ece_while_cwr_pending),
+		cmocka_unit_test(test_cwr_set_once_after_response),
+		cmocka_unit_test(test_none_mode_never_ect),
+		cmocka_unit_test(test_mode_switch_while_pending),
+		cmocka_unit_test(test_dupack_mode_same_as_drop),
+		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
+		cmocka_unit_test(test_none_mode_simulation),
+		cmocka_unit_test(test_fuzz_invariants),
+		cmocka_unit_test(test_struct_layout),
+		cmocka_unit_test(test_state_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make deps: install everything ecnproxy needs on a fresh Debian 12 machine.
+# Idempotent: it checks first and does nothing when all is in place.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+venv=${VENV:-$top/.venv}
+
+# Debian packages, one per line in scripts/deps.debian (the versions are
+# Debian 12's; dpkg records them, and every VM record logs them).
+mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$top/scripts/deps.debian")
+
+missing=()
+for p in "${pkgs[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing Debian packages: ${missing[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: need root to install packages" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The guest boots the Debian kernel whose headers we build against; make
+# sure the pair exists (linux-image-amd64 and linux-headers-amd64 pull in
+# the current ABI's packages).
+if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+	echo "deps: no kernel image in /boot after install" >&2
+	exit 1
+fi
+
+# Project-local virtualenv with pinned Python tools (virtme-ng).
+want=$(sha256sum "$top/requirements.txt" | cut -d' ' -f1)
+if [ ! -x "$venv/bin/vng" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+	echo "deps: creating virtualenv $venv"
+	/usr/bin/python3 -m venv --system-site-packages "$venv"
+	"$venv/bin/pip" install -q --disable-pip-version-check -r "$top/requirements.txt"
+	echo "$want" > "$venv/.requirements.sha256"
+fi
+
+# checkpatch.pl and its data files from Debian's linux-source-6.1.
+ck=$top/build/tools/checkpatch
+if [ ! -x "$ck/scripts/checkpatch.pl" ]; then
+	src=$(ls /usr/src/linux-source-*.tar.xz | sort -V | tail -n 1)
+	mkdir -p "$ck"
+	tar -xf "$src" -C "$ck" --strip-components=1 \
+		--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch'
+fi
+exit 0

@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The thesis's six-node testbed, built from network namespaces inside the
+# guest.  Source this file, then call tb_up; tb_down tears everything down.
+#
+#                 net0                     net1 (br1)                net2 (br2)
+#   client eth0 ------- eth0 proxy eth1 ----+---- eth1 router eth2 ----+---- eth0 server
+#   .0.2                .0.1      .1.2      |     .1.1        .2.1     |     .2.2
+#                                        udp1 eth0 .1.3             udp2 eth0 .2.3
+#
+#   IPv4 198.18.N.H/24, IPv6 fd8e:c9b0:2a17:N::H/64 (N = net, H = host)
+#   The bridges br1 and br2 live in a seventh namespace, "sw", which only
+#   switches.  Default routes: client -> proxy; proxy, udp1 -> router;
+#   server, udp2 -> router; the router reaches net0 through the proxy.
+#
+#   The router shapes both internal interfaces with HTB + RED (ECN):
+#     download setup: eth1 (toward proxy/client) TB_RATE_LOW,  eth2 TB_RATE_HIGH
+#     upload setup:   eth1 TB_RATE_HIGH, eth2 (toward server) TB_RATE_LOW
+#   An optional netem delay (TB_DELAY_MS) sits on the server's eth0, a link
+#   that carries no RED.
+#
+# Settings (environment, read by tb_up; defaults are the thesis's values):
+#   TB_SETUP      download | upload                     (download)
+#   TB_RATE_LOW   bottleneck rate                       (10mbit)
+#   TB_RATE_HIGH  the other direction's rate            (100mbit)
+#   TB_RED_LIMIT TB_RED_MIN TB_RED_MAX TB_RED_AVPKT TB_RED_BURST TB_RED_PROB
+#                 RED parameters      (40000 2000 8000 1000 4 0.3)
+#   TB_RED_ECN    1: mark ECT packets (RED "ecn"), 0: drop everything  (1)
+#   TB_OFFLOADS   off: TSO, GSO and GRO off on every device; on: all on (off)
+#   TB_DELAY_MS   netem delay on the server's link, 0 for none          (0)
+#   TB_STATE      directory for pids and logs        (/tmp/tb-state)
+
+TB_NODES="client proxy router server udp1 udp2"
+TB_SW=sw
+TB_V4=198.18
+TB_V6=fd8e:c9b0:2a17
+
+: "${TB_SETUP:=download}"
+: "${TB_RATE_LOW:=10mbit}"
+: "${TB_RATE_HIGH:=100mbit}"
+: "${TB_RED_LIMIT:=40000}"
+: "${TB_RED_MIN:=2000}"
+: "${TB_RED_MAX:=8000}"
+: "${TB_RED_AVPKT:=1000}"
+: "${TB_RED_BURST:=4}"
+: "${TB_RED_PROB:=0.3}"
+: "${TB_RED_ECN:=1}"
+: "${TB_OFFLOADS:=off}"
+: "${TB_DELAY_MS:=0}"
+: "${TB_STATE:=/tmp/tb-state}"
+
+# Node -> (net, host) for every address the testbed assigns.
+declare -A TB_IF_ADDR=(
+	[client:eth0]=0.2 [proxy:eth0]=0.1
+	[proxy:eth1]=1.2 [udp1:eth0]=1.3 [router:eth1]=1.1
+	[router:eth2]=2.1 [server:eth0]=2.2 [udp2:eth0]=2.3
+)
+# The address by which other hosts reach each node.
+declare -A TB_HOST=(
+	[client]=0.2 [proxy]=1.2 [router]=1.1 [server]=2.2 [udp1]=1.3 [udp2]=2.3
+)
+
+tb_die() {
+	echo "topology: $*" >&2
+	return 1
+}
+
+# tb_ns NODE CMD...: run CMD in NODE's namespace.
+tb_ns() {
+	local node=$1
+	shift
+	ip netns exec "$node" "$@"
+}
+
+# tb_addr NODE [4|6]: the address other hosts use to reach NODE.
+tb_addr() {
+	local h=${TB_HOST[$1]:-} fam=${2:-4}
+	[ -n "$h" ] || tb_die "unknown node '$1'" || return
+	tb_fmt_addr "$h" "$fam"
+}
+
+tb_fmt_addr() {
+	local net=${1%.*} host=${1#*.}
+	if [ "$2" = 6 ]; then
+		echo "$TB_V6:$net::$host"
+	else
+		echo "$TB_V4.$net.$host"
+	fi
+}
+
+tb_check_settings() {
+	case $TB_SETUP in download | upload) ;;
+	*) tb_die "TB_SETUP must be download or upload, not '$TB_SETUP'" || return ;;
+	esac
+	case $TB_OFFLOADS in on | off) ;;
+	*) tb_die "TB_OFFLOADS must be on or off, not '$TB_OFFLOADS'" || return ;;
+	esac
+	[[ $TB_DELAY_MS =~ ^[0-9]+$ ]] ||
+		tb_die "TB_DELAY_MS must be a whole number of ms, not '$TB_DELAY_MS'"
+}
+
+# Create a veth pair between two namespaces with the given names.  MACs are
+# set explicitly (locally administered, unique): udev's persistent MAC policy
+# would otherwise give every pair created under one name the same address.
+TB_MAC_SEQ=0
+tb_link() {
+	local ns_a=$1 if_a=$2 ns_b=$3 if_b=$4
+	TB_MAC_SEQ=$((TB_MAC_SEQ + 2))
+	ip link add tbtmp-a address "$(printf '02:ec:9e:00:00:%02x' $TB_MAC_SEQ)" \
+		type veth peer name tbtmp-b \
+		address "$(printf '02:ec:9e:00:00:%02x' $((TB_MAC_SEQ + 1)))"
+	ip link set tbtmp-a netns "$ns_a" name "$if_a"
+	ip link set tbtmp-b netns "$ns_b" name "$if_b"
+}
+
+tb_offloads() {
+	local ns=$1 dev=$2
+	ip netns exec "$ns" ethtool -K "$dev" tso "$TB_OFFLOADS" \
+		gso "$TB_OFFLOADS" gro "$TB_OFFLOADS" >/dev/null 2>&1 ||
+		tb_die "ethtool -K $dev failed in $ns"
+}
+
+tb_ns_init() {
+	local ns=$1
+	ip netns add "$ns"
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 \
+		net.ipv6.conf.default.accept_dad=0 \
+		net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.all.accept_ra=0
+	ip -n "$ns" link set lo up
+}
+
+tb_addr_add() {
+	local node=$1 dev=$2 a=${TB_IF_ADDR[$1:$2]}
+	ip -n "$node" addr add "$(tb_fmt_addr "$a" 4)/24" dev "$dev"
+	ip -n "$node" -6 addr add "$(tb_fmt_addr "$a" 6)/64" dev "$dev" nodad
+	ip -n "$node" link set "$dev" up
+}
+
+# HTB + RED (+ECN) at RATE on the router's DEV.
+tb_red() {
+	local dev=$1 rate=$2 ecn=
+	[ "$TB_RED_ECN" = 1 ] && ecn=ecn
+	tc -n router qdisc replace dev "$dev" root handle 1: htb default 1 r2q 100
+	tc -n router class add dev "$dev" parent 1: classid 1:1 htb \
+		rate "$rate" ceil "$rate"
+	# shellcheck disable=SC2086
+	tc -n router qdisc add dev "$dev" parent 1:1 handle 10: red \
+		limit "$TB_RED_LIMIT" min "$TB_RED_MIN" max "$TB_RED_MAX" \
+		avpkt "$TB_RED_AVPKT" burst "$TB_RED_BURST" \
+		probability "$TB_RED_PROB" bandwidth "$rate" $ecn
+}
+
+tb_up() {
+	local n dev
+	tb_check_settings || return
+	tb_down 2>/dev/null || true
+	mkdir -p "$TB_STATE"
+
+	for n in $TB_NODES $TB_SW; do
+		tb_ns_init "$n"
+	done
+	ip netns exec $TB_SW sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+	for dev in br1 br2; do
+		ip -n $TB_SW link add "$dev" address "02:ec:9e:00:01:0${dev#br}" \
+			type bridge stp_state 0 forward_delay 0 mcast_snooping 0
+		ip -n $TB_SW link set "$dev" up
+	done
+
+	tb_link client eth0 proxy eth0
+	tb_link proxy eth1 $TB_SW p1-proxy
+	tb_link udp1 eth0 $TB_SW p1-udp1
+	tb_link router eth1 $TB_SW p1-router
+	tb_link router eth2 $TB_SW p2-router
+	tb_link server eth0 $TB_SW p2-server
+	tb_link udp2 eth0 $TB_SW p2-udp2
+	for dev in p1-proxy p1-udp1 p1-router; do
+		ip -n $TB_SW link set "$dev" master br1 up
+	done
+	for dev in p2-router p2-server p2-udp2; do
+		ip -n $TB_SW link set "$dev" master br2 up
+	done
+
+	for n in "${!TB_IF_ADDR[@]}"; do
+		tb_addr_add "${n%%:*}" "${n#*:}"
+	done
+	for n in "${!TB_IF_ADDR[@]}"; do
+		tb_offloads "${n%%:*}" "${n#*:}" || return
+	done
+	for dev in br1 br2 p1-proxy p1-udp1 p1-router p2-router p2-server p2-udp2; do
+		tb_offloads $TB_SW "$dev" || return
+	done
+
+	for n in proxy router; do
+		ip netns exec "$n" sysctl -qw net.ipv4.ip_forward=1 \
+			net.ipv6.conf.all.forwarding=1
+	done
+	tb_route client 0.1
+	tb_route proxy 1.1
+	tb_route udp1 1.1
+	tb_route server 2.1
+	tb_route udp2 2.1
+	ip -n router route add "$TB_V4.0.0/24" via "$(tb_fmt_addr 1.2 4)"
+	ip -n router -6 route add "$TB_V6:0::/64" via "$(tb_fmt_addr 1.2 6)"
+
+	if [ "$TB_SETUP" = download ]; then
+		tb_red eth1 "$TB_RATE_LOW" && tb_red eth2 "$TB_RATE_HIGH"
+	else
+		tb_red eth1 "$TB_RATE_HIGH" && tb_red eth2 "$TB_RATE_LOW"
+	fi || tb_die "cannot set up HTB/RED on the router" || return
+	if [ "$TB_DELAY_MS" -gt 0 ]; then
+		tc -n server qdisc add dev eth0 root netem \
+			delay "${TB_DELAY_MS}ms" limit 100000
+	fi
+}
+
+tb_route() {
+	local node=$1 gw=$2
+	ip -n "$node" route add default via "$(tb_fmt_addr "$gw" 4)"
+	ip -n "$node" -6 route add default via "$(tb_fmt_addr "$gw" 6)"
+}
+
+# tb_bottleneck_dev: the router device that carries TB_RATE_LOW.
+tb_bottleneck_dev() {
+	if [ "$TB_SETUP" = download ]; then echo eth1; else echo eth2; fi
+}
+
+tb_down() {
+	local f n
+	for f in "$TB_STATE"/*.pid; do
+		[ -e "$f" ] || continue
+		kill "$(cat "$f")" 2>/dev/null || true
+		rm -f "$f"
+	done
+	for n in $TB_NODES $TB_SW; do
+		ip netns del "$n" 2>/dev/null || true
+	done
+}
+
+# tb_tcp NODE [ecn=0|1|2] [sack=0|1] [ts=0|1] [cc=NAME]
+tb_tcp() {
+	local node=$1 kv key val
+	shift
+	for kv in "$@"; do
+		key=${kv%%=*}
+		val=${kv#*=}
+		case $key in
+		ecn) tb_ns "$node" sysctl -qw net.ipv4.tcp_ecn="$val" ;;
+		sack) tb_ns "$node" sysctl -qw net.ipv4.tcp_sack="$val" ;;
+		ts) tb_ns "$node" sysctl -qw net.ipv4.tcp_timestamps="$val" ;;
+		cc)
+			modprobe -q "tcp_$val" 2>/dev/null || true
+			tb_ns "$node" sysctl -qw \
+				net.ipv4.tcp_congestion_control="$val"
+			;;
+		*) tb_die "tb_tcp: unknown setting '$kv'" || return ;;
+		esac || tb_die "tb_tcp: cannot set $kv on $node" || return
+	done
+}
+
+# tb_bg NAME NODE CMD...: start CMD in NODE in the background; tb_down or
+# tb_bg_stop NAME stops it.  Output goes to $TB_STATE/NAME.log.
+tb_bg() {
+	local name=$1 node=$2
+	shift 2
+	ip netns exec "$node" "$@" >"$TB_STATE/$name.log" 2>&1 &
+	echo $! >"$TB_STATE/$name.pid"
+}
+
+tb_bg_stop() {
+	local f=$TB_STATE/$1.pid pid sig=${2:-TERM} i
+	[ -e "$f" ] || return 0
+	pid=$(cat "$f")
+	kill -"$sig" "$pid" 2>/dev/null || true
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	rm -f "$f"
+}
+
+# tb_cross_start RATE [down|up|both]: UDP cross traffic through the router,
+# down = udp2 -> udp1 (same direction as a download), up = udp1 -> udp2.
+tb_cross_start() {
+	local rate=$1 dir=${2:-down}
+	case $dir in
+	down) tb_cross_one udp2 udp1 "$rate" ;;
+	up) tb_cross_one udp1 udp2 "$rate" ;;
+	both) tb_cross_one udp2 udp1 "$rate" && tb_cross_one udp1 udp2 "$rate" ;;
+	*) tb_die "tb_cross_start: direction must be down, up or both" ;;
+	esac
+}
+
+tb_cross_one() {
+	local src=$1 dst=$2 rate=$3
+	tb_bg "cross-srv-$dst" "$dst" iperf3 -s -p 5301
+	tb_wait_port "$dst" 5301 || return
+	tb_bg "cross-$src" "$src" iperf3 -u -c "$(tb_addr "$dst")" -p 5301 \
+		-b "$rate" -l 1200 -t 86400
+}
+
+tb_cross_stop() {
+	local n
+	for n in udp1 udp2; do
+		tb_bg_stop "cross-$n"
+		tb_bg_stop "cross-srv-$n"
+	done
+}
+
+# tb_wait_port NODE PORT: wait (up to 10 s) for a TCP listener.
+tb_wait_port() {
+	local i
+	for i in $(seq 100); do
+		tb_ns "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+	tb_die "nothing listens on port $2 in $1"
+}
+
+# tb_capture_start NAME NODE DEV FILE [FILTER...]: tcpdump with a small snap
+# length; returns once tcpdump is capturing.  tb_capture_stop NAME.
+tb_capture_start() {
+	local name=$1 node=$2 dev=$3 file=$4 i
+	shift 4
+	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -U -n -w "$file" "$@"
+	for i in $(seq 100); do
+		grep -q "listening on" "$TB_STATE/cap-$name.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	tb_die "tcpdump $name did not start: $(cat "$TB_STATE/cap-$name.log")"
+}
+
+tb_capture_stop() {
+	tb_bg_stop "cap-$1" INT
+}
+
+# tb_red_stats NODE DEV: "marked early pdrop drops" of the RED qdisc on DEV.
+tb_red_stats() {
+	tc -n "$1" -s -j qdisc show dev "$2" |
+		jq -r '.[] | select(.kind == "red") |
+			"\(.marked) \(.early) \(.pdrop) \(.drops)"'
+}

@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the guest: every VM test script in vm-testbed/tests/ (or those
+# matching the shell glob in $TESTS), one after another, each with its own
+# log.  Results go to OUTDIR/results.tap, one line per check:
+#   ok - SCRIPT: CHECK | not ok - SCRIPT: CHECK | ok - SCRIPT # SKIP reason
+#   run-vm-tests.sh OUTDIR
+set -u
+outdir=$1
+here=$(cd "$(dirname "$0")" && pwd)
+: >"$outdir/results.tap"
+mkdir -p "$outdir/tests"
+
+for t in "$here"/tests/*.sh; do
+	name=$(basename "$t" .sh)
+	# shellcheck disable=SC2053
+	[ -n "${TESTS:-}" ] && [[ $name != $TESTS ]] && continue
+	tdir=$outdir/tests/$name
+	mkdir -p "$tdir"
+	: >"$tdir/results"
+	echo "# ---- $name"
+	start=$SECONDS
+	(cd "$tdir" && TB_RESULTS=$tdir/results TB_OUT=$tdir \
+		TB_STATE=/tmp/tb-state-$name timeout -k 5 "${TEST_TIMEOUT:-900}" \
+		bash "$t") 2>&1 | tee "$tdir/log"
+	rc=${PIPESTATUS[0]}
+	echo "# $name: exit $rc after $((SECONDS - start)) s"
+	if [ "$rc" -eq 4 ]; then
+		reason=$(grep -m1 '^SKIP:' "$tdir/log" | cut -c7-)
+		echo "ok - $name # SKIP ${reason:-skipped}" >>"$outdir/results.tap"
+		continue
+	fi
+	sed "s/^\(\(not \)\{0,1\}ok\) - /\1 - $name: /" "$tdir/results" \
+		>>"$outdir/results.tap"
+	# A script that failed outside any check still fails.
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok' "$tdir/results"; then
+		echo "not ok - $name: script exited with $rc" >>"$outdir/results.tap"
+	fi
+	if [ ! -s "$tdir/results" ] && [ "$rc" -eq 0 ]; then
+		echo "not ok - $name: ran no check" >>"$outdir/results.tap"
+	fi
+done
+exit 0
