@@ -113,3 +113,50 @@ jq_num() {
 tshark_count() {
 	tshark -n -r "$1" -Y "$2" 2>/dev/null | wc -l
 }
+
+TB_TOP=$(cd "$TB_LIB_DIR/../.." && pwd)
+XFER_PORT=5001
+
+# tb_proxy_load: insmod ecn_proxy.ko (left disabled in the initial netns).
+tb_proxy_load() {
+	[ -d /sys/module/ecn_proxy ] ||
+		insmod "$TB_TOP/kmod/ecn_proxy/ecn_proxy.ko" enable_init_net=0
+}
+
+# tb_proxy on|off [FEEDBACK]: the proxy in the proxy namespace.
+tb_proxy() {
+	local on=0
+	[ "$1" = on ] && on=1
+	tb_ns proxy sysctl -qw net.ecn_proxy.enabled=$on
+	[ -z "${2:-}" ] || tb_ns proxy sysctl -qw net.ecn_proxy.feedback="$2"
+}
+
+# tb_proxy_stat NAME: one counter of /proc/net/ecn_proxy/stats (proxy ns).
+tb_proxy_stat() {
+	tb_ns proxy awk -v k="$1" '$1 == k { print $2 }' /proc/net/ecn_proxy/stats
+}
+
+# tb_xfer NAME FAMILY UP_BYTES DOWN_BYTES: one connection from the client to
+# the server; the client sends UP_BYTES, then the server DOWN_BYTES.  The
+# summaries go to $TB_OUT/NAME.{client,server}.json.  Returns 0 iff both
+# directions arrived byte-exact.
+tb_xfer() {
+	local name=$1 fam=$2 up=$3 down=$4 c=$TB_OUT/$1.client.json s=$TB_OUT/$1.server.json
+	tb_bg "xfer-$name" server python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT "$down" \
+		--family "$fam"
+	tb_wait_port server $XFER_PORT || return
+	tb_ns client python3 "$TB_LIB_DIR/xfer.py" client "$(tb_addr server "$fam")" \
+		$XFER_PORT "$up" >"$c" || return
+	wait "$(cat "$TB_STATE/xfer-$name.pid")" 2>/dev/null || true
+	rm -f "$TB_STATE/xfer-$name.pid"
+	cp "$TB_STATE/xfer-$name.log" "$s"
+	[ "$(jq -r .sent_sha256 "$c")" = "$(jq -r .received_sha256 "$s")" ] &&
+		[ "$(jq -r .sent_sha256 "$s")" = "$(jq -r .received_sha256 "$c")" ] &&
+		[ "$(jq -r .received "$s")" = "$up" ] &&
+		[ "$(jq -r .received "$c")" = "$down" ]
+}
+
+# pcap_ecn PCAP [ECN_HOST]: JSON summary of the xfer connection's ECN bits.
+pcap_ecn() {
+	python3 "$TB_LIB_DIR/pcap_ecn.py" "$1" $XFER_PORT ${2:+"$2"}
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP segment parsing, header edits and the bounded RCU flow table shared by
+ * the ecnproxy modules (see tcpmb_flow.h).
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jhash.h>
+#include <linux/random.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/tcp.h>
+
+#include "tcpmb_flow.h"
+
+static void tcpmb_key_fill(struct tcpmb_pkt *p, const void *saddr,
+			   const void *daddr, size_t alen)
+{
+	struct tcpmb_flow_key *k = &p->key;
+	int cmp = memcmp(saddr, daddr, alen);
+
+	if (!cmp)
+		cmp = (int)ntohs(p->th.source) - (int)ntohs(p->th.dest);
+	p->src_is_lo = cmp <= 0;
+	memcpy(p->src_is_lo ? &k->lo_addr : &k->hi_addr, saddr, alen);
+	memcpy(p->src_is_lo ? &k->hi_addr : &k->lo_addr, daddr, alen);
+	k->lo_port = p->src_is_lo ? p->th.source : p->th.dest;
+	k->hi_port = p->src_is_lo ? p->th.dest : p->th.source;
+}
+
+/**
+ * tcpmb_parse - find the TCP header of an IPv4/IPv6 packet
+ * @skb: the packet, network header set
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ * @p: filled on success
+ *
+ * Fragments, non-TCP packets and malformed headers (bad data offset,
+ * truncated header) are refused; the caller must leave them untouched.
+ *
+ * Return: 0, -EPROTONOSUPPORT for packets that are not ours, -EINVAL for
+ * malformed ones.
+ */
+int tcpmb_parse(struct sk_buff *skb, u8 family, struct tcpmb_pkt *p)
+{
+	const struct tcphdr *th;
+	unsigned int thoff;
+
+	memset(p, 0, sizeof(*p));
+	if (family == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
+			return -EPROTONOSUPPORT;
+		thoff = skb_network_offset(skb) + iph->ihl * 4;
+		p->ecn = iph->tos & INET_ECN_MASK;
+	} else if (family == NFPROTO_IPV6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+		int fragflg = 0;
+		unsigned int off = 0;
+
+		if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
+		    (fragflg & IP6_FH_F_FRAG))
+			return -EPROTONOSUPPORT;
+		thoff = off;
+		p->ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
+	} else {
+		return -EPROTONOSUPPORT;
+	}
+
+	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
+	if (!th)
+		return -EINVAL;
+	if (th != &p->th)
+		memcpy(&p->th, th, sizeof(p->th));
+	p->thoff = thoff;
+	p->thlen = p->th.doff * 4;
+	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)
+		return -EINVAL;
+	p->payload = skb->len - thoff - p->thlen;
+	p->key.family = family;
+
+	if (family == NFPROTO_IPV4)
+		tcpmb_key_fill(p, &ip_hdr(skb)->saddr, &ip_hdr(skb)->daddr,
+			       sizeof(__be32));
+	else
+		tcpmb_key_fill(p, &ipv6_hdr(skb)->saddr, &ipv6_hdr(skb)->daddr,
+			       sizeof(struct in6_addr));
+	return 0;
+}
+
+/**
+ * tcpmb_set_tcp_flags - set and clear TCP flag bits, fixing the checksum
+ * @skb: the packet
+ * @p: its parse result (thoff)
+ * @set: TCPHDR_* bits to set
+ * @clear: TCPHDR_* bits to clear
+ *
+ * Works on GSO packets (the flags are copied to every segment, except CWR
+ * which tcp_gso_segment() keeps on the first) and under CHECKSUM_PARTIAL.
+ *
+ * Return: 0 or -ENOMEM if the header could not be made writable.
+ */
+int tcpmb_set_tcp_flags(struct sk_buff *skb, const struct tcpmb_pkt *p,
+			u8 set, u8 clear)
+{
+	struct tcphdr *th;
+	__be16 old, new;
+	u8 *flags;
+
+	if (skb_ensure_writable(skb, p->thoff + sizeof(*th)))
+		return -ENOMEM;
+	th = (struct tcphdr *)(skb->data + p->thoff);
+	flags = (u8 *)th + 13;
+	old = *(__be16 *)((u8 *)th + 12);
+	*flags = (*flags & ~clear) | set;
+	new = *(__be16 *)((u8 *)th + 12);
+	if (old != new)
+		inet_proto_csum_replace2(&th->check, skb, old, new, false);
+	/* as tcp_ecn_send(): segmentation must keep CWR on the first only */
+	if ((set & TCPHDR_CWR) && skb_is_gso(skb))
+		skb_shinfo(skb)->gso_type |= SKB_GSO_TCP_ECN;
+	return 0;
+}
+
+/**
+ * tcpmb_set_ecn - set the IP ECN field (IPv4 header checksum fixed)
+ * @skb: the packet
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ * @ecn: INET_ECN_* codepoint
+ *
+ * The ECN field is not covered by the TCP checksum.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tcpmb_set_ecn(struct sk_buff *skb, u8 family, u8 ecn)
+{
+	unsigned int len = skb_network_offset(skb);
+
+	len += family == NFPROTO_IPV4 ? sizeof(struct iphdr) :
+					sizeof(struct ipv6hdr);
+	if (skb_ensure_writable(skb, len))
+		return -ENOMEM;
+	if (family == NFPROTO_IPV4)
+		ipv4_change_dsfield(ip_hdr(skb), (u8)~INET_ECN_MASK, ecn);
+	else
+		ipv6_change_dsfield(ipv6_hdr(skb), (u8)~INET_ECN_MASK, ecn);
+	return 0;
+}
+
+static u32 tcpmb_hash(const struct tcpmb_flowtab *t,
+		      const struct tcpmb_flow_key *key)
+{
+	return jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->seed) &
+	       t->hmask;
+}
+
+int tcpmb_flowtab_init(struct tcpmb_flowtab *t, unsigned int buckets,
+		       size_t flow_size)
+{
+	unsigned int i;
+
+	buckets = roundup_pow_of_two(buckets);
+	t->buckets = kvmalloc_array(buckets, sizeof(*t->buckets), GFP_KERNEL);
+	if (!t->buckets)
+		return -ENOMEM;
+	for (i = 0; i < buckets; i++)
+		INIT_HLIST_HEAD(&t->buckets[i]);
+	t->hmask = buckets - 1;
+	t->count = 0;
+	t->seed = get_random_u32();
+	t->flow_size = flow_size;
+	spin_lock_init(&t->lock);
+	return 0;
+}
+
+/* Call only when no packet path can reach @t any more. */
+void tcpmb_flowtab_destroy(struct tcpmb_flowtab *t)
+{
+	tcpmb_flowtab_gc(t, true);
+	kvfree(t->buckets);
+	t->buckets = NULL;
+}
+
+/* Under rcu_read_lock(); the flow may be dead (check under its lock). */
+struct tcpmb_flow *tcpmb_flow_lookup(struct tcpmb_flowtab *t,
+				     const struct tcpmb_flow_key *key)
+{
+	struct tcpmb_flow *f;
+
+	hlist_for_each_entry_rcu(f, &t->buckets[tcpmb_hash(t, key)], node)
+		if (!memcmp(&f->key, key, sizeof(*key)))
+			return f;
+	return NULL;
+}
+
+/**
+ * tcpmb_flow_insert - add a flow, unless the table is full
+ * @t: the table
+ * @key: canonical key
+ * @a_is_lo: the initiator is @key's lo endpoint
+ * @max: the table's limit
+ * @err: why NULL was returned
+ *
+ * Under rcu_read_lock(), from the packet path.  The new flow is zeroed
+ * beyond struct tcpmb_flow, expires now + 1 s unless the owner sets a
+ * timeout, and may be returned to a concurrent lookup at once, so the owner
+ * initialises its state under flow->lock.  If another CPU inserted the same
+ * key first, that flow is returned.
+ *
+ * Return: the flow, or NULL with @err set.
+ */
+struct tcpmb_flow *tcpmb_flow_insert(struct tcpmb_flowtab *t,
+				     const struct tcpmb_flow_key *key,
+				     bool a_is_lo, unsigned int max,
+				     enum tcpmb_insert_err *err)
+{
+	struct tcpmb_flow *f, *old;
+
+	if (READ_ONCE(t->count) >= max) {
+		*err = TCPMB_INSERT_FULL;
+		return NULL;
+	}
+	f = kzalloc(t->flow_size, GFP_ATOMIC | __GFP_NOWARN);
+	if (!f) {
+		*err = TCPMB_INSERT_NOMEM;
+		return NULL;
+	}
+	f->key = *key;
+	f->a_is_lo = a_is_lo;
+	f->expires = jiffies + HZ;
+	spin_lock_init(&f->lock);
+
+	spin_lock_bh(&t->lock);
+	old = tcpmb_flow_lookup(t, key);
+	if (old || t->count >= max) {
+		spin_unlock_bh(&t->lock);
+		kfree(f);
+		*err = old ? TCPMB_INSERT_EXISTS : TCPMB_INSERT_FULL;
+		return old;
+	}
+	hlist_add_head_rcu(&f->node, &t->buckets[tcpmb_hash(t, key)]);
+	WRITE_ONCE(t->count, t->count + 1);
+	spin_unlock_bh(&t->lock);
+	*err = TCPMB_INSERT_OK;
+	return f;
+}
+
+/**
+ * tcpmb_flowtab_gc - unlink and free expired flows
+ * @t: the table
+ * @all: free every flow (teardown)
+ *
+ * A flow expires when jiffies passes flow->expires.  Freeing waits for an
+ * RCU grace period (kfree_rcu), and flow->dead tells a packet that already
+ * holds the flow not to touch it.
+ *
+ * Return: the number of flows removed.
+ */
+unsigned int tcpmb_flowtab_gc(struct tcpmb_flowtab *t, bool all)
+{
+	unsigned long now = jiffies;
+	struct hlist_node *tmp;
+	struct tcpmb_flow *f;
+	unsigned int i, n = 0;
+
+	for (i = 0; i <= t->hmask; i++) {
+		if (hlist_empty(&t->buckets[i]))
+			continue;
+		spin_lock_bh(&t->lock);
+		hlist_for_each_entry_safe(f, tmp, &t->buckets[i], node) {
+			spin_lock(&f->lock);
+			if (all || time_after_eq(now, f->expires)) {
+				f->dead = true;
+				hlist_del_rcu(&f->node);
+				WRITE_ONCE(t->count, t->count - 1);
+				n++;
+				spin_unlock(&f->lock);
+				kfree_rcu(f, rcu);
+				continue;
+			}
+			spin_unlock(&f->lock);
+		}
+		spin_unlock_bh(&t->lock);
+		if (!all)
+			cond_resched();
+	}
+	return n;
+}

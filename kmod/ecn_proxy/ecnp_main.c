@@ -1,0 +1,899 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ecn_proxy: an ECN proxy for the forward path of a router.
+ *
+ * Most hosts never ask for ECN, so AQM routers on their paths must drop where
+ * they could mark.  When only one endpoint of a TCP connection negotiates ECN
+ * (E), this module negotiates ECN with it on behalf of the other one (N) and
+ * then plays N's ECN part for the rest of the connection:
+ *
+ *   phase 1: upgrade the SYN (or SYN-ACK) toward E to ECN-setup and
+ *            downgrade the answer toward N, so that only E sees ECN;
+ *   phase 2: ECT(0) on N->E new data, Not-ECT and no ECE/CWR toward N;
+ *            CE on E->N data is echoed to E as ECE until E's CWR; ECE from
+ *            E (congestion on N's data) is turned into a signal N
+ *            understands, selected by net.ecn_proxy.feedback:
+ *              none   no ECT on N->E, so routers drop there;
+ *              drop   drop one N->E new-data segment per window;
+ *              dupack simulated loss (currently the same as drop);
+ *            then CWR toward E.
+ *
+ * The decisions are made by the pure state machine in ecnp_fsm.c (its header
+ * comment has the state diagrams); this file is the plumbing around it:
+ *
+ *   - a netfilter hook at the end of FORWARD, IPv4 and IPv6, registered per
+ *     network namespace while net.ecn_proxy.enabled = 1 (the initial
+ *     namespace is enabled at load unless enable_init_net=0);
+ *   - per-flow state in a bounded RCU hash table (kmod/common/tcpmb_flow.c),
+ *     created only by a SYN, per-flow spinlock, garbage-collected by a
+ *     per-namespace worker with separate handshake, established and closed
+ *     idle timeouts; when the table is full (net.ecn_proxy.max_flows) or an
+ *     atomic allocation fails, the flow passes untouched and is counted;
+ *   - a per-destination cache of failed SYN upgrades (RFC 3168 6.1.1.1
+ *     fallback), direct-mapped, bounded and expiring;
+ *   - header edits with skb_ensure_writable() and incremental checksums
+ *     (correct under CHECKSUM_PARTIAL); a GSO packet that would be dropped
+ *     whole is segmented first and only one segment is dropped;
+ *   - per-CPU counters in /proc/net/ecn_proxy/stats, one line per flow in
+ *     /proc/net/ecn_proxy/flows, per-netns sysctls under net.ecn_proxy.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/sysctl.h>
+#include <linux/workqueue.h>
+#include <net/inet_ecn.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "../common/tcpmb_flow.h"
+#include "ecnp_fsm.h"
+
+static bool enable_init_net = true;
+module_param(enable_init_net, bool, 0444);
+MODULE_PARM_DESC(enable_init_net,
+		 "enable the proxy in the initial network namespace at load (default: 1)");
+
+#define ECNP_BUCKETS		4096
+#define ECNP_FB_SLOTS		256
+#define ECNP_FB_NAME_MAX	16
+#define ECNP_GC_INTERVAL	HZ
+
+enum ecnp_stat {
+	ECNP_STAT_FLOWS_SEEN,
+	ECNP_STAT_FLOWS_BOTH_ECN,
+	ECNP_STAT_FLOWS_NEITHER,
+	ECNP_STAT_FLOWS_PROXIED_E_RESPONDER,
+	ECNP_STAT_FLOWS_PROXIED_E_INITIATOR,
+	ECNP_STAT_FLOWS_FALLBACK,
+	ECNP_STAT_FLOWS_PASSTHROUGH,
+	ECNP_STAT_FLOWS_EXPIRED,
+	ECNP_STAT_SYN_FALLBACKS,
+	ECNP_STAT_FALLBACK_HITS,
+	ECNP_STAT_SEGS_ECT_SET,
+	ECNP_STAT_SEGS_CE_CLEARED,
+	ECNP_STAT_SEGS_ECT_CLEARED,
+	ECNP_STAT_SEGS_ECE_SET,
+	ECNP_STAT_SEGS_ECE_CLEARED,
+	ECNP_STAT_SEGS_CWR_SET,
+	ECNP_STAT_SEGS_CWR_CLEARED,
+	ECNP_STAT_CONGESTION_EVENTS,
+	ECNP_STAT_SEGS_DROPPED,
+	ECNP_STAT_GSO_SEGMENTED,
+	ECNP_STAT_TABLE_FULL,
+	ECNP_STAT_ALLOC_FAILED,
+	ECNP_STAT_MALFORMED,
+	ECNP_STAT_EDIT_FAILED,
+	ECNP_STAT_NR,
+};
+
+static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
+	[ECNP_STAT_FLOWS_SEEN]			= "flows_seen",
+	[ECNP_STAT_FLOWS_BOTH_ECN]		= "flows_both_ecn",
+	[ECNP_STAT_FLOWS_NEITHER]		= "flows_neither_ecn",
+	[ECNP_STAT_FLOWS_PROXIED_E_RESPONDER]	= "flows_proxied_ecn_responder",
+	[ECNP_STAT_FLOWS_PROXIED_E_INITIATOR]	= "flows_proxied_ecn_initiator",
+	[ECNP_STAT_FLOWS_FALLBACK]		= "flows_fallback",
+	[ECNP_STAT_FLOWS_PASSTHROUGH]		= "flows_passthrough",
+	[ECNP_STAT_FLOWS_EXPIRED]		= "flows_expired",
+	[ECNP_STAT_SYN_FALLBACKS]		= "syn_fallbacks",
+	[ECNP_STAT_FALLBACK_HITS]		= "fallback_cache_hits",
+	[ECNP_STAT_SEGS_ECT_SET]		= "segs_ect_set",
+	[ECNP_STAT_SEGS_CE_CLEARED]		= "segs_ce_cleared",
+	[ECNP_STAT_SEGS_ECT_CLEARED]		= "segs_ect_cleared",
+	[ECNP_STAT_SEGS_ECE_SET]		= "segs_ece_set",
+	[ECNP_STAT_SEGS_ECE_CLEARED]		= "segs_ece_cleared",
+	[ECNP_STAT_SEGS_CWR_SET]		= "segs_cwr_set",
+	[ECNP_STAT_SEGS_CWR_CLEARED]		= "segs_cwr_cleared",
+	[ECNP_STAT_CONGESTION_EVENTS]		= "congestion_events",
+	[ECNP_STAT_SEGS_DROPPED]		= "segs_dropped",
+	[ECNP_STAT_GSO_SEGMENTED]		= "gso_segmented",
+	[ECNP_STAT_TABLE_FULL]			= "table_full",
+	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
+	[ECNP_STAT_MALFORMED]			= "malformed",
+	[ECNP_STAT_EDIT_FAILED]			= "edit_failed",
+};
+
+struct ecnp_stats {
+	u64 c[ECNP_STAT_NR];
+};
+
+static const char * const ecnp_fb_names[] = {
+	[ECNP_FB_NONE]		= "none",
+	[ECNP_FB_DROP]		= "drop",
+	[ECNP_FB_DUPACK]	= "dupack",
+};
+
+/* A destination to which an upgraded SYN had to fall back. */
+struct ecnp_fb_slot {
+	struct in6_addr addr;
+	u8 family;
+	unsigned long expires;
+};
+
+struct ecnp_net {
+	struct tcpmb_flowtab ft;
+	struct ecnp_stats __percpu *stats;
+	struct ctl_table_header *sysctl_hdr;
+	struct proc_dir_entry *proc_dir;
+	struct delayed_work gc_work;
+	struct net *net;
+	struct mutex hook_mutex;	/* serialises hook (un)registration */
+	bool hooks_on;
+
+	/* sysctls */
+	int enabled;
+	int feedback;			/* enum ecnp_feedback */
+	int max_flows;
+	int timeout_handshake;		/* seconds */
+	int timeout_established;
+	int timeout_closed;
+	int fallback_timeout;
+
+	spinlock_t fb_lock;		/* protects fb[] */
+	u32 fb_seed;
+	struct ecnp_fb_slot fb[ECNP_FB_SLOTS];
+};
+
+struct ecnp_flow_counters {
+	u32 segs;
+	u32 ect_set;
+	u32 ce_cleared;
+	u32 ece_set;
+	u32 cwr_set;
+	u32 cong_events;
+	u32 dropped;
+};
+
+/* Per-flow state: the shared flow header, the FSM and counters. */
+struct ecnp_flow {
+	struct tcpmb_flow base;
+	struct ecnp_fsm fsm;
+	bool closed;		/* RST or both FINs: closed timeout */
+	bool decided;		/* SAME/PASS: expiry fixed, not refreshed */
+	struct ecnp_flow_counters cnt;
+};
+
+/* A consistent snapshot of a flow for /proc/net/ecn_proxy/flows. */
+struct ecnp_flow_view {
+	struct ecnp_fsm fsm;
+	struct ecnp_flow_counters cnt;
+	unsigned long expires;
+};
+
+static unsigned int ecnp_net_id __read_mostly;
+
+static struct ecnp_net *ecnp_pernet(const struct net *net)
+{
+	return net_generic(net, ecnp_net_id);
+}
+
+static void ecnp_count(struct ecnp_net *en, enum ecnp_stat s)
+{
+	this_cpu_inc(en->stats->c[s]);
+}
+
+/* --- SYN fallback cache ------------------------------------------------ */
+
+static struct ecnp_fb_slot *ecnp_fb_slot(struct ecnp_net *en,
+					 const struct in6_addr *addr)
+{
+	u32 h = jhash2((const u32 *)addr, 4, en->fb_seed);
+
+	return &en->fb[h % ECNP_FB_SLOTS];
+}
+
+static bool ecnp_fb_lookup(struct ecnp_net *en, const struct in6_addr *addr,
+			   u8 family)
+{
+	struct ecnp_fb_slot *s = ecnp_fb_slot(en, addr);
+	bool hit;
+
+	spin_lock_bh(&en->fb_lock);
+	hit = s->family == family && ipv6_addr_equal(&s->addr, addr) &&
+	      time_before(jiffies, s->expires);
+	spin_unlock_bh(&en->fb_lock);
+	return hit;
+}
+
+static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
+			   u8 family)
+{
+	struct ecnp_fb_slot *s = ecnp_fb_slot(en, addr);
+
+	spin_lock_bh(&en->fb_lock);
+	s->addr = *addr;
+	s->family = family;
+	s->expires = jiffies + READ_ONCE(en->fallback_timeout) * HZ;
+	spin_unlock_bh(&en->fb_lock);
+}
+
+/* --- packet path --------------------------------------------------------- */
+
+static const struct in6_addr *ecnp_b_addr(const struct tcpmb_flow *f)
+{
+	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
+}
+
+static void ecnp_fill_pkt(const struct tcpmb_flow *f,
+			  const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
+{
+	ep->seq = ntohl(p->th.seq);
+	ep->ack = ntohl(p->th.ack_seq);
+	ep->len = p->payload;
+	ep->flags = tcp_flag_byte(&p->th) | ((p->th.res1 & 1) << 8);
+	ep->dir = tcpmb_from_a(f, p) ? ECNP_DIR_A : ECNP_DIR_B;
+	ep->ecn = p->ecn;
+}
+
+static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
+			 const struct tcpmb_pkt *p, u32 ret)
+{
+	static const struct {
+		u32 ev;
+		enum ecnp_stat stat;
+	} outcomes[] = {
+		{ ECNP_EV_OUT_BOTH, ECNP_STAT_FLOWS_BOTH_ECN },
+		{ ECNP_EV_OUT_NEITHER, ECNP_STAT_FLOWS_NEITHER },
+		{ ECNP_EV_OUT_E_RESP, ECNP_STAT_FLOWS_PROXIED_E_RESPONDER },
+		{ ECNP_EV_OUT_E_INIT, ECNP_STAT_FLOWS_PROXIED_E_INITIATOR },
+		{ ECNP_EV_OUT_FALLBACK, ECNP_STAT_FLOWS_FALLBACK },
+		{ ECNP_EV_OUT_PASS, ECNP_STAT_FLOWS_PASSTHROUGH },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(outcomes); i++)
+		if (ret & outcomes[i].ev)
+			ecnp_count(en, outcomes[i].stat);
+	if (ret & ECNP_EV_SYN_FALLBACK)
+		ecnp_count(en, ECNP_STAT_SYN_FALLBACKS);
+	if (ret & ECNP_EV_CONG_SIGNAL) {
+		ecnp_count(en, ECNP_STAT_CONGESTION_EVENTS);
+		ef->cnt.cong_events++;
+	}
+	if (ret & ECNP_ACT_DROP) {
+		ecnp_count(en, ECNP_STAT_SEGS_DROPPED);
+		ef->cnt.dropped++;
+		return;
+	}
+	if (ret & ECNP_ACT_SET_ECT0) {
+		ecnp_count(en, ECNP_STAT_SEGS_ECT_SET);
+		ef->cnt.ect_set++;
+	}
+	if (ret & ECNP_ACT_CLEAR_ECN) {
+		if (p->ecn == INET_ECN_CE) {
+			ecnp_count(en, ECNP_STAT_SEGS_CE_CLEARED);
+			ef->cnt.ce_cleared++;
+		} else {
+			ecnp_count(en, ECNP_STAT_SEGS_ECT_CLEARED);
+		}
+	}
+	if (ret & ECNP_ACT_SET_ECE) {
+		ecnp_count(en, ECNP_STAT_SEGS_ECE_SET);
+		ef->cnt.ece_set++;
+	}
+	if (ret & ECNP_ACT_CLEAR_ECE)
+		ecnp_count(en, ECNP_STAT_SEGS_ECE_CLEARED);
+	if (ret & ECNP_ACT_SET_CWR) {
+		ecnp_count(en, ECNP_STAT_SEGS_CWR_SET);
+		ef->cnt.cwr_set++;
+	}
+	if (ret & ECNP_ACT_CLEAR_CWR)
+		ecnp_count(en, ECNP_STAT_SEGS_CWR_CLEARED);
+}
+
+/* Under ef->base.lock: when the flow may be forgotten. */
+static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
+{
+	u8 st = ef->fsm.state;
+	int secs;
+
+	if (st < ECNP_S_SAME) {
+		/* (re)started handshake: a new connection on this tuple */
+		ef->closed = false;
+		ef->decided = false;
+	}
+	if (ret & ECNP_EV_CLOSED)
+		ef->closed = true;
+	if (ef->decided)
+		return;
+	if (st == ECNP_S_SAME || st == ECNP_S_PASS) {
+		/* nothing more to do for this flow: keep it only briefly */
+		ef->decided = true;
+		secs = READ_ONCE(en->timeout_closed);
+	} else if (ef->closed || st == ECNP_S_CLOSED) {
+		secs = READ_ONCE(en->timeout_closed);
+	} else if (ecnp_fsm_in_phase2(&ef->fsm)) {
+		secs = READ_ONCE(en->timeout_established);
+	} else {
+		secs = READ_ONCE(en->timeout_handshake);
+	}
+	ef->base.expires = jiffies + secs * HZ;
+}
+
+static int ecnp_apply(struct sk_buff *skb, u8 family,
+		      const struct tcpmb_pkt *p, u32 ret)
+{
+	u8 set = 0, clear = 0;
+	int err = 0;
+
+	if (ret & ECNP_ACT_SET_ECE)
+		set |= TCPHDR_ECE;
+	if (ret & ECNP_ACT_CLEAR_ECE)
+		clear |= TCPHDR_ECE;
+	if (ret & ECNP_ACT_SET_CWR)
+		set |= TCPHDR_CWR;
+	if (ret & ECNP_ACT_CLEAR_CWR)
+		clear |= TCPHDR_CWR;
+	if (set | clear)
+		err = tcpmb_set_tcp_flags(skb, p, set, clear);
+	if (!err && (ret & ECNP_ACT_SET_ECT0))
+		err = tcpmb_set_ecn(skb, family, INET_ECN_ECT_0);
+	else if (!err && (ret & ECNP_ACT_CLEAR_ECN))
+		err = tcpmb_set_ecn(skb, family, INET_ECN_NOT_ECT);
+	return err;
+}
+
+static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
+				  const struct nf_hook_state *state);
+
+static bool ecnp_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+
+/*
+ * One packet (or GSO packet) of a TCP flow.  @may_segment is false for the
+ * segments of a GSO packet that ecnp_gso_drop() feeds back in.
+ */
+static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
+				 const struct nf_hook_state *state,
+				 bool may_segment)
+{
+	enum tcpmb_insert_err err;
+	struct tcpmb_flow *f;
+	struct ecnp_flow *ef;
+	struct tcpmb_pkt p;
+	struct ecnp_pkt ep;
+	bool no_upgrade, syn_from_a;
+	int mode;
+	u32 ret;
+
+	switch (tcpmb_parse(skb, state->pf, &p)) {
+	case 0:
+		break;
+	case -EINVAL:
+		ecnp_count(en, ECNP_STAT_MALFORMED);
+		return NF_ACCEPT;
+	default:
+		return NF_ACCEPT;
+	}
+
+	f = tcpmb_flow_lookup(&en->ft, &p.key);
+	if (!f) {
+		/* Only a SYN (no ACK, no RST) starts a flow. */
+		if ((tcp_flag_byte(&p.th) &
+		     (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) != TCPHDR_SYN)
+			return NF_ACCEPT;
+		f = tcpmb_flow_insert(&en->ft, &p.key, p.src_is_lo,
+				      READ_ONCE(en->max_flows), &err);
+		if (!f) {
+			ecnp_count(en, err == TCPMB_INSERT_FULL ?
+				   ECNP_STAT_TABLE_FULL :
+				   ECNP_STAT_ALLOC_FAILED);
+			return NF_ACCEPT;
+		}
+		if (err == TCPMB_INSERT_OK)
+			ecnp_count(en, ECNP_STAT_FLOWS_SEEN);
+		/* TCPMB_INSERT_EXISTS: another CPU created it first */
+	}
+	ef = container_of(f, struct ecnp_flow, base);
+
+	/*
+	 * _bh: after an NFQUEUE verdict, nf_reinject() runs the rest of the
+	 * FORWARD hooks in process context.
+	 */
+	mode = READ_ONCE(en->feedback);
+	spin_lock_bh(&f->lock);
+	if (f->dead) {
+		spin_unlock_bh(&f->lock);
+		return NF_ACCEPT;
+	}
+	ecnp_fill_pkt(f, &p, &ep);
+	if (may_segment && skb_is_gso(skb) &&
+	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
+		spin_unlock_bh(&f->lock);
+		/*
+		 * Bridged packets (br_netfilter) would need their MAC header
+		 * carried over to each segment: leave the drop pending for
+		 * the next packet instead.
+		 */
+		if (ecnp_bridged(skb))
+			return NF_ACCEPT;
+		return ecnp_gso_drop(en, skb, state);
+	}
+	/* the FSM reads the fallback cache for SYNs from A and until B answers */
+	no_upgrade = false;
+	syn_from_a = ep.dir == ECNP_DIR_A &&
+		     (ep.flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
+		     ECNP_TCP_SYN;
+	if (syn_from_a || ef->fsm.state == ECNP_S_A_C ||
+	    ef->fsm.state == ECNP_S_A_NC) {
+		no_upgrade = ecnp_fb_lookup(en, ecnp_b_addr(f), p.key.family);
+		if (no_upgrade && syn_from_a)
+			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
+	}
+	ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
+	ef->cnt.segs++;
+	ecnp_account(en, ef, &p, ret);
+	ecnp_set_expiry(en, ef, ret);
+	spin_unlock_bh(&f->lock);
+
+	if (ret & ECNP_EV_SYN_FALLBACK)
+		ecnp_fb_insert(en, ecnp_b_addr(f), p.key.family);
+	if (ret & ECNP_ACT_DROP)
+		return NF_DROP;
+	if ((ret & ECNP_ACT_MASK) && ecnp_apply(skb, state->pf, &p, ret))
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	return NF_ACCEPT;
+}
+
+/*
+ * A GSO packet of which one segment must be dropped: segment it in software
+ * and pass each segment through the state machine.  Our hook is the last
+ * one in FORWARD, so the survivors continue with state->okfn.
+ */
+static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
+				  const struct nf_hook_state *state)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs)) {
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		return NF_ACCEPT;
+	}
+	ecnp_count(en, ECNP_STAT_GSO_SEGMENTED);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		if (ecnp_process(en, seg, state, false) == NF_ACCEPT) {
+			local_bh_disable();
+			state->okfn(state->net, state->sk, seg);
+			local_bh_enable();
+		} else {
+			kfree_skb(seg);
+		}
+	}
+	consume_skb(skb);
+	return NF_STOLEN;
+}
+
+static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,
+			      const struct nf_hook_state *state)
+{
+	return ecnp_process(ecnp_pernet(state->net), skb, state, true);
+}
+
+/* Last in FORWARD: after filtering, and nothing after us is skipped when
+ * ecnp_gso_drop() hands segments to okfn.
+ */
+static const struct nf_hook_ops ecnp_hook_ops[] = {
+	{
+		.hook		= ecnp_hook,
+		.pf		= NFPROTO_IPV4,
+		.hooknum	= NF_INET_FORWARD,
+		.priority	= NF_IP_PRI_LAST,
+	},
+	{
+		.hook		= ecnp_hook,
+		.pf		= NFPROTO_IPV6,
+		.hooknum	= NF_INET_FORWARD,
+		.priority	= NF_IP6_PRI_LAST,
+	},
+};
+
+static int ecnp_set_hooks(struct ecnp_net *en, bool on)
+{
+	int err = 0;
+
+	mutex_lock(&en->hook_mutex);
+	if (on && !en->hooks_on) {
+		err = nf_register_net_hooks(en->net, ecnp_hook_ops,
+					    ARRAY_SIZE(ecnp_hook_ops));
+		if (!err)
+			en->hooks_on = true;
+	} else if (!on && en->hooks_on) {
+		nf_unregister_net_hooks(en->net, ecnp_hook_ops,
+					ARRAY_SIZE(ecnp_hook_ops));
+		en->hooks_on = false;
+	}
+	if (!err)
+		WRITE_ONCE(en->enabled, on);
+	mutex_unlock(&en->hook_mutex);
+	return err;
+}
+
+/* --- garbage collection -------------------------------------------------- */
+
+static void ecnp_gc_work(struct work_struct *work)
+{
+	struct ecnp_net *en = container_of(to_delayed_work(work),
+					   struct ecnp_net, gc_work);
+	unsigned int n = tcpmb_flowtab_gc(&en->ft, false);
+
+	if (n)
+		this_cpu_add(en->stats->c[ECNP_STAT_FLOWS_EXPIRED], n);
+	schedule_delayed_work(&en->gc_work, ECNP_GC_INTERVAL);
+}
+
+/* --- sysctl -------------------------------------------------------------- */
+
+static int ecnp_timeout_max = 86400;
+static int ecnp_flows_max = 1 << 20;
+
+/* proc_dointvec_minmax that says why it rejected a write. */
+static int ecnp_proc_minmax(struct ctl_table *table, int write, void *buffer,
+			    size_t *lenp, loff_t *ppos)
+{
+	int ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+
+	if (write && ret == -EINVAL)
+		pr_info_ratelimited("net.ecn_proxy.%s: rejected: not an integer in [%d, %d]\n",
+				    table->procname, *(int *)table->extra1,
+				    *(int *)table->extra2);
+	return ret;
+}
+
+static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
+			     size_t *lenp, loff_t *ppos)
+{
+	struct ecnp_net *en = container_of(table->data, struct ecnp_net,
+					   enabled);
+	struct ctl_table tmp = *table;
+	int val = READ_ONCE(en->enabled);
+	int ret;
+
+	tmp.data = &val;
+	ret = ecnp_proc_minmax(&tmp, write, buffer, lenp, ppos);
+	if (write && !ret) {
+		ret = ecnp_set_hooks(en, val);
+		if (ret)
+			pr_warn("net.ecn_proxy.enabled: cannot register hooks: %d\n",
+				ret);
+	}
+	return ret;
+}
+
+static int ecnp_proc_feedback(struct ctl_table *table, int write,
+			      void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct ecnp_net *en = container_of(table->data, struct ecnp_net,
+					   feedback);
+	char val[ECNP_FB_NAME_MAX];
+	struct ctl_table tmp = {
+		.data = val,
+		.maxlen = sizeof(val),
+	};
+	int ret, mode;
+
+	strscpy(val, ecnp_fb_names[READ_ONCE(en->feedback)], sizeof(val));
+	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
+		return ret;
+	mode = match_string(ecnp_fb_names, ARRAY_SIZE(ecnp_fb_names),
+			    strim(val));
+	if (mode < 0) {
+		pr_info_ratelimited("net.ecn_proxy.feedback: rejected '%s': must be none, drop or dupack\n",
+				    val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(en->feedback, mode);
+	return 0;
+}
+
+#define ECNP_SYSCTL_INT(name, min, max) {		\
+	.procname	= #name,			\
+	.data		= &init_ecnp_net.name,		\
+	.maxlen		= sizeof(int),			\
+	.mode		= 0644,				\
+	.proc_handler	= ecnp_proc_minmax,		\
+	.extra1		= min,				\
+	.extra2		= max,				\
+}
+
+/* Only used as the template's .data anchors; every netns gets a copy. */
+static struct ecnp_net init_ecnp_net;
+
+static struct ctl_table ecnp_sysctl_table[] = {
+	{
+		.procname	= "enabled",
+		.data		= &init_ecnp_net.enabled,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= ecnp_proc_enabled,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+	{
+		.procname	= "feedback",
+		.data		= &init_ecnp_net.feedback,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= ecnp_proc_feedback,
+	},
+	ECNP_SYSCTL_INT(max_flows, SYSCTL_ONE, &ecnp_flows_max),
+	ECNP_SYSCTL_INT(timeout_handshake, SYSCTL_ONE, &ecnp_timeout_max),
+	ECNP_SYSCTL_INT(timeout_established, SYSCTL_ONE, &ecnp_timeout_max),
+	ECNP_SYSCTL_INT(timeout_closed, SYSCTL_ONE, &ecnp_timeout_max),
+	ECNP_SYSCTL_INT(fallback_timeout, SYSCTL_ONE, &ecnp_timeout_max),
+	{ }
+};
+
+static int ecnp_sysctl_init(struct ecnp_net *en)
+{
+	struct ctl_table *table;
+	unsigned int i;
+
+	table = kmemdup(ecnp_sysctl_table, sizeof(ecnp_sysctl_table),
+			GFP_KERNEL);
+	if (!table)
+		return -ENOMEM;
+	/* re-point .data from the template anchor to this netns */
+	for (i = 0; table[i].procname; i++)
+		table[i].data = (char *)en + ((char *)table[i].data -
+					      (char *)&init_ecnp_net);
+	en->sysctl_hdr = register_net_sysctl(en->net, "net/ecn_proxy", table);
+	if (!en->sysctl_hdr) {
+		kfree(table);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ecnp_sysctl_exit(struct ecnp_net *en)
+{
+	struct ctl_table *table = en->sysctl_hdr->ctl_table_arg;
+
+	unregister_net_sysctl_table(en->sysctl_hdr);
+	kfree(table);
+}
+
+/* --- procfs -------------------------------------------------------------- */
+
+static int ecnp_stats_show(struct seq_file *seq, void *v)
+{
+	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
+	u64 sum[ECNP_STAT_NR] = { };
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		const struct ecnp_stats *s = per_cpu_ptr(en->stats, cpu);
+
+		for (i = 0; i < ECNP_STAT_NR; i++)
+			sum[i] += READ_ONCE(s->c[i]);
+	}
+	for (i = 0; i < ECNP_STAT_NR; i++)
+		seq_printf(seq, "%s %llu\n", ecnp_stat_names[i], sum[i]);
+	seq_printf(seq, "flows_active %u\n", READ_ONCE(en->ft.count));
+	/* memory per flow: the struct and the kmalloc bucket it lands in */
+	seq_printf(seq, "flow_struct_bytes %zu\n", sizeof(struct ecnp_flow));
+	seq_printf(seq, "flow_alloc_bytes %zu\n",
+		   kmalloc_size_roundup(sizeof(struct ecnp_flow)));
+	return 0;
+}
+
+static void ecnp_show_ep(struct seq_file *seq, const struct tcpmb_flow *f,
+			 bool lo)
+{
+	const struct in6_addr *a = lo ? &f->key.lo_addr : &f->key.hi_addr;
+	u16 port = ntohs(lo ? f->key.lo_port : f->key.hi_port);
+
+	if (f->key.family == NFPROTO_IPV4)
+		seq_printf(seq, "%pI4:%u", &a->s6_addr32[0], port);
+	else
+		seq_printf(seq, "[%pI6c]:%u", a, port);
+}
+
+/*
+ * One line per flow:
+ *   ipv4|ipv6 A B e=A|B|- phase=1|2 state=NAME expires=SECONDS
+ *   segs=N ect_set=N ce_cleared=N ece_set=N cwr_set=N cong_events=N dropped=N
+ * A is the initiator (first SYN), B the responder, e the ECN endpoint of a
+ * proxied flow.
+ */
+static int ecnp_flows_show(struct seq_file *seq, void *v)
+{
+	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
+	struct tcpmb_flowtab *t = &en->ft;
+	struct tcpmb_flow *f;
+	unsigned int i;
+
+	rcu_read_lock();
+	for (i = 0; i <= t->hmask; i++) {
+		hlist_for_each_entry_rcu(f, &t->buckets[i], node) {
+			struct ecnp_flow *ef = container_of(f, struct ecnp_flow,
+							    base);
+			struct ecnp_flow_view c;
+			bool dead;
+
+			spin_lock_bh(&f->lock);
+			dead = f->dead;
+			c.fsm = ef->fsm;
+			c.cnt = ef->cnt;
+			c.expires = f->expires;
+			spin_unlock_bh(&f->lock);
+			if (dead)
+				continue;
+			seq_printf(seq, "%s ", f->key.family == NFPROTO_IPV4 ?
+				   "ipv4" : "ipv6");
+			ecnp_show_ep(seq, f, f->a_is_lo);
+			seq_putc(seq, ' ');
+			ecnp_show_ep(seq, f, !f->a_is_lo);
+			seq_printf(seq, " e=%s phase=%d state=%s expires=%ld",
+				   !ecnp_fsm_proxied(&c.fsm) ? "-" :
+				   ecnp_fsm_e_is_a(&c.fsm) ? "A" : "B",
+				   ecnp_fsm_in_phase2(&c.fsm) ? 2 : 1,
+				   ecnp_state_name(c.fsm.state),
+				   (long)(c.expires - jiffies) / HZ);
+			seq_printf(seq, " segs=%u ect_set=%u ce_cleared=%u ece_set=%u cwr_set=%u cong_events=%u dropped=%u\n",
+				   c.cnt.segs, c.cnt.ect_set, c.cnt.ce_cleared,
+				   c.cnt.ece_set, c.cnt.cwr_set, c.cnt.cong_events,
+				   c.cnt.dropped);
+		}
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static int ecnp_proc_init(struct ecnp_net *en)
+{
+	/* proc_net_mkdir: the files find their netns through the dir */
+	en->proc_dir = proc_net_mkdir(en->net, "ecn_proxy", en->net->proc_net);
+	if (!en->proc_dir)
+		return -ENOMEM;
+	if (!proc_create_net_single("stats", 0444, en->proc_dir,
+				    ecnp_stats_show, NULL) ||
+	    !proc_create_net_single("flows", 0440, en->proc_dir,
+				    ecnp_flows_show, NULL)) {
+		remove_proc_subtree("ecn_proxy", en->net->proc_net);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- per-netns setup ------------------------------------------------------- */
+
+static int __net_init ecnp_net_init(struct net *net)
+{
+	struct ecnp_net *en = ecnp_pernet(net);
+	int err;
+
+	en->net = net;
+	en->feedback = ECNP_FB_DROP;
+	en->max_flows = 65536;
+	en->timeout_handshake = 30;
+	en->timeout_established = 600;
+	en->timeout_closed = 10;
+	en->fallback_timeout = 600;
+	mutex_init(&en->hook_mutex);
+	spin_lock_init(&en->fb_lock);
+	en->fb_seed = get_random_u32();
+	INIT_DELAYED_WORK(&en->gc_work, ecnp_gc_work);
+
+	en->stats = alloc_percpu(struct ecnp_stats);
+	if (!en->stats)
+		return -ENOMEM;
+	err = tcpmb_flowtab_init(&en->ft, ECNP_BUCKETS,
+				 sizeof(struct ecnp_flow));
+	if (err)
+		goto err_stats;
+	err = ecnp_sysctl_init(en);
+	if (err)
+		goto err_ft;
+	err = ecnp_proc_init(en);
+	if (err)
+		goto err_sysctl;
+	if (net_eq(net, &init_net) && enable_init_net) {
+		err = ecnp_set_hooks(en, true);
+		if (err)
+			goto err_proc;
+	}
+	schedule_delayed_work(&en->gc_work, ECNP_GC_INTERVAL);
+	return 0;
+
+err_proc:
+	remove_proc_subtree("ecn_proxy", net->proc_net);
+err_sysctl:
+	ecnp_sysctl_exit(en);
+err_ft:
+	tcpmb_flowtab_destroy(&en->ft);
+err_stats:
+	free_percpu(en->stats);
+	return err;
+}
+
+/*
+ * nf_unregister_net_hooks() does not wait for packets already in the hook:
+ * stop new packets here, the netns core then runs synchronize_rcu() before
+ * ecnp_net_exit() frees what those packets use.
+ */
+static void __net_exit ecnp_net_pre_exit(struct net *net)
+{
+	struct ecnp_net *en = ecnp_pernet(net);
+
+	/* no more sysctl writes, then no more packets */
+	ecnp_sysctl_exit(en);
+	ecnp_set_hooks(en, false);
+}
+
+static void __net_exit ecnp_net_exit(struct net *net)
+{
+	struct ecnp_net *en = ecnp_pernet(net);
+
+	remove_proc_subtree("ecn_proxy", net->proc_net);
+	cancel_delayed_work_sync(&en->gc_work);
+	tcpmb_flowtab_destroy(&en->ft);
+	free_percpu(en->stats);
+}
+
+static struct pernet_operations ecnp_net_ops = {
+	.init		= ecnp_net_init,
+	.pre_exit	= ecnp_net_pre_exit,
+	.exit		= ecnp_net_exit,
+	.id		= &ecnp_net_id,
+	.size		= sizeof(struct ecnp_net),
+};
+
+static int __init ecnp_init(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&ecnp_net_ops);
+	if (err)
+		return err;
+	pr_info("loaded (flow state %zu bytes)\n", sizeof(struct ecnp_flow));
+	return 0;
+}
+
+static void __exit ecnp_exit(void)
+{
+	unregister_pernet_subsys(&ecnp_net_ops);
+	/* flush pending RCU callbacks before the module text goes away */
+	rcu_barrier();
+}
+
+module_init(ecnp_init);
+module_exit(ecnp_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("ECN proxy: negotiate ECN on behalf of non-ECN TCP endpoints");

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Summarise the ECN-relevant header bits of one TCP connection in a pcap.
+
+  pcap_ecn.py PCAP SERVER_PORT [ECN_HOST]
+
+Runs tshark once and prints JSON.  Directions are "c2s" (toward
+SERVER_PORT) and "s2c".  For each: packets, data packets (payload > 0 and
+new: the sequence number is at or beyond the highest end sequence seen
+before in that direction, the proxy's own rule; tshark's retransmission
+analysis misses some in GSO captures), ect_data (of those, ECT(0) or ECT(1)), ect_any, ce,
+ece and cwr (on segments other than SYN and SYN-ACK), retrans, and the SYN / SYN-ACK flags ("syn_ece", "syn_cwr",
+"synack_ece", "synack_cwr", as booleans of the first SYN and SYN-ACK).
+
+With ECN_HOST = client|server, "echo" checks RFC 3168 receiver behaviour as
+seen at this capture point: replaying the packets in order, CE on data
+toward the non-ECN side starts an echo and CWR from the ECN host ends it;
+"echo.match" is the share of packets from the non-ECN side to the ECN host
+whose ECE equals the replayed echo state, "echo.ece" how many had ECE.
+"""
+import json
+import subprocess
+import sys
+
+FIELDS = ["tcp.srcport", "tcp.dstport", "tcp.flags", "ip.dsfield.ecn",
+          "ipv6.tclass.ecn", "tcp.len", "tcp.seq"]
+
+
+def main(pcap, port, ecn_host=None):
+    port = int(port)
+    cmd = ["tshark", "-n", "-r", pcap, "-Y", "tcp.port == %d" % port, "-T", "fields",
+           "-E", "separator=|"]
+    for f in FIELDS:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    res = {d: dict(packets=0, data=0, ect_data=0, ect_any=0, ce=0, ece=0, cwr=0,
+                   retrans=0) for d in ("c2s", "s2c")}
+    hs = {}
+    high = {"c2s": None, "s2c": None}
+    echo = False
+    n_match = n_checked = n_ece = 0
+    # the direction of packets from the non-ECN host toward the ECN host
+    n2e = {"server": "c2s", "client": "s2c"}.get(ecn_host)
+    for line in out.splitlines():
+        sport, dport, flags, ecn4, ecn6, tlen, seq = (line.split("|") + [""] * 7)[:7]
+        d = "c2s" if int(dport) == port else "s2c"
+        flags = int(flags, 16)
+        ecn = int(ecn4 or ecn6 or "0", 0)
+        tlen = int(tlen or "0")
+        r = res[d]
+        r["packets"] += 1
+        syn, ack = flags & 0x02, flags & 0x10
+        ece, cwr = bool(flags & 0x40), bool(flags & 0x80)
+        if syn and not ack and "syn_ece" not in hs:
+            hs.update(syn_ece=ece, syn_cwr=cwr)
+        if syn and ack and "synack_ece" not in hs:
+            hs.update(synack_ece=ece, synack_cwr=cwr)
+        if tlen > 0:
+            seq = int(seq)   # relative: no wraparound within one test
+            if high[d] is not None and seq < high[d]:
+                r["retrans"] += 1
+            else:
+                r["data"] += 1
+                if ecn in (1, 2):
+                    r["ect_data"] += 1
+            high[d] = max(high[d] or 0, seq + tlen)
+        if ecn in (1, 2):
+            r["ect_any"] += 1
+        if ecn == 3:
+            r["ce"] += 1
+        if not syn:
+            # the handshake's own ECE/CWR are reported as syn_*/synack_*
+            r["ece"] += ece
+            r["cwr"] += cwr
+        if n2e and not syn:
+            if d != n2e:
+                # from the ECN host: CE on data starts the echo, CWR ends it
+                if cwr:
+                    echo = False
+                if ecn == 3 and tlen > 0:
+                    echo = True
+            else:
+                n_checked += 1
+                n_match += ece == echo
+                n_ece += ece
+    res.update(hs)
+    if n2e:
+        res["echo"] = dict(checked=n_checked, ece=n_ece,
+                           match=round(n_match / n_checked, 4) if n_checked else 0)
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    main(*sys.argv[1:])

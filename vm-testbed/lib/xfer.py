@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Byte-exact TCP transfers for the VM tests (standard library only).
+
+  xfer.py server PORT SEND_BYTES [--family 4|6]
+      accept one connection, read until the peer shuts down its sending
+      side, then send SEND_BYTES and close; print a JSON summary
+  xfer.py client HOST PORT SEND_BYTES
+      connect, send SEND_BYTES, shut down the sending side, read until EOF;
+      print a JSON summary
+
+The data are pseudo-random (seeded by the byte count), so both ends can
+compare SHA-256 digests: {"sent": N, "sent_sha256": ..., "received": N,
+"received_sha256": ..., "seconds": T}.
+"""
+import hashlib
+import json
+import random
+import socket
+import sys
+import time
+
+CHUNK = 65536
+
+
+def payload(n):
+    return random.Random(n).randbytes(n)
+
+
+def exchange(sock, send_first, nbytes):
+    data = payload(nbytes)
+    rx = hashlib.sha256()
+    received = 0
+    t0 = time.monotonic()
+
+    def recv_all():
+        nonlocal received
+        while True:
+            buf = sock.recv(CHUNK)
+            if not buf:
+                return
+            rx.update(buf)
+            received += len(buf)
+
+    if send_first:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        recv_all()
+    else:
+        recv_all()
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+    sock.close()
+    return {
+        "sent": nbytes,
+        "sent_sha256": hashlib.sha256(data).hexdigest(),
+        "received": received,
+        "received_sha256": rx.hexdigest(),
+        "seconds": round(time.monotonic() - t0, 3),
+    }
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "server":
+        fam = socket.AF_INET6 if "--family" in argv and argv[argv.index("--family") + 1] == "6" \
+            else socket.AF_INET
+        srv = socket.socket(fam, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", int(argv[1])))
+        srv.listen(1)
+        conn, _ = srv.accept()
+        srv.close()
+        res = exchange(conn, False, int(argv[2]))
+    elif len(argv) == 4 and argv[0] == "client":
+        conn = socket.create_connection((argv[1], int(argv[2])), timeout=120)
+        res = exchange(conn, True, int(argv[3]))
+    else:
+        sys.exit(__doc__)
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The ECN proxy in the thesis's five configurations, plus the symmetric case
+# (ECN client, non-ECN server), over IPv4 and IPv6, with offloads off and on.
+# One connection per run: the client sends XFER_UP bytes, then the server
+# sends XFER_DOWN bytes back through the 10 Mbit/s download bottleneck (RED
+# marks CE).  Captures in the proxy namespace on both sides of the proxy:
+#
+#   client --[net0]-- eth0 PROXY eth1 --[net1]-- router(RED) --[net2]-- server
+#                      ^ "client side"  ^ "server side"
+#
+# Each run asserts: byte-exact data both ways; the handshake flags each side
+# sees; for proxied flows ECT on data toward the ECN host, no ECT/CE/ECE/CWR
+# toward the non-ECN host, ECE toward the ECN host after CE until its CWR;
+# for flows the proxy must not touch, identical ECN bits on both sides.
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd tcpdump tshark jq python3
+
+up=${XFER_UP:-300000}
+down=${XFER_DOWN:-1000000}
+tb_proxy_load
+
+# name client_ecn server_ecn proxy ecn_host(proxied) ...
+configs=(
+	"noecn 0 0 off -"
+	"noecn+proxy 0 0 on -"
+	"srvecn+proxy 0 1 on server"
+	"bothecn 1 1 off -"
+	"bothecn+proxy 1 1 on -"
+	"cliecn+proxy 1 0 on client"
+)
+
+# expect_hs JSON SYN_ECE SYN_CWR SYNACK_ECE SYNACK_CWR
+expect_hs() {
+	local got
+	got=$(jq -r '"\(.syn_ece) \(.syn_cwr) \(.synack_ece) \(.synack_cwr)"' "$1")
+	[ "$got" = "$2 $3 $4 $5" ] || echo "SYN/SYN-ACK ECE,CWR = $got, expected $2 $3 $4 $5"
+}
+
+run() {
+	local off=$1 fam=$2 cfg=$3 cecn=$4 secn=$5 prx=$6 ehost=$7
+	local tag=$cfg-v$fam-offload-$off cs ss err
+
+	tb_tcp client ecn="$cecn"
+	tb_tcp server ecn="$secn"
+	tb_proxy "$prx" drop
+	tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
+	tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
+	RET=0
+	tb_xfer "$tag" "$fam" "$up" "$down" || check_err 1 "transfer not byte-exact"
+	tb_capture_stop cs
+	tb_capture_stop ss
+	log_test "$tag: transfer byte-exact both ways"
+
+	cs=$TB_OUT/$tag.cs.json
+	ss=$TB_OUT/$tag.ss.json
+	pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"
+	pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" >"$ss"
+
+	RET=0
+	case $cfg in
+	noecn)
+		err="$(expect_hs "$cs" false false false false)$(expect_hs "$ss" false false false false)" ;;
+	noecn+proxy)
+		# the SYN is upgraded toward the server, which declines
+		err="$(expect_hs "$cs" false false false false)$(expect_hs "$ss" true true false false)" ;;
+	srvecn+proxy)
+		err="$(expect_hs "$cs" false false false false)$(expect_hs "$ss" true true true false)" ;;
+	bothecn | bothecn+proxy)
+		err="$(expect_hs "$cs" true true true false)$(expect_hs "$ss" true true true false)" ;;
+	cliecn+proxy)
+		# the server's plain SYN-ACK is upgraded toward the client
+		err="$(expect_hs "$cs" true true true false)$(expect_hs "$ss" true true false false)" ;;
+	esac
+	[ -z "$err" ] || check_err 1 "$err"
+	log_test "$tag: handshake flags on both sides of the proxy"
+
+	if [ "$ehost" = - ]; then
+		# Not proxied: ECN bits must be the same on both sides.
+		RET=0
+		for d in c2s s2c; do
+			for k in ect_any ce ece cwr; do
+				a=$(jq ".$d.$k" "$cs")
+				b=$(jq ".$d.$k" "$ss")
+				if [ "$off" = off ]; then
+					[ "$a" = "$b" ] || check_err 1 "$d $k: client side $a, server side $b"
+				else
+					# GSO/GRO: packet counts differ, presence must not
+					[ $((a > 0)) = $((b > 0)) ] ||
+						check_err 1 "$d $k: client side $a, server side $b"
+				fi
+			done
+		done
+		if [ "$cecn$secn" = 00 ]; then
+			[ "$(jq '.c2s.ect_any + .s2c.ect_any + .c2s.ce + .s2c.ce' "$cs")" = 0 ] ||
+				check_err 1 "ECT/CE seen in a non-ECN connection"
+		fi
+		log_test "$tag: proxy leaves the ECN bits untouched"
+		return
+	fi
+
+	# Proxied: N = the other host.  n2e/e2n directions, and which capture
+	# is on E's side and which on N's.
+	local n2e e2n eside nside
+	if [ "$ehost" = server ]; then
+		n2e=c2s e2n=s2c eside=$ss nside=$cs
+	else
+		n2e=s2c e2n=c2s eside=$cs nside=$ss
+	fi
+	RET=0
+	read -r n_ect n_ce n_ece n_cwr < <(jq -r ".$e2n | \"\(.ect_any) \(.ce) \(.ece) \(.cwr)\"" "$nside")
+	[ "$n_ect$n_ce$n_ece$n_cwr" = 0000 ] ||
+		check_err 1 "toward N: ECT=$n_ect CE=$n_ce ECE=$n_ece CWR=$n_cwr"
+	read -r n_ece n_cwr < <(jq -r ".$n2e | \"\(.ece) \(.cwr)\"" "$nside")
+	[ "$n_ece$n_cwr" = 00 ] || check_err 1 "N sent ECE=$n_ece CWR=$n_cwr itself?"
+	log_test "$tag: no ECT, CE, ECE or CWR reaches the non-ECN host"
+
+	RET=0
+	read -r data ect < <(jq -r ".$n2e | \"\(.data) \(.ect_data)\"" "$eside")
+	# every new-data segment (the proxy's rule: seq at or beyond N's highest
+	# end seq) carries ECT; retransmissions must not
+	[ "$data" -gt 0 ] && [ "$ect" = "$data" ] ||
+		check_err 1 "ECT on $ect of $data new data segments toward E"
+	log_test "$tag: data toward the ECN host carries ECT ($ect/$data)"
+
+	if [ "$ehost" = server ]; then
+		# CE on the server's data (download bottleneck) -> ECE to the server
+		RET=0
+		read -r ce checked ece match < <(jq -r \
+			'"\(.s2c.ce) \(.echo.checked) \(.echo.ece) \(.echo.match)"' "$ss")
+		log_info "$tag: CE from router $ce, ECE to server $ece, echo match $match of $checked"
+		[ "$ce" -gt 0 ] || check_err 1 "no CE marks at the bottleneck"
+		[ "$ece" -gt 0 ] || check_err 1 "no ECE toward the ECN host"
+		awk -v m="$match" 'BEGIN { exit !(m >= 0.95) }' ||
+			check_err 1 "ECE state matches RFC 3168 echo on only $match of segments"
+		log_test "$tag: ECE toward the ECN host after CE, until its CWR"
+	fi
+}
+
+# The per-netns counters: one proxied flow per family and role.
+check_stats() {
+	local k v stats
+	RET=0
+	stats=$(tb_ns proxy cat /proc/net/ecn_proxy/stats)
+	log_info "proxy stats (offload $1): $(echo "$stats" | tr '\n' ' ')"
+	for k in flows_proxied_ecn_responder flows_proxied_ecn_initiator; do
+		v=$(echo "$stats" | awk -v k=$k '$1 == k { print $2 }')
+		[ "$v" = 2 ] || check_err 1 "$k = $v, expected 2"
+	done
+	log_test "offload-$1: stats count each proxied flow once per role"
+}
+
+for off in off on; do
+	TB_OFFLOADS=$off
+	tb_up
+	for fam in 4 6; do
+		for c in "${configs[@]}"; do
+			# shellcheck disable=SC2086
+			run "$off" "$fam" $c
+		done
+	done
+	check_stats "$off"
+	tb_down
+done
+
+exit $EXIT_STATUS

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unloading under traffic: rmmod ecn_proxy in the middle of a proxied
+# download (configuration 3, drop feedback, 10 Mbit/s bottleneck).  The
+# transfer must complete byte-exact and the kernel log must stay clean
+# (vm-run also fails the whole run on any warning).
+#
+#   client -- PROXY (rmmod during the transfer) -- router -- server
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd python3 jq
+
+tb_proxy_load
+tb_up
+tb_tcp client ecn=0
+tb_tcp server ecn=1
+tb_proxy on drop
+mark=$(dmesg | wc -l)
+
+tb_bg rmmod-xfer client bash -c ". $TB_LIB_DIR/testlib.sh; TB_OUT=$TB_OUT; \
+	TB_STATE=$TB_STATE; tb_xfer rm 4 1000 6000000"
+sleep 3
+RET=0
+flows=$(tb_ns proxy cat /proc/net/ecn_proxy/flows)
+echo "$flows" | sed 's/^/INFO: flow: /'
+echo "$flows" | grep -q "e=B phase=2" || check_err 1 "the transfer is not proxied"
+rmmod ecn_proxy || check_err 1 "rmmod failed"
+[ ! -d /sys/module/ecn_proxy ] || check_err 1 "module still loaded"
+log_test "rmmod ecn_proxy while a proxied transfer runs"
+
+RET=0
+wait "$(cat "$TB_STATE/rmmod-xfer.pid")" || check_err 1 "transfer not byte-exact"
+log_test "the transfer completes byte-exact after rmmod"
+
+RET=0
+if dmesg | tail -n +"$mark" | grep -E "BUG:|WARNING:|Oops|refcount_t|list_del"; then
+	check_err 1 "kernel log shows a problem after rmmod"
+fi
+log_test "no warning in the kernel log after rmmod"
+
+RET=0
+tb_proxy_load || check_err 1 "reload failed"
+log_test "the module loads again"
+
+exit $EXIT_STATUS
