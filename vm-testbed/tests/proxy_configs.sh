@@ -151,6 +151,14 @@ check_stats() {
 		[ "$v" = 2 ] || check_err 1 "$k = $v, expected 2"
 	done
 	log_test "offload-$1: stats count each proxied flow once per role"
+	RET=0
+	ev=$(echo "$stats" | awk '$1 == "congestion_events" { print $2 }')
+	dr=$(echo "$stats" | awk '$1 == "segs_dropped" { print $2 }')
+	gso=$(echo "$stats" | awk '$1 == "gso_segmented" { print $2 }')
+	log_info "offload-$1: $ev congestion events, $dr drops, $gso GSO packets segmented"
+	[ "$ev" -gt 0 ] && [ "$ev" = "$dr" ] ||
+		check_err 1 "$ev congestion events but $dr drops"
+	log_test "offload-$1: drop feedback drops exactly one segment per event"
 }
 
 for off in off on; do

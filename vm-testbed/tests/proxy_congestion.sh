@@ -70,6 +70,19 @@ RET=0
 	check_err 1 "the proxy set no ECE"
 log_test "config 3: the server sees the echoed marks (TCPDeliveredCE +$((dce1 - dce0)))"
 
+# feedback=none: the proxy never sets ECT toward E, so routers drop there
+tb_capture_start none proxy eth1 "$TB_OUT/none.pcap" tcp port $XFER_PORT
+tb_tcp client ecn=0
+tb_tcp server ecn=1
+tb_proxy on none
+RET=0
+tb_xfer none 4 1000000 1000 || check_err 1 "transfer not byte-exact"
+tb_capture_stop none
+pcap_ecn "$TB_OUT/none.pcap" server >"$TB_OUT/none.json"
+read -r data ect < <(jq -r '.c2s | "\(.data) \(.ect_any)"' "$TB_OUT/none.json")
+[ "$data" -gt 0 ] && [ "$ect" = 0 ] || check_err 1 "ECT on $ect of $data segments toward E"
+log_test "feedback=none: no ECT toward the ECN host, transfer byte-exact"
+
 # configurations 1 and 4, for comparison only
 download cfg1 0 0 off || true
 download cfg4 1 1 off || true

@@ -109,53 +109,7 @@ static int check_walk(const u8 *opts, unsigned int len,
 	return ret;
 }
 
-static u32 ref_sum(const u8 *p, unsigned int len, u32 acc)
-{
-	unsigned int i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		acc += ((u32)p[i] << 8) | p[i + 1];
-	if (len & 1)
-		acc += (u32)p[len - 1] << 8;
-	return acc;
-}
-
-static u16 ref_fold(u32 acc)
-{
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return (u16)acc;
-}
-
-static u32 pseudo_sum(unsigned int seglen)
-{
-	static const u8 addrs[8] = { 192, 0, 2, 1, 198, 51, 100, 2 };
-
-	return ref_sum(addrs, sizeof(addrs), 0) + 6 + seglen;
-}
-
-static void seg_csum_set(u8 *seg, unsigned int len)
-{
-	seg[16] = 0;
-	seg[17] = 0;
-	tcpmb_put_be16(seg + 16,
-		       (u16)~ref_fold(ref_sum(seg, len, pseudo_sum(len))));
-}
-
-static bool seg_csum_ok(const u8 *seg, unsigned int len)
-{
-	return ref_fold(ref_sum(seg, len, pseudo_sum(len))) == 0xffff;
-}
-
-/* csum_replace_by_diff(&th->check, diff) */
-static void kern_replace_by_diff(u8 *seg, u32 diff)
-{
-	u16 sum;
-
-	memcpy(&sum, seg + 16, 2);
-	sum = tcpmb_csum_fold(tcpmb_csum_add(diff, ~(u32)sum));
-	memcpy(seg + 16, &sum, 2);
-}
+#include "csum_ref.h"
 
 /* inet_proto_csum_replace2(&th->check, skb, htons(from), htons(to), true) */
 static void kern_replace2(u8 *seg, u16 from, u16 to)
