@@ -7,6 +7,7 @@
 #   ok - SCRIPT: CHECK | not ok - SCRIPT: CHECK | ok - SCRIPT # SKIP reason
 #   run-vm-tests.sh OUTDIR
 set -u
+shopt -s extglob	# TESTS may be e.g. @(red_ecn|proxy_*)
 outdir=$1
 here=$(cd "$(dirname "$0")" && pwd)
 : >"$outdir/results.tap"

@@ -206,7 +206,7 @@ struct tcpmb_flow *tcpmb_flow_lookup(struct tcpmb_flowtab *t,
  * beyond struct tcpmb_flow, expires now + 1 s unless the owner sets a
  * timeout, and may be returned to a concurrent lookup at once, so the owner
  * initialises its state under flow->lock.  If another CPU inserted the same
- * key first, that flow is returned.
+ * key first, that flow is returned with @err = TCPMB_INSERT_EXISTS.
  *
  * Return: the flow, or NULL with @err set.
  */

@@ -622,9 +622,12 @@ static int ecnp_proc_feedback(struct ctl_table *table, int write,
 	return 0;
 }
 
+/* .data holds the field's offset in struct ecnp_net until ecnp_sysctl_init() */
+#define ECNP_SYSCTL_OFF(name) ((void *)offsetof(struct ecnp_net, name))
+
 #define ECNP_SYSCTL_INT(name, min, max) {		\
 	.procname	= #name,			\
-	.data		= &init_ecnp_net.name,		\
+	.data		= ECNP_SYSCTL_OFF(name),	\
 	.maxlen		= sizeof(int),			\
 	.mode		= 0644,				\
 	.proc_handler	= ecnp_proc_minmax,		\
@@ -632,13 +635,10 @@ static int ecnp_proc_feedback(struct ctl_table *table, int write,
 	.extra2		= max,				\
 }
 
-/* Only used as the template's .data anchors; every netns gets a copy. */
-static struct ecnp_net init_ecnp_net;
-
 static struct ctl_table ecnp_sysctl_table[] = {
 	{
 		.procname	= "enabled",
-		.data		= &init_ecnp_net.enabled,
+		.data		= ECNP_SYSCTL_OFF(enabled),
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
 		.proc_handler	= ecnp_proc_enabled,
@@ -647,7 +647,7 @@ static struct ctl_table ecnp_sysctl_table[] = {
 	},
 	{
 		.procname	= "feedback",
-		.data		= &init_ecnp_net.feedback,
+		.data		= ECNP_SYSCTL_OFF(feedback),
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
 		.proc_handler	= ecnp_proc_feedback,
@@ -669,10 +669,9 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 			GFP_KERNEL);
 	if (!table)
 		return -ENOMEM;
-	/* re-point .data from the template anchor to this netns */
+	/* turn the template's offsets into this netns's fields */
 	for (i = 0; table[i].procname; i++)
-		table[i].data = (char *)en + ((char *)table[i].data -
-					      (char *)&init_ecnp_net);
+		table[i].data = (char *)en + (uintptr_t)table[i].data;
 	en->sysctl_hdr = register_net_sysctl(en->net, "net/ecn_proxy", table);
 	if (!en->sysctl_hdr) {
 		kfree(table);

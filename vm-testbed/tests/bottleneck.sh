@@ -14,7 +14,7 @@ set -e
 trap tb_cleanup EXIT
 require_cmd iperf3 jq
 
-secs=${BOTTLENECK_SECS:-10}
+secs=${TB_BOTTLENECK_SECS:-10}
 for setup in download upload; do
 	TB_SETUP=$setup
 	tb_up

@@ -3,8 +3,8 @@
 #
 # The ECN proxy in the thesis's five configurations, plus the symmetric case
 # (ECN client, non-ECN server), over IPv4 and IPv6, with offloads off and on.
-# One connection per run: the client sends XFER_UP bytes, then the server
-# sends XFER_DOWN bytes back through the 10 Mbit/s download bottleneck (RED
+# One connection per run: the client sends TB_XFER_UP bytes, then the server
+# sends TB_XFER_DOWN bytes back through the 10 Mbit/s download bottleneck (RED
 # marks CE).  Captures in the proxy namespace on both sides of the proxy:
 #
 #   client --[net0]-- eth0 PROXY eth1 --[net1]-- router(RED) --[net2]-- server
@@ -19,8 +19,8 @@ set -e
 trap tb_cleanup EXIT
 require_cmd tcpdump tshark jq python3
 
-up=${XFER_UP:-300000}
-down=${XFER_DOWN:-1000000}
+up=${TB_XFER_UP:-300000}
+down=${TB_XFER_DOWN:-1000000}
 tb_proxy_load
 
 # name client_ecn server_ecn proxy ecn_host(proxied) ...

@@ -16,8 +16,8 @@ set -e
 trap tb_cleanup EXIT
 require_cmd tcpdump tshark jq python3 nstat iperf3
 
-down=${CONG_DOWN:-4000000}
-cross=${CONG_CROSS:-6M}
+down=${TB_CONG_DOWN:-4000000}
+cross=${TB_CONG_CROSS:-6M}
 tb_proxy_load
 TB_SETUP=download
 tb_up

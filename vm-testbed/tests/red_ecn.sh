@@ -15,7 +15,7 @@ require_cmd iperf3 tcpdump tshark jq
 TB_SETUP=download
 tb_up
 dev=$(tb_bottleneck_dev)
-secs=${RED_ECN_SECS:-8}
+secs=${TB_RED_ECN_SECS:-8}
 
 # flow NAME ECN: one download with tcp_ecn=ECN on both ends; sets
 # marked/early/drops to the RED counter deltas and ce/ect to capture counts.
