@@ -325,7 +325,9 @@ tb_wait_port() {
 tb_capture_start() {
 	local name=$1 node=$2 dev=$3 file=$4 i
 	shift 4
-	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -U -n -w "$file" "$@"
+	# -B: 16 MiB kernel buffer, so a busy TCG guest does not drop packets
+	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -B 16384 -U -n \
+		-w "$file" "$@"
 	for i in $(seq 100); do
 		grep -q "listening on" "$TB_STATE/cap-$name.log" 2>/dev/null && return 0
 		sleep 0.1
@@ -333,8 +335,12 @@ tb_capture_start() {
 	tb_die "tcpdump $name did not start: $(cat "$TB_STATE/cap-$name.log")"
 }
 
+# tb_capture_stop NAME: stop it; prints tcpdump's "N packets dropped by
+# kernel" line to stderr when the capture lost packets.
 tb_capture_stop() {
 	tb_bg_stop "cap-$1" INT
+	grep -h "dropped by kernel" "$TB_STATE/cap-$1.log" 2>/dev/null |
+		grep -v "^0 " | sed "s/^/capture $1: /" >&2 || true
 }
 
 # tb_red_stats NODE DEV: "marked early pdrop drops" of the RED qdisc on DEV.

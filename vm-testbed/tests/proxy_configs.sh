@@ -120,10 +120,19 @@ run() {
 
 	RET=0
 	read -r data ect < <(jq -r ".$n2e | \"\(.data) \(.ect_data)\"" "$eside")
-	# every new-data segment (the proxy's rule: seq at or beyond N's highest
-	# end seq) carries ECT; retransmissions must not
-	[ "$data" -gt 0 ] && [ "$ect" = "$data" ] ||
-		check_err 1 "ECT on $ect of $data new data segments toward E"
+	# Every new-data segment (the proxy's rule: seq at or beyond N's highest
+	# end seq) carries ECT; retransmissions must not.  With offloads off the
+	# capture sees exactly what the proxy saw: all of them.  With offloads
+	# on, a segment whose GSO original the proxy dropped before this capture
+	# point, or one the N-side capture missed, looks new here although the
+	# proxy rightly treated it as a retransmission: allow 2 %.
+	if [ "$off" = off ]; then
+		[ "$data" -gt 0 ] && [ "$ect" = "$data" ] ||
+			check_err 1 "ECT on $ect of $data new data segments toward E"
+	else
+		[ "$data" -gt 0 ] && [ $((ect * 100)) -ge $((data * 98)) ] ||
+			check_err 1 "ECT on $ect of $data new data segments toward E (< 98 %)"
+	fi
 	log_test "$tag: data toward the ECN host carries ECT ($ect/$data)"
 
 	if [ "$ehost" = server ]; then
