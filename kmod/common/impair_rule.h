@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pure (skb-free) part of the impairment module: the rule grammar (parser
+ * and canonical printer) and the packet matcher.  Compiled into impair.ko
+ * and into the userspace unit tests (kmod/tests/unit/test_impair_rule.c).
+ *
+ * One rule per line, tokens separated by blanks, '#' starts a comment:
+ *
+ *   rule    := match* action+
+ *   match   := dir initiator|responder | in IFNAME | out IFNAME
+ *            | flags syn|synack|all | family ipv4|ipv6
+ *            | src ADDR[/LEN] | dst ADDR[/LEN]
+ *            | sport N[-M] | dport N[-M] | after N
+ *   action  := strip OPT[,OPT...] [mode nop|compact]
+ *            | wscale N | mss N | mss-clamp N | window N
+ *            | seqrand [sack-fix] [both]
+ *            | ecn-block | ecn-clear-syn | ecn-set ect0|ect1|ce [only-ect]
+ *            | ecn-bleach | drop P
+ *   OPT     := mss|wscale|sackok|sack|timestamp|md5|ao|mptcp|fastopen|exp
+ *            | 2..255
+ *   P       := 0..1 with up to 6 decimals (0.01), or a percentage (1%)
+ *
+ * Roles: the initiator A sent the flow's first SYN, the responder B
+ * answered.  src/sport name A's address and port, dst/dport B's, whichever
+ * way the segment travels; "dir" restricts a rule to the segments A sends
+ * (initiator) or B sends (responder).  "after N" skips the first N segments
+ * of the flow (both directions counted, the SYN is segment 0).  Besides
+ * rules, a line may be "flush" (remove every rule) or empty.
+ */
+#ifndef _IMPAIR_RULE_H
+#define _IMPAIR_RULE_H
+
+#include "tcpmb_types.h"
+#include "tcpmb_opt.h"
+
+#define IMPAIR_IFNAMSIZ		16	/* IFNAMSIZ */
+#define IMPAIR_LINE_MAX		512	/* bytes in one rule line */
+#define IMPAIR_MAX_RULES	256	/* rules in one namespace */
+#define IMPAIR_PPM		1000000	/* drop probability unit */
+#define IMPAIR_FMT_MAX		512	/* enough for any formatted rule */
+
+enum impair_dir {
+	IMPAIR_DIR_ANY = 0,
+	IMPAIR_DIR_INITIATOR,
+	IMPAIR_DIR_RESPONDER,
+};
+
+enum impair_flags_match {
+	IMPAIR_FLAGS_ALL = 0,
+	IMPAIR_FLAGS_SYN,	/* SYN without ACK */
+	IMPAIR_FLAGS_SYNACK,	/* SYN with ACK */
+};
+
+enum impair_strip_mode {
+	IMPAIR_STRIP_NOP = 0,
+	IMPAIR_STRIP_COMPACT,
+};
+
+/* Match fields present (struct impair_rule.match). */
+#define IMPAIR_M_DIR		0x001
+#define IMPAIR_M_IN		0x002
+#define IMPAIR_M_OUT		0x004
+#define IMPAIR_M_FLAGS		0x008
+#define IMPAIR_M_FAMILY		0x010
+#define IMPAIR_M_SRC		0x020
+#define IMPAIR_M_DST		0x040
+#define IMPAIR_M_SPORT		0x080
+#define IMPAIR_M_DPORT		0x100
+#define IMPAIR_M_AFTER		0x200
+
+/* Actions (struct impair_rule.act). */
+#define IMPAIR_A_STRIP		0x001
+#define IMPAIR_A_WSCALE		0x002
+#define IMPAIR_A_MSS		0x004
+#define IMPAIR_A_MSS_CLAMP	0x008
+#define IMPAIR_A_WINDOW		0x010
+#define IMPAIR_A_SEQRAND	0x020
+#define IMPAIR_A_ECN_BLOCK	0x040
+#define IMPAIR_A_ECN_CLEAR_SYN	0x080
+#define IMPAIR_A_ECN_SET	0x100
+#define IMPAIR_A_ECN_BLEACH	0x200
+#define IMPAIR_A_DROP		0x400
+
+/* An address prefix; IPv4 in the first 4 bytes. */
+struct impair_prefix {
+	u8 addr[16];
+	u8 plen;
+	u8 family;		/* 4 or 6 */
+};
+
+struct impair_rule {
+	/* match */
+	u32 match;		/* IMPAIR_M_* */
+	u8 dir;			/* enum impair_dir */
+	u8 flags;		/* enum impair_flags_match */
+	u8 family;		/* 0 (any), 4 or 6 */
+	char in[IMPAIR_IFNAMSIZ];
+	char out[IMPAIR_IFNAMSIZ];
+	struct impair_prefix src;	/* the initiator's address */
+	struct impair_prefix dst;	/* the responder's address */
+	u16 sport_lo, sport_hi;		/* the initiator's port */
+	u16 dport_lo, dport_hi;		/* the responder's port */
+	u32 after;		/* first segment index the rule applies to */
+
+	/* actions */
+	u32 act;		/* IMPAIR_A_* */
+	struct tcpmb_kindmask strip;
+	u8 strip_mode;		/* enum impair_strip_mode */
+	u8 wscale;
+	u16 mss;		/* for IMPAIR_A_MSS and IMPAIR_A_MSS_CLAMP */
+	u16 window;
+	bool seq_sack_fix;
+	bool seq_both;
+	u8 ecn;			/* INET_ECN_* codepoint for ecn-set */
+	bool ecn_only_ect;
+	u32 drop_ppm;		/* drop probability in parts per million */
+};
+
+/* Why a line was rejected: the message and the offending token. */
+struct impair_perr {
+	const char *msg;
+	const char *tok;	/* points into the parsed line; may be NULL */
+	unsigned int toklen;
+	unsigned int line;	/* 1-based, set by impair_batch_parse() */
+};
+
+enum impair_line_kind {
+	IMPAIR_LINE_EMPTY = 0,	/* blank or comment only */
+	IMPAIR_LINE_RULE,
+	IMPAIR_LINE_FLUSH,
+};
+
+/*
+ * Parse one line (@len bytes, no terminating NUL needed, a trailing
+ * newline is allowed).  Returns an enum impair_line_kind, and fills *r for
+ * IMPAIR_LINE_RULE; or -1 with *err filled (*r undefined).
+ */
+int impair_line_parse(const char *line, unsigned int len,
+		      struct impair_rule *r, struct impair_perr *err);
+
+/*
+ * Parse a whole write: lines separated by '\n'.  Starting from @nkeep
+ * existing rules (0 if the set starts empty), each "flush" line sets the
+ * kept count to 0 and each rule line appends to @out[] (@max entries).
+ * On success returns the number of new rules in @out and sets *nkeep to
+ * the number of existing rules that survive (0 after any flush; the new
+ * set is the first *nkeep old rules followed by @out).  On error returns
+ * -1 with *err filled (err->line is the 1-based line number).
+ */
+int impair_batch_parse(const char *buf, unsigned int len,
+		       struct impair_rule *out, unsigned int max,
+		       unsigned int *nkeep, struct impair_perr *err);
+
+/*
+ * Canonical text of a rule (no newline), which impair_line_parse() reads
+ * back into an identical rule.  Returns the length written (truncated to
+ * @size - 1, always NUL-terminated when @size > 0).
+ */
+int impair_rule_format(const struct impair_rule *r, char *buf,
+		       unsigned int size);
+
+/* Name of an option kind as accepted by "strip", or NULL. */
+const char *impair_opt_name(u8 kind);
+
+/* What the matcher needs to know about a segment. */
+struct impair_pkt {
+	u8 family;		/* 4 or 6 */
+	bool from_a;		/* sent by the initiator */
+	bool seg_known;		/* seg is valid (the flow is tracked) */
+	u8 tcp_flags;		/* byte 13 of the TCP header */
+	const u8 *a_addr;	/* the initiator's address (4 or 16 bytes) */
+	const u8 *b_addr;
+	u16 a_port, b_port;
+	const char *in;		/* input/output device names, may be NULL */
+	const char *out;
+	u32 seg;		/* index of this segment in its flow */
+};
+
+bool impair_rule_match(const struct impair_rule *r,
+		       const struct impair_pkt *p);
+
+/* The rule needs per-flow state to match or act. */
+static inline bool impair_rule_needs_flow(const struct impair_rule *r)
+{
+	return (r->match & IMPAIR_M_AFTER) || (r->act & IMPAIR_A_SEQRAND);
+}
+
+#endif /* _IMPAIR_RULE_H */

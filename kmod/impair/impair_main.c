@@ -1,0 +1,1136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * impair: rule-driven TCP middlebox behaviours on the forward path.
+ *
+ * Reproduces in a lab what broken middleboxes do to TCP in the wild (option
+ * stripping, sequence-number randomising with or without SACK fix-up,
+ * window-scale / MSS / window rewriting, ECN blocking, clearing, marking and
+ * bleaching, random loss).  The rule grammar, parser and matcher are the pure
+ * code in kmod/common/impair_rule.c (unit-tested in userspace); this file is
+ * the plumbing:
+ *
+ *   - a netfilter hook at the end of FORWARD, IPv4 and IPv6, in every
+ *     network namespace; with no rules it returns at once;
+ *   - the rules of a namespace in /proc/net/impair/rules: an RCU-protected
+ *     array replaced as a whole by each write(2), which is one transaction
+ *     ("flush" lines and rule lines, all or nothing: an invalid line fails
+ *     the write with EINVAL, changes nothing and is logged with its line
+ *     number and token); reading lists "flush" and the rules in canonical
+ *     syntax with "# hits N", which can be written back as is;
+ *   - per-flow state (segment count, initiator, random ISN offsets) in the
+ *     bounded, expiring RCU flow table of kmod/common/tcpmb_flow.c;
+ *   - header edits after skb_ensure_writable(), with incremental checksums
+ *     that are correct under CHECKSUM_PARTIAL; option compaction works in
+ *     place on GSO packets too (the IP header moves, the payload stays); a
+ *     GSO packet is segmented first only when a rule would drop one of its
+ *     segments or an "after N" boundary falls inside it;
+ *   - per-CPU counters in /proc/net/impair/stats, per-CPU hit counters per
+ *     rule.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/module.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/random.h>
+#include <linux/refcount.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "../common/tcpmb_flow.h"
+#include "../common/tcpmb_opt.h"
+#include "../common/tcpmb_seq.h"
+#include "../common/impair_rule.h"
+
+static unsigned int max_flows = 65536;
+module_param(max_flows, uint, 0644);
+MODULE_PARM_DESC(max_flows, "flow table bound per namespace (default 65536)");
+
+static unsigned int flow_timeout = 300;
+module_param(flow_timeout, uint, 0644);
+MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten (default 300)");
+
+#define IMPAIR_BUCKETS		4096
+#define IMPAIR_GC_INTERVAL	HZ
+#define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
+#define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
+
+enum impair_stat {
+	IMPAIR_STAT_SEGS,
+	IMPAIR_STAT_MATCHED,
+	IMPAIR_STAT_DROP_RANDOM,
+	IMPAIR_STAT_DROP_ECN_BLOCK,
+	IMPAIR_STAT_OPTS_NOPPED,
+	IMPAIR_STAT_SEGS_COMPACTED,
+	IMPAIR_STAT_BYTES_COMPACTED,
+	IMPAIR_STAT_MSS_SET,
+	IMPAIR_STAT_WSCALE_SET,
+	IMPAIR_STAT_WINDOW_SET,
+	IMPAIR_STAT_SEQ_REWRITTEN,
+	IMPAIR_STAT_SACK_MAPPED,
+	IMPAIR_STAT_ECN_SYN_CLEARED,
+	IMPAIR_STAT_ECN_SET,
+	IMPAIR_STAT_ECN_BLEACHED,
+	IMPAIR_STAT_GSO_SEGMENTED,
+	IMPAIR_STAT_FLOWS_SEEN,
+	IMPAIR_STAT_FLOWS_PICKED_UP,
+	IMPAIR_STAT_FLOWS_SEQRAND,
+	IMPAIR_STAT_FLOWS_EXPIRED,
+	IMPAIR_STAT_TABLE_FULL,
+	IMPAIR_STAT_ALLOC_FAILED,
+	IMPAIR_STAT_MALFORMED,
+	IMPAIR_STAT_EDIT_FAILED,
+	IMPAIR_STAT_NR,
+};
+
+static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
+	[IMPAIR_STAT_SEGS]		= "segs",
+	[IMPAIR_STAT_MATCHED]		= "segs_matched",
+	[IMPAIR_STAT_DROP_RANDOM]	= "segs_dropped_random",
+	[IMPAIR_STAT_DROP_ECN_BLOCK]	= "segs_dropped_ecn_block",
+	[IMPAIR_STAT_OPTS_NOPPED]	= "opts_nopped",
+	[IMPAIR_STAT_SEGS_COMPACTED]	= "segs_compacted",
+	[IMPAIR_STAT_BYTES_COMPACTED]	= "bytes_compacted",
+	[IMPAIR_STAT_MSS_SET]		= "mss_set",
+	[IMPAIR_STAT_WSCALE_SET]	= "wscale_set",
+	[IMPAIR_STAT_WINDOW_SET]	= "window_set",
+	[IMPAIR_STAT_SEQ_REWRITTEN]	= "seq_rewritten",
+	[IMPAIR_STAT_SACK_MAPPED]	= "sack_blocks_mapped",
+	[IMPAIR_STAT_ECN_SYN_CLEARED]	= "ecn_syn_cleared",
+	[IMPAIR_STAT_ECN_SET]		= "ecn_set",
+	[IMPAIR_STAT_ECN_BLEACHED]	= "ecn_bleached",
+	[IMPAIR_STAT_GSO_SEGMENTED]	= "gso_segmented",
+	[IMPAIR_STAT_FLOWS_SEEN]	= "flows_seen",
+	[IMPAIR_STAT_FLOWS_PICKED_UP]	= "flows_picked_up",
+	[IMPAIR_STAT_FLOWS_SEQRAND]	= "flows_seqrand",
+	[IMPAIR_STAT_FLOWS_EXPIRED]	= "flows_expired",
+	[IMPAIR_STAT_TABLE_FULL]	= "table_full",
+	[IMPAIR_STAT_ALLOC_FAILED]	= "alloc_failed",
+	[IMPAIR_STAT_MALFORMED]		= "malformed",
+	[IMPAIR_STAT_EDIT_FAILED]	= "edit_failed",
+};
+
+struct impair_stats {
+	u64 c[IMPAIR_STAT_NR];
+};
+
+/* A rule and its hit counter; shared by consecutive rule sets. */
+struct impair_krule {
+	struct impair_rule r;
+	u64 __percpu *hits;
+	refcount_t ref;
+};
+
+struct impair_ruleset {
+	struct rcu_head rcu;
+	unsigned int n;
+	struct impair_krule *rules[];
+};
+
+struct impair_net {
+	struct net *net;
+	struct impair_ruleset __rcu *rules;	/* NULL: no rules */
+	struct mutex lock;			/* serialises rule writers */
+	struct tcpmb_flowtab ft;
+	struct impair_stats __percpu *stats;
+	struct proc_dir_entry *proc_dir;
+	struct delayed_work gc_work;
+	bool hooks_on;
+	bool seq_used;		/* flows may have seqrand state */
+};
+
+/* Per-flow state.  Direction 0 is A (initiator) -> B, 1 is B -> A. */
+struct impair_flow {
+	struct tcpmb_flow base;
+	u32 segs;		/* segments seen, both directions */
+	u32 isn;		/* A's SYN sequence number */
+	bool syn_seen;		/* created (or restarted) by A's SYN */
+	bool picked_up;		/* first seen mid-stream */
+	bool seq_on;
+	bool seq_sack_fix;
+	bool seq_both;
+	bool rst;
+	u8 fin;			/* 1: FIN from A, 2: FIN from B */
+	struct tcpmb_seqadj adj[2];
+};
+
+static unsigned int impair_net_id __read_mostly;
+
+static struct impair_net *impair_pernet(const struct net *net)
+{
+	return net_generic(net, impair_net_id);
+}
+
+static void impair_count(struct impair_net *in, enum impair_stat s)
+{
+	this_cpu_inc(in->stats->c[s]);
+}
+
+static void impair_add(struct impair_net *in, enum impair_stat s, u64 n)
+{
+	this_cpu_add(in->stats->c[s], n);
+}
+
+/* --- rule sets -------------------------------------------------------------- */
+
+static void impair_krule_put(struct impair_krule *kr)
+{
+	if (refcount_dec_and_test(&kr->ref)) {
+		free_percpu(kr->hits);
+		kfree(kr);
+	}
+}
+
+static void impair_ruleset_free(struct impair_ruleset *rs)
+{
+	unsigned int i;
+
+	if (!rs)
+		return;
+	for (i = 0; i < rs->n; i++)
+		impair_krule_put(rs->rules[i]);
+	kfree(rs);
+}
+
+/* free_percpu() may be called from atomic context, so from RCU callbacks. */
+static void impair_ruleset_free_rcu(struct rcu_head *head)
+{
+	impair_ruleset_free(container_of(head, struct impair_ruleset, rcu));
+}
+
+static u64 impair_krule_hits(const struct impair_krule *kr)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*per_cpu_ptr(kr->hits, cpu));
+	return sum;
+}
+
+/*
+ * The new set: the first @nkeep rules of @old (shared, counters kept) and
+ * the @n parsed rules.  NULL with *err = 0 when the set is empty.
+ */
+static struct impair_ruleset *
+impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
+		     const struct impair_rule *parsed, unsigned int n, int *err)
+{
+	struct impair_ruleset *rs;
+	unsigned int i;
+
+	*err = 0;
+	if (!nkeep && !n)
+		return NULL;
+	rs = kzalloc(struct_size(rs, rules, nkeep + n), GFP_KERNEL);
+	if (!rs)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		struct impair_krule *kr = kzalloc(sizeof(*kr), GFP_KERNEL);
+
+		if (!kr)
+			goto nomem;
+		kr->hits = alloc_percpu(u64);
+		if (!kr->hits) {
+			kfree(kr);
+			goto nomem;
+		}
+		kr->r = parsed[i];
+		refcount_set(&kr->ref, 1);
+		rs->rules[nkeep + i] = kr;
+		rs->n++;	/* counts the new rules until complete */
+	}
+	/* only now take references: the error path frees new rules only */
+	for (i = 0; i < nkeep; i++) {
+		refcount_inc(&old->rules[i]->ref);
+		rs->rules[i] = old->rules[i];
+	}
+	rs->n = nkeep + n;
+	return rs;
+
+nomem:
+	if (rs) {
+		for (i = 0; i < rs->n; i++)
+			impair_krule_put(rs->rules[nkeep + i]);
+		kfree(rs);
+	}
+	*err = -ENOMEM;
+	return NULL;
+}
+
+static int impair_rules_apply(struct impair_net *in, const char *buf,
+			      size_t len, struct impair_rule *parsed)
+{
+	struct impair_ruleset *old, *rs;
+	struct impair_perr perr = { };
+	unsigned int nkeep;
+	int n, err;
+
+	mutex_lock(&in->lock);
+	old = rcu_dereference_protected(in->rules,
+					lockdep_is_held(&in->lock));
+	nkeep = old ? old->n : 0;
+	n = impair_batch_parse(buf, len, parsed, IMPAIR_MAX_RULES, &nkeep,
+			       &perr);
+	if (n < 0) {
+		mutex_unlock(&in->lock);
+		pr_warn_ratelimited("rules: line %u rejected: %s: '%.*s'\n",
+				    perr.line, perr.msg,
+				    (int)min(perr.toklen, 64U),
+				    perr.tok ? perr.tok : "");
+		return -EINVAL;
+	}
+	if (old && nkeep == old->n && !n) {
+		/* nothing but comments and blank lines */
+		mutex_unlock(&in->lock);
+		return 0;
+	}
+	rs = impair_ruleset_build(old, nkeep, parsed, n, &err);
+	if (err) {
+		mutex_unlock(&in->lock);
+		return err;
+	}
+	rcu_assign_pointer(in->rules, rs);
+	mutex_unlock(&in->lock);
+	if (old)
+		call_rcu(&old->rcu, impair_ruleset_free_rcu);
+	return 0;
+}
+
+/* --- packet path -------------------------------------------------------------- */
+
+/* The TCP header, writable; NULL if it cannot be made so. */
+static struct tcphdr *impair_th(struct sk_buff *skb, const struct tcpmb_pkt *p)
+{
+	if (skb_ensure_writable(skb, p->thoff + p->thlen))
+		return NULL;
+	return (struct tcphdr *)(skb->data + p->thoff);
+}
+
+static void impair_csum_diff(struct sk_buff *skb, struct tcphdr *th, u32 diff)
+{
+	inet_proto_csum_replace_by_diff(&th->check, skb, (__force __wsum)diff,
+					false, false);
+}
+
+/* Per-segment context. */
+struct impair_seg {
+	struct tcpmb_pkt p;
+	u8 family;		/* NFPROTO_* */
+	unsigned int nsegs;	/* segments in this (GSO) packet */
+	bool malformed;		/* counted once */
+	bool edit_failed;
+};
+
+static void impair_seg_malformed(struct impair_net *in, struct impair_seg *s)
+{
+	if (!s->malformed)
+		impair_count(in, IMPAIR_STAT_MALFORMED);
+	s->malformed = true;
+}
+
+static void impair_seg_edit_failed(struct impair_net *in,
+				   struct impair_seg *s)
+{
+	if (!s->edit_failed)
+		impair_count(in, IMPAIR_STAT_EDIT_FAILED);
+	s->edit_failed = true;
+}
+
+/*
+ * Remove options and compact the header in place: the rebuilt header ends
+ * where the old one ended, the IP header moves forward by the bytes removed
+ * and is pulled.  The payload never moves, so this works on paged and GSO
+ * packets (gso_size is payload only; the pseudo-header length in a
+ * CHECKSUM_PARTIAL check field is the total TCP length, adjusted here).
+ */
+static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
+			   struct impair_seg *s,
+			   const struct tcpmb_kindmask *mask)
+{
+	unsigned int noff = skb_network_offset(skb), thoff = s->p.thoff;
+	unsigned int old_tcplen = skb->len - thoff, removed;
+	struct tcpmb_strip_res res;
+	struct tcphdr *th;
+	u8 *src;
+	int ret;
+
+	if (noff > thoff)
+		return false;
+	th = impair_th(skb, &s->p);
+	if (!th) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	ret = tcpmb_opt_strip_compact_pull((u8 *)th, s->p.thlen, mask, &res);
+	if (ret < 0)
+		impair_seg_malformed(in, s);
+	if (ret <= 0)
+		return false;
+	removed = res.removed;
+	th = (struct tcphdr *)((u8 *)th + removed);
+	impair_csum_diff(skb, th, res.csum_diff);
+	if (!removed)
+		return true;
+
+	/* pseudo-header TCP length (16 bits for IPv4, 32 for IPv6) */
+	inet_proto_csum_replace4(&th->check, skb, htonl(old_tcplen),
+				 htonl(old_tcplen - removed), true);
+	/* move everything in front of the TCP header and pull */
+	src = skb->data;
+	memmove(src + removed, src, thoff);
+	__skb_pull(skb, removed);
+	skb_set_network_header(skb, noff);
+	skb_set_transport_header(skb, thoff);
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+
+	if (s->family == NFPROTO_IPV4) {
+		struct iphdr *iph = ip_hdr(skb);
+		__be16 old = iph->tot_len;
+
+		iph->tot_len = htons(ntohs(old) - removed);
+		csum_replace2(&iph->check, old, iph->tot_len);
+	} else {
+		struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		ip6h->payload_len = htons(ntohs(ip6h->payload_len) - removed);
+	}
+	s->p.thlen = res.new_hdrlen;
+	impair_count(in, IMPAIR_STAT_SEGS_COMPACTED);
+	impair_add(in, IMPAIR_STAT_BYTES_COMPACTED, removed);
+	return true;
+}
+
+static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
+			     struct impair_seg *s,
+			     const struct tcpmb_kindmask *mask)
+{
+	struct tcpmb_strip_res res;
+	struct tcphdr *th;
+	int ret;
+
+	th = impair_th(skb, &s->p);
+	if (!th) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	ret = tcpmb_opt_strip_nop((u8 *)th, s->p.thlen, mask, &res);
+	if (ret < 0)
+		impair_seg_malformed(in, s);
+	if (ret <= 0)
+		return false;
+	impair_csum_diff(skb, th, res.csum_diff);
+	impair_add(in, IMPAIR_STAT_OPTS_NOPPED, ret);
+	return true;
+}
+
+/* mss / mss-clamp / wscale: true if the option was there. */
+static bool impair_set_opt(struct impair_net *in, struct sk_buff *skb,
+			   struct impair_seg *s, u32 act,
+			   const struct impair_rule *r)
+{
+	unsigned int optlen = s->p.thlen - sizeof(struct tcphdr);
+	struct tcphdr *th;
+	u32 diff = 0;
+	u8 *opts;
+	int ret;
+
+	if (!optlen)
+		return false;
+	th = impair_th(skb, &s->p);
+	if (!th) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	opts = (u8 *)(th + 1);
+	if (act == IMPAIR_A_WSCALE)
+		ret = tcpmb_opt_set_wscale(opts, optlen, r->wscale, &diff);
+	else
+		ret = tcpmb_opt_set_mss(opts, optlen, r->mss,
+					act == IMPAIR_A_MSS_CLAMP, &diff);
+	if (ret < 0 && ret != TCPMB_OPT_ESIZE)
+		impair_seg_malformed(in, s);
+	if (ret != 1)
+		return false;
+	if (diff)
+		impair_csum_diff(skb, th, diff);
+	impair_count(in, act == IMPAIR_A_WSCALE ? IMPAIR_STAT_WSCALE_SET :
+						  IMPAIR_STAT_MSS_SET);
+	return true;
+}
+
+static bool impair_set_window(struct impair_net *in, struct sk_buff *skb,
+			      struct impair_seg *s, u16 win)
+{
+	struct tcphdr *th = impair_th(skb, &s->p);
+	__be16 old;
+
+	if (!th) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	old = th->window;
+	th->window = htons(win);
+	inet_proto_csum_replace2(&th->check, skb, old, th->window, false);
+	impair_count(in, IMPAIR_STAT_WINDOW_SET);
+	return true;
+}
+
+static bool impair_set_ecn(struct impair_net *in, struct sk_buff *skb,
+			   struct impair_seg *s, u8 ecn, enum impair_stat st)
+{
+	if (tcpmb_set_ecn(skb, s->family, ecn)) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	s->p.ecn = ecn;
+	impair_count(in, st);
+	return true;
+}
+
+/* The edits of one matching rule; true if any applied. */
+static bool impair_edit(struct impair_net *in, struct sk_buff *skb,
+			struct impair_seg *s, const struct impair_rule *r,
+			bool seq_on)
+{
+	u8 flags = tcp_flag_byte(&s->p.th);
+	bool hit = false;
+
+	if (r->act & IMPAIR_A_STRIP)
+		hit |= r->strip_mode == IMPAIR_STRIP_COMPACT ?
+		       impair_compact(in, skb, s, &r->strip) :
+		       impair_strip_nop(in, skb, s, &r->strip);
+	if (r->act & (IMPAIR_A_MSS | IMPAIR_A_MSS_CLAMP))
+		hit |= impair_set_opt(in, skb, s, r->act & (IMPAIR_A_MSS |
+							     IMPAIR_A_MSS_CLAMP),
+				      r);
+	if (r->act & IMPAIR_A_WSCALE)
+		hit |= impair_set_opt(in, skb, s, IMPAIR_A_WSCALE, r);
+	if (r->act & IMPAIR_A_WINDOW)
+		hit |= impair_set_window(in, skb, s, r->window);
+	if ((r->act & IMPAIR_A_ECN_CLEAR_SYN) && (flags & TCPHDR_SYN) &&
+	    (flags & (TCPHDR_ECE | TCPHDR_CWR))) {
+		if (tcpmb_set_tcp_flags(skb, &s->p, 0,
+					TCPHDR_ECE | TCPHDR_CWR)) {
+			impair_seg_edit_failed(in, s);
+		} else {
+			s->p.th = *(struct tcphdr *)(skb->data + s->p.thoff);
+			impair_count(in, IMPAIR_STAT_ECN_SYN_CLEARED);
+			hit = true;
+		}
+	}
+	if ((r->act & IMPAIR_A_ECN_SET) &&
+	    (!r->ecn_only_ect || s->p.ecn != INET_ECN_NOT_ECT))
+		hit |= impair_set_ecn(in, skb, s, r->ecn, IMPAIR_STAT_ECN_SET);
+	if ((r->act & IMPAIR_A_ECN_BLEACH) && s->p.ecn != INET_ECN_NOT_ECT)
+		hit |= impair_set_ecn(in, skb, s, INET_ECN_NOT_ECT,
+				      IMPAIR_STAT_ECN_BLEACHED);
+	if (r->act & IMPAIR_A_SEQRAND)
+		hit |= seq_on;
+	return hit;
+}
+
+/* Drop decision of one matching rule. */
+static bool impair_wants_drop(const struct impair_rule *r, u8 flags)
+{
+	if ((r->act & IMPAIR_A_ECN_BLOCK) &&
+	    (flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_ECE | TCPHDR_CWR)) ==
+	    (TCPHDR_SYN | TCPHDR_ECE | TCPHDR_CWR))
+		return true;
+	return (r->act & IMPAIR_A_DROP) && r->drop_ppm &&
+	       get_random_u32_below(IMPAIR_PPM) < r->drop_ppm;
+}
+
+static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
+			       struct impair_seg *s, bool from_a,
+			       const struct impair_flow *snap)
+{
+	const struct tcpmb_seqadj *a = &snap->adj[0];
+	const struct tcpmb_seqadj *b = snap->seq_both ? &snap->adj[1] : NULL;
+	struct tcphdr *th = impair_th(skb, &s->p);
+	u32 diff = 0;
+	int ret;
+
+	if (!th) {
+		impair_seg_edit_failed(in, s);
+		return;
+	}
+	ret = tcpmb_seqadj_rewrite((u8 *)th, s->p.thlen, from_a ? a : b,
+				   from_a ? b : a, snap->seq_sack_fix, &diff);
+	if (ret < 0 && snap->seq_sack_fix) {
+		/* malformed options: map seq/ack anyway, SACK cannot be */
+		impair_seg_malformed(in, s);
+		diff = 0;
+		ret = tcpmb_seqadj_rewrite((u8 *)th, s->p.thlen,
+					   from_a ? a : b, from_a ? b : a,
+					   false, &diff);
+	}
+	if (ret < 0) {
+		impair_seg_malformed(in, s);
+		return;
+	}
+	impair_csum_diff(skb, th, diff);
+	impair_count(in, IMPAIR_STAT_SEQ_REWRITTEN);
+	impair_add(in, IMPAIR_STAT_SACK_MAPPED, ret);
+}
+
+/* Under f->lock: a SYN from either end (re)starts the flow's state. */
+static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
+			    const struct tcpmb_pkt *p)
+{
+	u32 seq = ntohl(p->th.seq);
+
+	if (ef->syn_seen && tcpmb_from_a(&ef->base, p) && seq == ef->isn)
+		return;		/* retransmitted SYN */
+	if (ef->syn_seen || ef->picked_up)
+		impair_count(in, IMPAIR_STAT_FLOWS_SEEN); /* reused tuple */
+	ef->base.a_is_lo = p->src_is_lo;
+	ef->isn = seq;
+	ef->syn_seen = true;
+	ef->picked_up = false;
+	ef->segs = 0;
+	ef->seq_on = false;
+	ef->rst = false;
+	ef->fin = 0;
+}
+
+static struct impair_flow *impair_flow_get(struct impair_net *in,
+					   const struct tcpmb_pkt *p, bool create)
+{
+	u8 fl = tcp_flag_byte(&p->th) & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST);
+	enum tcpmb_insert_err err;
+	struct tcpmb_flow *f;
+	bool a_is_lo;
+
+	f = tcpmb_flow_lookup(&in->ft, &p->key);
+	if (f)
+		return container_of(f, struct impair_flow, base);
+	if ((fl & TCPHDR_RST) || !create)
+		return NULL;
+	/* a SYN-ACK's receiver is the initiator; else guess the sender */
+	a_is_lo = fl == (TCPHDR_SYN | TCPHDR_ACK) ? !p->src_is_lo :
+						   p->src_is_lo;
+	f = tcpmb_flow_insert(&in->ft, &p->key, a_is_lo,
+			      READ_ONCE(max_flows), &err);
+	if (!f) {
+		impair_count(in, err == TCPMB_INSERT_FULL ?
+			     IMPAIR_STAT_TABLE_FULL : IMPAIR_STAT_ALLOC_FAILED);
+		return NULL;
+	}
+	if (err == TCPMB_INSERT_OK)
+		impair_count(in, fl == TCPHDR_SYN ? IMPAIR_STAT_FLOWS_SEEN :
+						   IMPAIR_STAT_FLOWS_PICKED_UP);
+	return container_of(f, struct impair_flow, base);
+}
+
+static void impair_fill_pkt(struct impair_pkt *ip, const struct tcpmb_pkt *p,
+			    bool a_is_lo, const struct nf_hook_state *state)
+{
+	const struct tcpmb_flow_key *k = &p->key;
+
+	ip->family = k->family == NFPROTO_IPV4 ? 4 : 6;
+	ip->from_a = a_is_lo == p->src_is_lo;
+	ip->tcp_flags = tcp_flag_byte(&p->th);
+	ip->a_addr = (a_is_lo ? &k->lo_addr : &k->hi_addr)->s6_addr;
+	ip->b_addr = (a_is_lo ? &k->hi_addr : &k->lo_addr)->s6_addr;
+	ip->a_port = ntohs(a_is_lo ? k->lo_port : k->hi_port);
+	ip->b_port = ntohs(a_is_lo ? k->hi_port : k->lo_port);
+	ip->in = state->in ? state->in->name : NULL;
+	ip->out = state->out ? state->out->name : NULL;
+}
+
+/*
+ * Match every rule against @ip; set bits in @hit.  With @last_seg (a GSO
+ * packet spanning segments seg..last_seg) returns true if some rule would
+ * match differently on its last segment, or would drop one of them.
+ */
+static bool impair_match_all(const struct impair_ruleset *rs,
+			     struct impair_pkt *ip, unsigned long *hit,
+			     u32 last_seg, bool gso)
+{
+	bool split = false;
+	unsigned int i;
+	u32 first = ip->seg;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct impair_rule *r = &rs->rules[i]->r;
+		bool m;
+
+		ip->seg = first;
+		m = impair_rule_match(r, ip);
+		if (m)
+			__set_bit(i, hit);
+		if (!gso)
+			continue;
+		if (m && (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK)))
+			split = true;
+		ip->seg = last_seg;
+		if (ip->seg_known && m != impair_rule_match(r, ip))
+			split = true;
+	}
+	ip->seg = first;
+	return split;
+}
+
+enum impair_step {
+	IMPAIR_STEP_OK,
+	IMPAIR_STEP_DEAD,	/* the flow is being freed: treat as untracked */
+	IMPAIR_STEP_SPLIT,	/* segment the GSO packet first; nothing done */
+};
+
+/*
+ * The flow's part of a segment, under its lock: restart on a new SYN, the
+ * roles and segment index for matching, the segment count, seqrand set-up
+ * on the initiator's SYN, expiry; *snap gets the seq state to apply.
+ */
+static enum impair_step impair_flow_step(struct impair_net *in,
+					 const struct impair_ruleset *rs,
+					 struct impair_flow *ef,
+					 struct impair_seg *s,
+					 const struct nf_hook_state *state,
+					 struct impair_pkt *ip,
+					 unsigned long *hit, bool gso,
+					 struct impair_flow *snap)
+{
+	const struct impair_rule *seqrule = NULL;
+	u8 flags = tcp_flag_byte(&s->p.th);
+	unsigned int i;
+
+	spin_lock_bh(&ef->base.lock);
+	if (ef->base.dead) {
+		spin_unlock_bh(&ef->base.lock);
+		return IMPAIR_STEP_DEAD;
+	}
+	if ((flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) == TCPHDR_SYN)
+		impair_flow_syn(in, ef, &s->p);
+	else if (!ef->syn_seen)
+		ef->picked_up = true;
+	impair_fill_pkt(ip, &s->p, ef->base.a_is_lo, state);
+	ip->seg_known = true;
+	ip->seg = ef->segs;
+	if (impair_match_all(rs, ip, hit, ef->segs + s->nsegs - 1, gso) &&
+	    gso) {
+		spin_unlock_bh(&ef->base.lock);
+		bitmap_zero(hit, IMPAIR_MAX_RULES);
+		return IMPAIR_STEP_SPLIT;
+	}
+	ef->segs += s->nsegs;
+	for_each_set_bit(i, hit, rs->n) {
+		if (rs->rules[i]->r.act & IMPAIR_A_SEQRAND) {
+			seqrule = &rs->rules[i]->r;
+			break;
+		}
+	}
+	if (seqrule && !ef->seq_on && ef->syn_seen && ip->from_a &&
+	    (flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN) {
+		ef->seq_on = true;
+		ef->seq_sack_fix = seqrule->seq_sack_fix;
+		ef->seq_both = seqrule->seq_both;
+		tcpmb_seqadj_init(&ef->adj[0], get_random_u32() | 1);
+		tcpmb_seqadj_init(&ef->adj[1], get_random_u32() | 1);
+		impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
+		WRITE_ONCE(in->seq_used, true);
+	}
+	if (flags & TCPHDR_RST)
+		ef->rst = true;
+	if (flags & TCPHDR_FIN)
+		ef->fin |= ip->from_a ? 1 : 2;
+	ef->base.expires = jiffies +
+		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
+		 READ_ONCE(flow_timeout)) * HZ;
+	snap->seq_on = ef->seq_on;
+	snap->seq_sack_fix = ef->seq_sack_fix;
+	snap->seq_both = ef->seq_both;
+	snap->adj[0] = ef->adj[0];
+	snap->adj[1] = ef->adj[1];
+	spin_unlock_bh(&ef->base.lock);
+	return IMPAIR_STEP_OK;
+}
+
+static unsigned int impair_gso_split(struct impair_net *in,
+				     const struct impair_ruleset *rs,
+				     struct sk_buff *skb,
+				     const struct nf_hook_state *state);
+
+static bool impair_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+
+static unsigned int impair_process(struct impair_net *in,
+				   const struct impair_ruleset *rs,
+				   struct sk_buff *skb,
+				   const struct nf_hook_state *state,
+				   bool may_segment)
+{
+	DECLARE_BITMAP(hit, IMPAIR_MAX_RULES);
+	struct impair_flow snap = { };
+	struct impair_flow *ef;
+	struct impair_pkt ip = { };
+	struct impair_seg s = { };
+	enum impair_step step;
+	unsigned int i;
+	u8 flags;
+	bool gso;
+
+	switch (tcpmb_parse(skb, state->pf, &s.p)) {
+	case 0:
+		break;
+	case -EINVAL:
+		impair_count(in, IMPAIR_STAT_MALFORMED);
+		return NF_ACCEPT;
+	default:
+		return NF_ACCEPT;
+	}
+	s.family = state->pf;
+	gso = skb_is_gso(skb);
+	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
+	flags = tcp_flag_byte(&s.p.th);
+	bitmap_zero(hit, IMPAIR_MAX_RULES);
+	gso = gso && may_segment && !impair_bridged(skb);
+
+	ef = impair_flow_get(in, &s.p, rs->n > 0);
+	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, hit, gso,
+				     &snap) : IMPAIR_STEP_DEAD;
+	if (step == IMPAIR_STEP_DEAD) {
+		/* untracked: the sender is taken as the initiator */
+		impair_fill_pkt(&ip, &s.p, s.p.src_is_lo, state);
+		if (impair_match_all(rs, &ip, hit, 0, gso) && gso)
+			step = IMPAIR_STEP_SPLIT;
+	}
+	if (step == IMPAIR_STEP_SPLIT)
+		return impair_gso_split(in, rs, skb, state);
+
+	impair_add(in, IMPAIR_STAT_SEGS, s.nsegs);
+	if (bitmap_empty(hit, rs->n)) {
+		if (snap.seq_on)
+			impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
+		return NF_ACCEPT;
+	}
+	impair_add(in, IMPAIR_STAT_MATCHED, s.nsegs);
+
+	/* drops first: a dropped segment is no hit for the edit rules */
+	for_each_set_bit(i, hit, rs->n) {
+		const struct impair_rule *r = &rs->rules[i]->r;
+
+		if (!impair_wants_drop(r, flags))
+			continue;
+		this_cpu_add(*rs->rules[i]->hits, s.nsegs);
+		impair_add(in, r->act & IMPAIR_A_DROP ?
+			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
+			   s.nsegs);
+		return NF_DROP;
+	}
+	for_each_set_bit(i, hit, rs->n)
+		if (impair_edit(in, skb, &s, &rs->rules[i]->r, snap.seq_on))
+			this_cpu_add(*rs->rules[i]->hits, s.nsegs);
+	/* seq/ack/SACK last, on the header as the other rules left it */
+	if (snap.seq_on)
+		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
+	return NF_ACCEPT;
+}
+
+/*
+ * A GSO packet of which a segment may be dropped, or only some segments
+ * match: segment it in software and pass each segment through the rules.
+ * The hook is the last one in FORWARD, so the survivors continue with
+ * state->okfn.
+ */
+static unsigned int impair_gso_split(struct impair_net *in,
+				     const struct impair_ruleset *rs,
+				     struct sk_buff *skb,
+				     const struct nf_hook_state *state)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs)) {
+		impair_count(in, IMPAIR_STAT_EDIT_FAILED);
+		return impair_process(in, rs, skb, state, false);
+	}
+	impair_count(in, IMPAIR_STAT_GSO_SEGMENTED);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		if (impair_process(in, rs, seg, state, false) == NF_ACCEPT) {
+			local_bh_disable();
+			state->okfn(state->net, state->sk, seg);
+			local_bh_enable();
+		} else {
+			kfree_skb(seg);
+		}
+	}
+	consume_skb(skb);
+	return NF_STOLEN;
+}
+
+/* No rules, but flows with seqrand state: keep rewriting them. */
+static const struct impair_ruleset impair_no_rules;
+
+static unsigned int impair_hook(void *priv, struct sk_buff *skb,
+				const struct nf_hook_state *state)
+{
+	struct impair_net *in = impair_pernet(state->net);
+	const struct impair_ruleset *rs = rcu_dereference(in->rules);
+
+	if (!rs) {
+		if (likely(!READ_ONCE(in->seq_used)))
+			return NF_ACCEPT;
+		rs = &impair_no_rules;
+	}
+	return impair_process(in, rs, skb, state, true);
+}
+
+/* Last in FORWARD: after filtering; see impair_gso_split(). */
+static const struct nf_hook_ops impair_hook_ops[] = {
+	{
+		.hook		= impair_hook,
+		.pf		= NFPROTO_IPV4,
+		.hooknum	= NF_INET_FORWARD,
+		.priority	= NF_IP_PRI_LAST,
+	},
+	{
+		.hook		= impair_hook,
+		.pf		= NFPROTO_IPV6,
+		.hooknum	= NF_INET_FORWARD,
+		.priority	= NF_IP6_PRI_LAST,
+	},
+};
+
+/* --- garbage collection -------------------------------------------------------- */
+
+static void impair_gc_work(struct work_struct *work)
+{
+	struct impair_net *in = container_of(to_delayed_work(work),
+					     struct impair_net, gc_work);
+	unsigned int n = tcpmb_flowtab_gc(&in->ft, false);
+
+	if (n)
+		this_cpu_add(in->stats->c[IMPAIR_STAT_FLOWS_EXPIRED], n);
+	if (!READ_ONCE(in->ft.count))
+		WRITE_ONCE(in->seq_used, false);
+	schedule_delayed_work(&in->gc_work, IMPAIR_GC_INTERVAL);
+}
+
+/* --- procfs ------------------------------------------------------------------------ */
+
+static int impair_stats_show(struct seq_file *seq, void *v)
+{
+	struct impair_net *in = impair_pernet(seq_file_single_net(seq));
+	const struct impair_ruleset *rs;
+	u64 sum[IMPAIR_STAT_NR] = { };
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		const struct impair_stats *s = per_cpu_ptr(in->stats, cpu);
+
+		for (i = 0; i < IMPAIR_STAT_NR; i++)
+			sum[i] += READ_ONCE(s->c[i]);
+	}
+	for (i = 0; i < IMPAIR_STAT_NR; i++)
+		seq_printf(seq, "%s %llu\n", impair_stat_names[i], sum[i]);
+	seq_printf(seq, "flows_active %u\n", READ_ONCE(in->ft.count));
+	rcu_read_lock();
+	rs = rcu_dereference(in->rules);
+	seq_printf(seq, "rules %u\n", rs ? rs->n : 0);
+	rcu_read_unlock();
+	seq_printf(seq, "flow_struct_bytes %zu\n", sizeof(struct impair_flow));
+	return 0;
+}
+
+/*
+ * "flush", then one line per rule: its canonical text and "# hits N" (the
+ * segments it changed or dropped).  Written back, this replaces the set.
+ */
+static int impair_rules_show(struct seq_file *seq, void *v)
+{
+	struct impair_net *in = seq->private;
+	const struct impair_ruleset *rs;
+	char line[IMPAIR_FMT_MAX];
+	unsigned int i;
+
+	seq_puts(seq, "flush\n");
+	mutex_lock(&in->lock);
+	rs = rcu_dereference_protected(in->rules, lockdep_is_held(&in->lock));
+	for (i = 0; rs && i < rs->n; i++) {
+		impair_rule_format(&rs->rules[i]->r, line, sizeof(line));
+		seq_printf(seq, "%s # hits %llu\n", line,
+			   impair_krule_hits(rs->rules[i]));
+	}
+	mutex_unlock(&in->lock);
+	return 0;
+}
+
+static int impair_rules_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, impair_rules_show, pde_data(inode));
+}
+
+/*
+ * One write(2) is one transaction (see the file comment); it must hold
+ * whole lines.  cat(1) writes a regular file of up to 128 KiB in one call.
+ */
+static ssize_t impair_rules_write(struct file *file, const char __user *ubuf,
+				  size_t size, loff_t *ppos)
+{
+	struct impair_net *in = ((struct seq_file *)file->private_data)->private;
+	struct impair_rule *parsed;
+	char *buf;
+	int err;
+
+	if (size > IMPAIR_WRITE_MAX) {
+		pr_warn_ratelimited("rules: write of %zu bytes rejected: at most %d bytes per write\n",
+				    size, IMPAIR_WRITE_MAX);
+		return -EFBIG;
+	}
+	buf = vmemdup_user(ubuf, size);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	parsed = kvmalloc_array(IMPAIR_MAX_RULES, sizeof(*parsed), GFP_KERNEL);
+	if (!parsed) {
+		kvfree(buf);
+		return -ENOMEM;
+	}
+	err = impair_rules_apply(in, buf, size, parsed);
+	kvfree(parsed);
+	kvfree(buf);
+	return err ? err : size;
+}
+
+static const struct proc_ops impair_rules_ops = {
+	.proc_open	= impair_rules_open,
+	.proc_read	= seq_read,
+	.proc_write	= impair_rules_write,
+	.proc_lseek	= seq_lseek,
+	.proc_release	= single_release,
+};
+
+static int impair_proc_init(struct impair_net *in)
+{
+	in->proc_dir = proc_net_mkdir(in->net, "impair", in->net->proc_net);
+	if (!in->proc_dir)
+		return -ENOMEM;
+	if (!proc_create_net_single("stats", 0444, in->proc_dir,
+				    impair_stats_show, NULL) ||
+	    !proc_create_data("rules", 0644, in->proc_dir, &impair_rules_ops,
+			      in)) {
+		remove_proc_subtree("impair", in->net->proc_net);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- per-netns setup ------------------------------------------------------------- */
+
+static int __net_init impair_net_init(struct net *net)
+{
+	struct impair_net *in = impair_pernet(net);
+	int err;
+
+	in->net = net;
+	mutex_init(&in->lock);
+	RCU_INIT_POINTER(in->rules, NULL);
+	INIT_DELAYED_WORK(&in->gc_work, impair_gc_work);
+
+	in->stats = alloc_percpu(struct impair_stats);
+	if (!in->stats)
+		return -ENOMEM;
+	err = tcpmb_flowtab_init(&in->ft, IMPAIR_BUCKETS,
+				 sizeof(struct impair_flow));
+	if (err)
+		goto err_stats;
+	err = impair_proc_init(in);
+	if (err)
+		goto err_ft;
+	err = nf_register_net_hooks(net, impair_hook_ops,
+				    ARRAY_SIZE(impair_hook_ops));
+	if (err)
+		goto err_proc;
+	in->hooks_on = true;
+	schedule_delayed_work(&in->gc_work, IMPAIR_GC_INTERVAL);
+	return 0;
+
+err_proc:
+	remove_proc_subtree("impair", net->proc_net);
+err_ft:
+	tcpmb_flowtab_destroy(&in->ft);
+err_stats:
+	free_percpu(in->stats);
+	return err;
+}
+
+/*
+ * nf_unregister_net_hooks() does not wait for packets already in the hook:
+ * stop new packets here; the netns core then runs synchronize_rcu() before
+ * impair_net_exit() frees what those packets use.
+ */
+static void __net_exit impair_net_pre_exit(struct net *net)
+{
+	struct impair_net *in = impair_pernet(net);
+
+	if (in->hooks_on)
+		nf_unregister_net_hooks(net, impair_hook_ops,
+					ARRAY_SIZE(impair_hook_ops));
+	in->hooks_on = false;
+}
+
+static void __net_exit impair_net_exit(struct net *net)
+{
+	struct impair_net *in = impair_pernet(net);
+
+	/* no more writers: remove_proc_subtree() waits for running ones */
+	remove_proc_subtree("impair", net->proc_net);
+	cancel_delayed_work_sync(&in->gc_work);
+	impair_ruleset_free(rcu_dereference_protected(in->rules, 1));
+	RCU_INIT_POINTER(in->rules, NULL);
+	tcpmb_flowtab_destroy(&in->ft);
+	free_percpu(in->stats);
+}
+
+static struct pernet_operations impair_net_ops = {
+	.init		= impair_net_init,
+	.pre_exit	= impair_net_pre_exit,
+	.exit		= impair_net_exit,
+	.id		= &impair_net_id,
+	.size		= sizeof(struct impair_net),
+};
+
+static int __init impair_init(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&impair_net_ops);
+	if (err)
+		return err;
+	pr_info("loaded (flow state %zu bytes, rule %zu bytes)\n",
+		sizeof(struct impair_flow), sizeof(struct impair_rule));
+	return 0;
+}
+
+static void __exit impair_exit(void)
+{
+	unregister_pernet_subsys(&impair_net_ops);
+	/* flows (kfree_rcu) and old rule sets (call_rcu) */
+	rcu_barrier();
+}
+
+module_init(impair_init);
+module_exit(impair_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Rule-driven TCP middlebox impairments for the forward path");
