@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The per-run record of the matrix (RESULTS/runs/ID.json) and the plan.
+
+validate(record) -> list of problems (empty: well formed).  Used by the
+report (bad records are listed, not silently used), the smoke test and the
+unit tests.
+"""
+SCHEMA = "ecnproxy-matrix-run/1"
+
+# configuration -> (client tcp_ecn, server tcp_ecn, proxy enabled)
+CONFIGS = {
+    "noecn": (0, 0, False),
+    "noecn+proxy": (0, 0, True),
+    "srvecn": (0, 1, False),
+    "srvecn+proxy": (0, 1, True),
+    "bothecn": (1, 1, False),
+    "bothecn+proxy": (1, 1, True),
+}
+CONFIG_ORDER = list(CONFIGS)
+DIRECTIONS = ("download", "upload")
+CROSS = ("off", "on")
+
+NUM = (int, float)
+# dotted path -> type(s); None means "present, any type"
+REQUIRED = {
+    "schema": str, "id": str, "index": int, "profile": str, "seed": int,
+    "params.direction": str, "params.cross": str, "params.load": str,
+    "params.flows": int, "params.flow_bytes": int, "params.series": int,
+    "params.total_bytes": int, "params.config": str, "params.rep": int,
+    "params.client_ecn": int, "params.server_ecn": int, "params.proxy": bool,
+    "params.feedback": None, "params.cross_rate": None,
+    "env.kernel": str, "env.accel": str, "env.guest_cpus": int,
+    "env.wall_start": str, "env.bottleneck_dev": str, "env.rate_low": str,
+    "sysctls.client": dict, "sysctls.server": dict, "sysctls.proxy": dict,
+    "versions": dict, "versions.kernel": str, "versions.tcpdump": None,
+    "versions.iproute2": str,
+    "completion_s": NUM, "ok": bool,
+    "transfer.conns": list, "transfer.completion_s": NUM, "transfer.tool": str,
+    "qdisc.before": list, "qdisc.after": list,
+    "proxy_stats.before": dict, "proxy_stats.after": dict,
+    "tcp_counters.client": dict, "tcp_counters.server": dict,
+    "cpu.before": dict, "cpu.after": dict, "cpu.idle_share": dict,
+    "capture.client_side.flows": dict, "capture.client_side.totals": dict,
+    "capture.server_side.flows": dict, "capture.server_side.totals": dict,
+    "fidelity.bottleneck_utilisation": (int, float, type(None)),
+    "fidelity.cpu_idle_min": NUM, "fidelity.flags": list, "fidelity.ok": bool,
+}
+FLOW_KEYS = ("c2s", "s2c", "data_dir", "ecn_negotiated", "rtt", "stalls",
+             "stall_time", "stall_threshold")
+DIR_KEYS = ("packets", "data", "new_bytes", "retrans", "fast_retrans", "dupacks",
+            "ce", "ect", "ece", "cwr", "ect_share")
+TOTAL_KEYS = ("data", "retrans", "fast_retrans", "dupacks", "ce", "ect", "ece",
+              "cwr", "ect_share", "stalls", "stall_time", "flows", "ecn_negotiated")
+CONN_KEYS = ("start", "end", "bytes", "ok")
+
+
+def get(rec, path):
+    cur = rec
+    for p in path.split("."):
+        if not isinstance(cur, dict) or p not in cur:
+            raise KeyError(path)
+        cur = cur[p]
+    return cur
+
+
+def validate(rec):
+    errs = []
+    if not isinstance(rec, dict):
+        return ["record is not an object"]
+    for path, typ in REQUIRED.items():
+        try:
+            v = get(rec, path)
+        except KeyError:
+            errs.append("missing %s" % path)
+            continue
+        if typ is None:
+            continue
+        if typ in (int, NUM) and isinstance(v, bool):
+            errs.append("%s: bool where a number is expected" % path)
+        elif not isinstance(v, typ):
+            errs.append("%s: %s, expected %s" % (path, type(v).__name__, typ))
+    if errs:
+        return errs
+    if rec["schema"] != SCHEMA:
+        errs.append("schema %r, expected %r" % (rec["schema"], SCHEMA))
+    p = rec["params"]
+    if p["config"] not in CONFIGS:
+        errs.append("unknown config %r" % p["config"])
+    elif CONFIGS[p["config"]] != (p["client_ecn"], p["server_ecn"], p["proxy"]):
+        errs.append("config %s does not match client/server ECN and proxy" % p["config"])
+    if p["direction"] not in DIRECTIONS:
+        errs.append("direction %r" % p["direction"])
+    if p["cross"] not in CROSS:
+        errs.append("cross %r" % p["cross"])
+    if p["series"]:
+        if p["load"] != "series":
+            errs.append("series run with load %r" % p["load"])
+    elif p["load"] != str(p["flows"]):
+        errs.append("load %r but %d flows" % (p["load"], p["flows"]))
+    if rec["ok"] and rec["completion_s"] <= 0:
+        errs.append("completion_s %r" % rec["completion_s"])
+    nconn = p["series"] or p["flows"]
+    if len(rec["transfer"]["conns"]) != nconn:
+        errs.append("%d connections, expected %d" % (len(rec["transfer"]["conns"]), nconn))
+    for c in rec["transfer"]["conns"]:
+        for k in CONN_KEYS:
+            if k not in c:
+                errs.append("connection without %s" % k)
+    for side in ("client_side", "server_side"):
+        cap = rec["capture"][side]
+        for k in TOTAL_KEYS:
+            if k not in cap["totals"]:
+                errs.append("capture.%s.totals without %s" % (side, k))
+        for port, fl in cap["flows"].items():
+            for k in FLOW_KEYS:
+                if k not in fl:
+                    errs.append("capture.%s.flows.%s without %s" % (side, port, k))
+            for d in ("c2s", "s2c"):
+                for k in DIR_KEYS:
+                    if k not in fl.get(d, {}):
+                        errs.append("capture.%s.flows.%s.%s without %s" % (side, port, d, k))
+    return errs
+
+
+def check_plan(plan):
+    errs = []
+    for k in ("profile", "seed", "runs", "feedback"):
+        if k not in plan:
+            errs.append("plan without %s" % k)
+    ids = [r.get("id") for r in plan.get("runs", [])]
+    if len(ids) != len(set(ids)):
+        errs.append("plan has duplicate run ids")
+    return errs

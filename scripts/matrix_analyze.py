@@ -1,0 +1,28 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Analysis of a matrix results directory (run by scripts/matrix).
+
+  matrix_analyze.py RESULTS_DIR
+
+Writes summary.csv, runs.csv, summary.md, the box plots, timeseries.png and
+README.md into RESULTS_DIR, then prints the path of summary.md and the
+headline ratios.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from analysis import report  # noqa: E402
+
+
+def main():
+    d = os.path.abspath(sys.argv[1])
+    headline = report.report(d)
+    print("matrix: %s" % os.path.join(d, "summary.md"))
+    for k, (v, lo, hi) in headline.items():
+        print("matrix:   %-42s %.2f [%.2f, %.2f]" % (k, v, lo, hi))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

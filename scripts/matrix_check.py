@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check that a matrix results directory is complete and well formed.
+
+  matrix_check.py RESULTS_DIR
+
+Prints one "ok - CHECK" / "not ok - CHECK # why" line per check (the test
+runner counts them); exit 1 if any failed.  Used by the smoke test in
+`make test` (PROFILE=smoke) and usable on any published result.
+"""
+import csv
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from analysis.schema import check_plan, validate  # noqa: E402
+
+failed = 0
+
+
+def check(ok, name, why=""):
+    global failed
+    if ok:
+        print("ok - " + name)
+    else:
+        failed += 1
+        print("not ok - %s # %s" % (name, why))
+
+
+def main():
+    d = os.path.abspath(sys.argv[1])
+    try:
+        with open(os.path.join(d, "plan.json")) as f:
+            plan = json.load(f)
+        errs = check_plan(plan)
+    except (OSError, ValueError) as e:
+        plan, errs = None, [str(e)]
+    check(not errs, "plan.json is valid", "; ".join(errs))
+    if plan is None:
+        return 1
+    prof = plan["profile"]
+    ids = [r["id"] for r in plan["runs"]]
+    missing = [i for i in ids if not os.path.exists(os.path.join(d, "runs", i + ".json"))]
+    check(not missing, "every run of the plan has a record (%d)" % len(ids),
+          "%d missing, e.g. %s" % (len(missing), missing[:3]))
+    bad, recs = [], []
+    for f in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
+        try:
+            with open(f) as fh:
+                rec = json.load(fh)
+            e = validate(rec)
+        except ValueError as ex:
+            e = [str(ex)]
+        if e:
+            bad.append("%s: %s" % (os.path.basename(f), e[:2]))
+        else:
+            recs.append(rec)
+    check(not bad, "every record matches the schema", "; ".join(bad[:3]))
+    notok = [r["id"] for r in recs if not r["ok"]]
+    check(not notok, "every transfer completed byte-exact", ", ".join(notok[:5]))
+    flows = sum(len(r["capture"]["server_side"]["flows"]) for r in recs)
+    conns = sum(len(r["transfer"]["conns"]) for r in recs)
+    check(flows == conns and conns > 0,
+          "the captures found every connection (%d of %d)" % (flows, conns))
+    check(all(r["env"]["accel"] in ("kvm", "tcg") for r in recs),
+          "records name the accelerator")
+    for name in ("summary.md", "summary.csv", "runs.csv", "README.md", "meta.json",
+                 "timeseries.png"):
+        p = os.path.join(d, name)
+        check(os.path.exists(p) and os.path.getsize(p) > 0, "%s exists" % name)
+    for di in prof["directions"]:
+        for c in prof["cross"]:
+            p = os.path.join(d, "boxplot_%s_cross-%s.png" % (di, c))
+            ok = os.path.exists(p) and open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+            check(ok, "box plot %s / cross %s is a PNG" % (di, c))
+    try:
+        with open(os.path.join(d, "summary.csv")) as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        rows = []
+    ncells = len(prof["configs"]) * len(prof["directions"]) * len(prof["cross"]) * (
+        len(prof["loads"]) + 1)
+    check(len(rows) == ncells, "summary.csv has one row per cell (%d)" % ncells,
+          "%d rows" % len(rows))
+    try:
+        md = open(os.path.join(d, "summary.md")).read()
+    except OSError:
+        md = ""
+    check("## Headline" in md and "srvecn+proxy / bothecn" in md and prof["note"] in md,
+          "summary.md has the headline ratios and the profile note")
+    pc = glob.glob(os.path.join(d, "**", "*.pcap"), recursive=True)
+    check(not pc, "no pcaps left behind", "%d pcaps" % len(pc))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

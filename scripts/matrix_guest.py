@@ -1,0 +1,478 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Guest side of `make matrix`: runs every pending run of a plan.
+
+  matrix_guest.py RESULTS_DIR [--keep-pcaps]
+
+Started by vm-testbed/matrix-guest.sh inside the QEMU guest (vm-run), with
+RESULTS_DIR writable.  Reads RESULTS_DIR/plan.json (written by scripts/matrix
+on the host), builds the six-node testbed once, loads the ECN proxy, starts
+one agent per namespace (scripts/matrix_agent.py) and then, for every run of
+the plan whose record RESULTS_DIR/runs/ID.json does not exist yet (resume),
+in plan order:
+
+  bottleneck setup for the direction, cross traffic on/off (only when they
+  change), client/server tcp_ecn and proxy on/off (+ feedback), captures on
+  both sides of the proxy (proxy eth0 = client side, eth1 = server side,
+  tcpdump -s 128), counters before, the transfer, counters after, per-flow
+  pcap analysis, fidelity checks, one JSON record (written atomically), pcap
+  deleted (kept under RESULTS_DIR/pcaps/ with --keep-pcaps).
+
+Prints "run i/n ID: ... | elapsed, ETA" per run.  Exit 0 when every run of
+the plan has a record, 1 otherwise.
+"""
+import datetime
+import json
+import os
+import platform
+import select
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from analysis import pcapflow  # noqa: E402
+from analysis.schema import SCHEMA, CONFIGS  # noqa: E402
+
+TOPO = os.path.join(TOP, "vm-testbed", "lib", "topology.sh")
+MODULE = os.path.join(TOP, "kmod", "ecn_proxy", "ecn_proxy.ko")
+PORT = 5001
+STATE = "/tmp/mx-state"
+PCAPS = "/tmp/mx-pcap"
+TB_ENV = dict(os.environ, TB_STATE=STATE)
+
+
+LOGFILE = None
+
+
+def log(*a):
+    """stdout, and RESULTS/guest.log, which the host driver shows live (the
+    guest's stdout reaches the host in blocks)."""
+    line = " ".join(str(x) for x in a)
+    print(line, flush=True)
+    if LOGFILE:
+        LOGFILE.write(line + "\n")
+        LOGFILE.flush()
+
+
+def sh(script, check=True, **env):
+    """Run bash with the topology library sourced."""
+    e = dict(TB_ENV, **env)
+    r = subprocess.run(["bash", "-c", ". %s\n%s" % (TOPO, script)], env=e,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check and r.returncode:
+        raise RuntimeError("%s: exit %d: %s" % (script, r.returncode, r.stdout))
+    return r.stdout
+
+
+def out(argv):
+    try:
+        return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "unavailable: %s" % e
+
+
+class Agent:
+    def __init__(self, ns, *args):
+        self.ns = ns
+        self.p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, sys.executable,
+             os.path.join(HERE, "matrix_agent.py")] + list(args),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.call_raw(timeout=120)
+
+    def call_raw(self, timeout):
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            raise RuntimeError("agent %s: no answer in %d s" % (self.ns, timeout))
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("agent %s died" % self.ns)
+        return json.loads(line)
+
+    def __call__(self, op, timeout=120, **kw):
+        kw["op"] = op
+        self.p.stdin.write(json.dumps(kw) + "\n")
+        self.p.stdin.flush()
+        rep = self.call_raw(timeout)
+        if isinstance(rep, dict) and "error" in rep:
+            raise RuntimeError("agent %s %s: %s" % (self.ns, op, rep["error"]))
+        return rep
+
+    def close(self):
+        try:
+            self.p.stdin.write('{"op": "quit"}\n')
+            self.p.stdin.flush()
+            self.p.wait(timeout=10)
+        except Exception:
+            self.p.kill()
+
+
+def parse_kv(text):
+    d = {}
+    for line in (text or "").splitlines():
+        p = line.split()
+        if len(p) == 2:
+            try:
+                d[p[0]] = int(p[1])
+            except ValueError:
+                d[p[0]] = p[1]
+    return d
+
+
+def parse_netstat(text):
+    """/proc/net/netstat and /proc/net/snmp: {"TcpExt": {...}, "Tcp": {...}}"""
+    d = {}
+    lines = (text or "").splitlines()
+    for a, b in zip(lines[::2], lines[1::2]):
+        ka, kb = a.split(), b.split()
+        if ka and ka[0] in ("TcpExt:", "Tcp:", "IpExt:"):
+            d[ka[0][:-1]] = {k: int(v) for k, v in zip(ka[1:], kb[1:])
+                             if v.lstrip("-").isdigit()}
+    return d
+
+
+def counter_delta(a, b):
+    out = {}
+    for grp in b:
+        for k, v in b[grp].items():
+            dv = v - a.get(grp, {}).get(k, 0)
+            if dv and k not in ("CurrEstab",):
+                out["%s.%s" % (grp, k)] = dv
+    return out
+
+
+def cpu_times():
+    d = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu"):
+                p = line.split()
+                d[p[0]] = [int(x) for x in p[1:]]
+    return d
+
+
+def cpu_idle(a, b):
+    res = {}
+    for k in b:
+        da = [y - x for x, y in zip(a[k], b[k])]
+        tot = sum(da[:8])
+        res[k] = round((da[3] + da[4]) / tot, 4) if tot else None
+    return res
+
+
+def rate_bps(s):
+    s = s.strip().lower()
+    mult = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "bit": 1}
+    for suf, m in mult.items():
+        if s.endswith(suf):
+            return float(s[:-len(suf)]) * m
+    return float(s)
+
+
+def tc_snapshot():
+    t0 = time.monotonic()
+    js = subprocess.run(["tc", "-n", "router", "-s", "-j", "qdisc", "show"],
+                        stdout=subprocess.PIPE, text=True, check=True).stdout
+    t1 = time.monotonic()
+    return json.loads(js), (t0 + t1) / 2
+
+
+def qdisc_entry(snap, dev, kind):
+    for q in snap:
+        if q.get("dev") == dev and q.get("kind") == kind:
+            return q
+    return {}
+
+
+class Testbed:
+    def __init__(self, plan):
+        self.plan = plan
+        self.direction = None
+        self.cross = None
+        self.low = os.environ.get("TB_RATE_LOW", "10mbit")
+        self.high = os.environ.get("TB_RATE_HIGH", "100mbit")
+
+    def up(self):
+        if not os.path.isdir("/sys/module/ecn_proxy"):
+            subprocess.run(["insmod", MODULE, "enable_init_net=0"], check=True)
+        sh("tb_up", TB_SETUP="download")
+        self.direction = "download"
+        self.cross = "off"
+        self.client = Agent("client")
+        self.server = Agent("server", "--serve", str(PORT))
+        self.proxy = Agent("proxy")
+
+    def down(self):
+        for a in ("client", "server", "proxy"):
+            if hasattr(self, a):
+                getattr(self, a).close()
+        sh("tb_cross_stop; tb_down", check=False)
+
+    def bottleneck_dev(self):
+        return "eth1" if self.direction == "download" else "eth2"
+
+    def set_block(self, direction, cross, rate):
+        changed = False
+        if (direction, cross) != (self.direction, self.cross) and self.cross == "on":
+            sh("tb_cross_stop")
+            self.cross = "off"
+        if direction != self.direction:
+            lo, hi = (("eth1", "eth2") if direction == "download" else ("eth2", "eth1"))
+            sh("tc -n router qdisc del dev eth1 root; tc -n router qdisc del dev eth2 root\n"
+               "tb_red %s %s && tb_red %s %s" % (lo, self.low, hi, self.high))
+            self.direction = direction
+            changed = True
+        if cross != self.cross:
+            if cross == "on":
+                sh("tb_cross_start %s %s" % (rate, "down" if direction == "download" else "up"))
+            self.cross = cross
+            changed = True
+        return changed
+
+
+SYSCTLS_TCP = ["net/ipv4/tcp_ecn", "net/ipv4/tcp_ecn_fallback", "net/ipv4/tcp_sack",
+               "net/ipv4/tcp_timestamps", "net/ipv4/tcp_congestion_control",
+               "net/ipv4/tcp_wmem", "net/ipv4/tcp_rmem", "net/ipv4/tcp_no_metrics_save"]
+SYSCTLS_PROXY = ["net/ecn_proxy/" + k for k in (
+    "enabled", "feedback", "max_flows", "timeout_handshake", "timeout_established",
+    "timeout_closed", "fallback_timeout")]
+
+
+def versions():
+    v = {"kernel": platform.release(), "python": platform.python_version(),
+         "tcpdump": out(["tcpdump", "--version"]).splitlines()[0:2],
+         "iproute2": out(["tc", "-V"]),
+         "iperf3 (cross traffic)": out(["iperf3", "--version"]).splitlines()[0:1]}
+    try:
+        with open("/sys/module/ecn_proxy/srcversion") as f:
+            v["ecn_proxy_srcversion"] = f.read().strip()
+    except OSError:
+        pass
+    return v
+
+
+def do_run(tb, run, plan, env, keep, resdir):
+    prof = plan["profile"]
+    cli_ecn, srv_ecn, proxy_on = CONFIGS[run["config"]]
+    setset = {"net/ipv4/tcp_no_metrics_save": "1"}
+    tb.client("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(cli_ecn)}))
+    tb.server("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(srv_ecn)}))
+    pset = {"net/ecn_proxy/enabled": "1" if proxy_on else "0"}
+    if plan.get("feedback"):
+        pset["net/ecn_proxy/feedback"] = plan["feedback"]
+    tb.proxy("sysctl", set=pset)
+    # every run starts with an empty SYN fallback cache: a destination put
+    # there by an earlier run (RFC 3168 6.1.1.1 heuristic) would otherwise
+    # stay unproxied for fallback_timeout (600 s) across runs
+    flushed = tb.proxy("write", files={"/proc/net/ecn_proxy/fallback": "flush"})
+    sysctls = {"client": tb.client("sysctl", get=SYSCTLS_TCP),
+               "server": tb.server("sysctl", get=SYSCTLS_TCP),
+               "proxy": tb.proxy("sysctl", get=SYSCTLS_PROXY + ["net/ipv4/ip_forward"])}
+    os.makedirs(PCAPS, exist_ok=True)
+    caps = {"client_side": ("eth0", os.path.join(PCAPS, run["id"] + ".client_side.pcap")),
+            "server_side": ("eth1", os.path.join(PCAPS, run["id"] + ".server_side.pcap"))}
+    for name, (dev, f) in caps.items():
+        tb.proxy("capture_start", name=name, dev=dev, file=f, filter="tcp port %d" % PORT)
+    net = "/proc/net/netstat"
+    snmp = "/proc/net/snmp"
+
+    def counters(agent):
+        r = agent("read", paths=[net, snmp])
+        return parse_netstat(r[net]) | parse_netstat(r[snmp])
+
+    ps0 = parse_kv(tb.proxy("read", paths=["/proc/net/ecn_proxy/stats"])
+                   ["/proc/net/ecn_proxy/stats"])
+    tc0 = counters(tb.client), counters(tb.server)
+    q0, tq0 = tc_snapshot()
+    cpu0 = cpu_times()
+    wall = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    timeout = 120 + 20 * run["total_bytes"] / 1e6
+    xf = tb.client("xfer", timeout=timeout, host="198.18.2.2", port=PORT,
+                   dir="down" if run["direction"] == "download" else "up",
+                   flows=run["flows"], bytes=run["flow_bytes"], series=run["series"])
+    cpu1 = cpu_times()
+    q1, tq1 = tc_snapshot()
+    tc1 = counters(tb.client), counters(tb.server)
+    ps1 = parse_kv(tb.proxy("read", paths=["/proc/net/ecn_proxy/stats"])
+                   ["/proc/net/ecn_proxy/stats"])
+    capture = {}
+    time.sleep(0.2)  # the last ACKs reach the captures
+    for name, (dev, f) in caps.items():
+        st = tb.proxy("capture_stop", name=name)
+        flows = pcapflow.analyze(f, PORT)
+        ports = {c.get("port") for c in xf["conns"]}
+        flows = {str(k): v for k, v in flows.items() if k in ports}
+        capture[name] = {"node": "proxy", "dev": dev, "snaplen": 128,
+                         "tcpdump": st.get("tcpdump", {}),
+                         "flows": flows, "totals": pcapflow.totals(flows)}
+        if keep:
+            os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
+            shutil.move(f, os.path.join(resdir, "pcaps", os.path.basename(f)))
+        else:
+            os.unlink(f)
+
+    # fidelity: was the bottleneck the limit, and not the guest CPU?  The
+    # bottleneck was reached if its HTB class throttled packets (overlimits)
+    # or its RED queue marked or dropped; the utilisation (HTB bytes over the
+    # run / rate) is recorded, not judged: RTOs and slow start lower it.
+    bdev = tb.bottleneck_dev()
+    rate = rate_bps(tb.low)
+    h0, h1 = qdisc_entry(q0, bdev, "htb"), qdisc_entry(q1, bdev, "htb")
+    r0, r1 = qdisc_entry(q0, bdev, "red"), qdisc_entry(q1, bdev, "red")
+    window = tq1 - tq0
+    util = ((h1["bytes"] - h0["bytes"]) * 8 / (rate * window)
+            if h0 and h1 and window > 0 else None)
+    throttled = (h1.get("overlimits", 0) - h0.get("overlimits", 0)) if h0 and h1 else 0
+    red_act = sum(r1.get(k, 0) - r0.get(k, 0) for k in ("marked", "early", "pdrop")) \
+        if r0 and r1 else 0
+    idle = cpu_idle(cpu0, cpu1)
+    cpu_min = min(v for k, v in idle.items() if k != "cpu" and v is not None)
+    fid = prof["fidelity"]
+    flags = []
+    if throttled <= 0 and red_act <= 0:
+        flags.append("bottleneck_not_reached")
+    if cpu_min < fid["min_cpu_idle"]:
+        flags.append("cpu_saturated")
+    if not xf["ok"]:
+        flags.append("transfer_failed")
+    drops = sum(v for c in capture.values() for k, v in c["tcpdump"].items()
+                if "dropped by kernel" in k)
+    if drops:
+        flags.append("capture_drops")
+    goodput = run["total_bytes"] * 8 / xf["completion_s"] / rate if xf["completion_s"] else None
+
+    return {
+        "schema": SCHEMA,
+        "id": run["id"], "index": run["index"], "profile": prof["name"],
+        "seed": plan["seed"],
+        "params": {k: run[k] for k in ("direction", "cross", "load", "flows", "flow_bytes",
+                                       "series", "total_bytes", "config", "rep")}
+        | {"cross_rate": prof["cross_rate"] if run["cross"] == "on" else None,
+           "client_ecn": cli_ecn, "server_ecn": srv_ecn, "proxy": proxy_on,
+           "feedback": plan.get("feedback"), "port": PORT,
+           "fallback_cache_flushed": flushed["/proc/net/ecn_proxy/fallback"]},
+        "env": env | {"wall_start": wall, "bottleneck_dev": bdev,
+                      "rate_low": tb.low, "rate_high": tb.high},
+        "sysctls": sysctls,
+        "versions": env["versions"],
+        "completion_s": xf["completion_s"],
+        "ok": xf["ok"],
+        "transfer": dict(xf, tool="scripts/matrix_agent.py"),
+        "qdisc": {"before": q0, "after": q1, "window_s": round(window, 4)},
+        "proxy_stats": {"before": ps0, "after": ps1},
+        "tcp_counters": {"client": counter_delta(tc0[0], tc1[0]),
+                         "server": counter_delta(tc0[1], tc1[1])},
+        "cpu": {"before": cpu0, "after": cpu1, "idle_share": idle},
+        "capture": capture,
+        "fidelity": {"bottleneck_utilisation": round(util, 4) if util is not None else None,
+                     "goodput_share": round(goodput, 4) if goodput else None,
+                     "htb_overlimits": throttled, "red_marks_drops": red_act,
+                     "cpu_idle_min": cpu_min,
+                     "min_cpu_idle": fid["min_cpu_idle"],
+                     "flags": flags, "ok": not flags},
+    }
+
+
+def fmt(s):
+    s = int(s)
+    return "%d:%02d:%02d" % (s // 3600, s // 60 % 60, s % 60) if s >= 3600 else \
+        "%d:%02d" % (s // 60, s % 60)
+
+
+def main():
+    resdir = os.path.abspath(sys.argv[1])
+    keep = "--keep-pcaps" in sys.argv[2:]
+    global LOGFILE
+    LOGFILE = open(os.path.join(resdir, "guest.log"), "a")
+    with open(os.path.join(resdir, "plan.json")) as f:
+        plan = json.load(f)
+    prof = plan["profile"]
+    runs = plan["runs"]
+    rdir = os.path.join(resdir, "runs")
+    os.makedirs(rdir, exist_ok=True)
+    done = {r["id"] for r in runs if os.path.exists(os.path.join(rdir, r["id"] + ".json"))}
+    pending = [r for r in runs if r["id"] not in done]
+    n = len(runs)
+    log("matrix: profile %s, %d runs, %d done, %d to run" % (prof["name"], n, len(done),
+                                                           len(pending)))
+    if not pending:
+        return 0
+    t_start = time.monotonic()
+    tb = Testbed(plan)
+    try:
+        tb.up()
+    except Exception as e:
+        log("matrix: testbed setup failed: %s" % e)
+        tb.down()
+        return 1
+    log("matrix: testbed up after %.0f s" % (time.monotonic() - t_start))
+    with open("/proc/cpuinfo") as f:
+        cpus = sum(1 for line in f if line.startswith("processor"))
+    accel = "unknown"
+    try:
+        with open(os.path.join(resdir, "session.json")) as f:
+            accel = json.load(f)["accel"]
+    except (OSError, ValueError, KeyError):
+        pass
+    env = {"kernel": platform.release(), "accel": accel,
+           "guest_cpus": cpus, "versions": versions(),
+           "tb": {k: v for k, v in os.environ.items() if k.startswith("TB_")}}
+
+    def est(r):
+        return prof.get("overhead_s", 4) + r["total_bytes"] / (
+            450e3 if r["cross"] == "on" else 1.1e6)
+    est_left = sum(est(r) for r in pending)
+    est_done = 0.0
+    t0 = time.monotonic()
+    failed = 0
+    for i, run in enumerate(pending):
+        path = os.path.join(rdir, run["id"] + ".json")
+        if os.path.exists(path):
+            continue
+        try:
+            if tb.set_block(run["direction"], run["cross"], prof["cross_rate"]):
+                time.sleep(prof.get("cross_settle_s", 2))
+            rec = do_run(tb, run, plan, env, keep, resdir)
+        except Exception as e:
+            failed += 1
+            log("run %d/%d %s: FAILED: %s" % (len(done) + i + 1, n, run["id"], e))
+            if failed >= 5:
+                log("matrix: 5 failures in this session, giving up")
+                break
+            try:  # restart the testbed
+                tb.down()
+                tb = Testbed(plan)
+                tb.up()
+            except Exception as e2:
+                log("matrix: testbed restart failed: %s" % e2)
+                break
+            continue
+        tmp = os.path.join(rdir, ".tmp-" + run["id"])
+        with open(tmp, "w") as f:
+            json.dump(rec, f, separators=(",", ":"))
+        os.rename(tmp, path)
+        est_done += est(run)
+        est_left -= est(run)
+        el = time.monotonic() - t0
+        eta = el / est_done * est_left
+        fl = rec["fidelity"]
+        log("run %d/%d %s: %.2f s, util %s, cpu idle min %.2f%s | elapsed %s, ETA %s" % (
+            len(done) + i + 1, n, run["id"], rec["completion_s"],
+            fl["bottleneck_utilisation"], fl["cpu_idle_min"],
+            (" [" + ",".join(fl["flags"]) + "]") if fl["flags"] else "",
+            fmt(time.monotonic() - t_start), fmt(eta)))
+        time.sleep(prof.get("settle_s", 0.5))
+    tb.down()
+    left = [r for r in runs if not os.path.exists(os.path.join(rdir, r["id"] + ".json"))]
+    log("matrix: session done after %s, %d runs left" % (fmt(time.monotonic() - t_start),
+                                                        len(left)))
+    return 1 if left else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The per-run record schema, and the plan the host driver builds."""
+import copy
+import importlib.machinery
+import importlib.util
+import os
+
+import pytest
+
+from analysis import pcapflow, schema
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def flow():
+    d = {k: 0 for k in pcapflow.Dir.COUNTERS}
+    d["ect_share"] = None
+    return {"c2s": dict(d), "s2c": dict(d, data=10, ect=10, ect_share=1.0),
+            "data_dir": "s2c", "ecn_negotiated": True, "rtt": 0.01, "stalls": 0,
+            "stall_time": 0.0, "stall_threshold": 0.2}
+
+
+def record():
+    fl = {"40000": flow()}
+    cap = {"flows": fl, "totals": pcapflow.totals(fl)}
+    return {
+        "schema": schema.SCHEMA, "id": "download_cross_p1_srvecn+proxy_r01", "index": 0,
+        "profile": "smoke", "seed": 1,
+        "params": {"direction": "download", "cross": "on", "load": "1", "flows": 1,
+                   "flow_bytes": 1000, "series": 0, "total_bytes": 1000,
+                   "config": "srvecn+proxy", "rep": 1, "client_ecn": 0, "server_ecn": 1,
+                   "proxy": True, "feedback": None, "cross_rate": "6M"},
+        "env": {"kernel": "6.1.0", "accel": "tcg", "guest_cpus": 2,
+                "wall_start": "2024-01-01T00:00:00+00:00", "bottleneck_dev": "eth1",
+                "rate_low": "10mbit"},
+        "sysctls": {"client": {}, "server": {}, "proxy": {}},
+        "versions": {"kernel": "6.1.0", "tcpdump": ["tcpdump version 4.99"],
+                     "iproute2": "tc utility"},
+        "completion_s": 1.5, "ok": True,
+        "transfer": {"conns": [{"start": 1.0, "end": 2.5, "bytes": 1000, "ok": True}],
+                     "completion_s": 1.5, "tool": "scripts/matrix_agent.py"},
+        "qdisc": {"before": [], "after": []},
+        "proxy_stats": {"before": {}, "after": {}},
+        "tcp_counters": {"client": {}, "server": {}},
+        "cpu": {"before": {}, "after": {}, "idle_share": {}},
+        "capture": {"client_side": copy.deepcopy(cap), "server_side": copy.deepcopy(cap)},
+        "fidelity": {"bottleneck_utilisation": 0.9, "cpu_idle_min": 0.5, "flags": [],
+                     "ok": True},
+    }
+
+
+def test_valid_record():
+    assert schema.validate(record()) == []
+
+
+@pytest.mark.parametrize("path", ["params.config", "transfer.conns", "env.accel",
+                                  "capture.server_side.totals", "fidelity.flags",
+                                  "qdisc.before", "proxy_stats.after", "versions"])
+def test_missing_field(path):
+    r = record()
+    *head, last = path.split(".")
+    cur = r
+    for p in head:
+        cur = cur[p]
+    del cur[last]
+    assert any(path in e for e in schema.validate(r))
+
+
+def test_wrong_types_and_consistency():
+    r = record()
+    r["completion_s"] = "1.5"
+    assert any("completion_s" in e for e in schema.validate(r))
+    r = record()
+    r["params"]["client_ecn"] = 1   # srvecn+proxy has a non-ECN client
+    assert any("does not match" in e for e in schema.validate(r))
+    r = record()
+    r["params"]["flows"] = 2
+    assert any("load" in e for e in schema.validate(r))
+    r = record()
+    r["schema"] = "other/0"
+    assert schema.validate(r)
+    r = record()
+    del r["capture"]["client_side"]["flows"]["40000"]["s2c"]["ce"]
+    assert any("without ce" in e for e in schema.validate(r))
+
+
+def load_driver():
+    path = os.path.join(os.path.dirname(HERE), "matrix")
+    loader = importlib.machinery.SourceFileLoader("matrix_driver", path)
+    spec = importlib.util.spec_from_loader("matrix_driver", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", ["quick", "thesis", "smoke"])
+def test_profiles_and_plan(name):
+    drv = load_driver()
+    prof = drv.load_profile(name)
+    p1 = drv.make_plan(prof, 7, "")
+    p2 = drv.make_plan(prof, 7, "")
+    assert p1 == p2                       # deterministic: resume relies on it
+    assert schema.check_plan(p1) == []
+    reps = prof["reps"] if isinstance(prof["reps"], dict) else {
+        c: prof["reps"] for c in prof["cross"]}
+    cells = len(prof["configs"]) * len(prof["directions"]) * (len(prof["loads"]) + 1)
+    assert len(p1["runs"]) == cells * sum(reps[c] for c in prof["cross"])
+    assert p1["runs"] != drv.make_plan(prof, 8, "")["runs"]  # the seed matters
+    # shuffled across configurations: consecutive runs change configuration
+    cfgs = [r["config"] for r in p1["runs"]]
+    assert sum(a != b for a, b in zip(cfgs, cfgs[1:])) > len(cfgs) / 2
