@@ -30,8 +30,9 @@
  *       +--------------------------> A_NC -----------------------> WAIT_ACK
  *                                    |  ^ |      plain SYN-ACK      (E = B)
  *         SYN retransmitted: forward |  | +----------------------> SAME
- *         unmodified, remember dst   +--+                    (neither or
- *                                                             fallback)
+ *         unmodified                 +--+                    (neither or
+ *                                                             fallback:
+ *                                                             remember dst)
  *      A_C, A_NC --SYN from B--> SIMOPEN --SYN-ACKs, or first ACK--> SAME
  *                                                                or phase 2
  *      WAIT_ACK --first non-SYN ACK--> DEFAULT (phase 2)
@@ -40,10 +41,13 @@
  * Handshake robustness:
  *   - SYN retransmission fallback (RFC 3168 6.1.1.1): if our upgraded SYN is
  *     retransmitted (same ISN) before any SYN-ACK, the retransmission is
- *     forwarded unmodified and ECNP_EV_SYN_FALLBACK asks the plumbing to
- *     remember B's address; with dst_no_upgrade the proxy never upgrades
- *     (neither SYN nor SYN-ACK).  A RST answering our upgraded SYN also
- *     raises ECNP_EV_SYN_FALLBACK (some stacks reset ECN-setup SYNs).
+ *     forwarded unmodified.  If B's SYN-ACK then is plain, the path may
+ *     drop ECN-setup SYNs: ECNP_EV_SYN_FALLBACK asks the plumbing to
+ *     remember B's address.  If it is ECN-setup, B did get our upgraded SYN
+ *     (only its SYN-ACK was lost or late): the flow is proxied and nothing
+ *     is remembered.  With dst_no_upgrade the proxy never upgrades (neither
+ *     SYN nor SYN-ACK).  A RST answering our upgraded SYN also raises
+ *     ECNP_EV_SYN_FALLBACK (some stacks reset ECN-setup SYNs).
  *   - Once roles are decided, every retransmitted handshake segment gets
  *     the same edit again (idempotent): B's SYN-ACKs are upgraded or
  *     downgraded as the first one was, and if B accepted our upgraded SYN,
@@ -272,10 +276,15 @@ static u32 ecnp_syn_from_a(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	case ECNP_S_A_NC:
 		if (!(f->hflags & ECNP_HF_SYN_UP))
 			return 0;
-		/* RFC 3168 6.1.1.1: let the retransmission through as is. */
+		/*
+		 * RFC 3168 6.1.1.1: let the retransmission through as is.
+		 * Whether the path blocks ECN-setup SYNs is known only from
+		 * B's SYN-ACK (ecnp_decide()): a lost SYN-ACK looks the same
+		 * from here.
+		 */
 		f->hflags &= ~ECNP_HF_SYN_UP;
 		f->flags |= ECNP_FL_NOUPG | ECNP_FL_FELLBACK;
-		return ECNP_EV_SYN_FALLBACK;
+		return 0;
 	case ECNP_S_A_C:
 		/* A fell back on its own (tcp_ecn_clear_syn()): A is non-ECN. */
 		if (!ecnp_syn_ecn_setup(p)) {
@@ -322,6 +331,12 @@ static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	}
 	if (!a_c && !b_c) {
 		f->state = ECNP_S_SAME;
+		/*
+		 * Our upgraded SYN got no answer, the plain retransmission a
+		 * plain one: the path may drop ECN-setup SYNs, remember B.
+		 */
+		if (f->flags & ECNP_FL_FELLBACK)
+			return ECNP_EV_OUT_FALLBACK | ECNP_EV_SYN_FALLBACK;
 		/* we did not or could not upgrade the SYN */
 		if (!(f->hflags & ECNP_HF_SYN_UP))
 			return ECNP_EV_OUT_FALLBACK;

@@ -35,7 +35,9 @@
  *     (correct under CHECKSUM_PARTIAL); a GSO packet that would be dropped
  *     whole is segmented first and only one segment is dropped;
  *   - per-CPU counters in /proc/net/ecn_proxy/stats, one line per flow in
- *     /proc/net/ecn_proxy/flows, per-netns sysctls under net.ecn_proxy.
+ *     /proc/net/ecn_proxy/flows, the fallback cache in
+ *     /proc/net/ecn_proxy/fallback ("flush" empties it), per-netns sysctls
+ *     under net.ecn_proxy.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -775,6 +777,54 @@ static int ecnp_flows_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+/*
+ * The SYN fallback cache, one line per live entry:
+ *   ipv4|ipv6 ADDRESS expires=SECONDS
+ * Writing "flush" empties it (e.g. after fixing an ECN-blocking path).
+ */
+static int ecnp_fallback_show(struct seq_file *seq, void *v)
+{
+	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
+	struct ecnp_fb_slot *snap;
+	unsigned int i;
+
+	snap = kmalloc_array(ECNP_FB_SLOTS, sizeof(*snap), GFP_KERNEL);
+	if (!snap)
+		return -ENOMEM;
+	spin_lock_bh(&en->fb_lock);
+	memcpy(snap, en->fb, sizeof(en->fb));
+	spin_unlock_bh(&en->fb_lock);
+	for (i = 0; i < ECNP_FB_SLOTS; i++) {
+		const struct ecnp_fb_slot *s = &snap[i];
+
+		if (!s->family || !time_before(jiffies, s->expires))
+			continue;
+		if (s->family == NFPROTO_IPV4)
+			seq_printf(seq, "ipv4 %pI4", &s->addr.s6_addr32[0]);
+		else
+			seq_printf(seq, "ipv6 %pI6c", &s->addr);
+		seq_printf(seq, " expires=%ld\n",
+			   (long)(s->expires - jiffies) / HZ);
+	}
+	kfree(snap);
+	return 0;
+}
+
+static int ecnp_fallback_write(struct file *file, char *buf, size_t size)
+{
+	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(file->private_data));
+
+	if (strcmp(strim(buf), "flush")) {
+		pr_info("fallback: invalid write \"%.32s\": the only command is \"flush\"\n",
+			strim(buf));
+		return -EINVAL;
+	}
+	spin_lock_bh(&en->fb_lock);
+	memset(en->fb, 0, sizeof(en->fb));
+	spin_unlock_bh(&en->fb_lock);
+	return 0;
+}
+
 static int ecnp_proc_init(struct ecnp_net *en)
 {
 	/* proc_net_mkdir: the files find their netns through the dir */
@@ -784,7 +834,10 @@ static int ecnp_proc_init(struct ecnp_net *en)
 	if (!proc_create_net_single("stats", 0444, en->proc_dir,
 				    ecnp_stats_show, NULL) ||
 	    !proc_create_net_single("flows", 0440, en->proc_dir,
-				    ecnp_flows_show, NULL)) {
+				    ecnp_flows_show, NULL) ||
+	    !proc_create_net_single_write("fallback", 0640, en->proc_dir,
+					  ecnp_fallback_show,
+					  ecnp_fallback_write, NULL)) {
 		remove_proc_subtree("ecn_proxy", en->net->proc_net);
 		return -ENOMEM;
 	}

@@ -10,7 +10,10 @@ new: the sequence number is at or beyond the highest end sequence seen
 before in that direction, the proxy's own rule; tshark's retransmission
 analysis misses some in GSO captures), ect_data (of those, ECT(0) or ECT(1)), ect_any, ce,
 ece and cwr (on segments other than SYN and SYN-ACK), retrans, and the SYN / SYN-ACK flags ("syn_ece", "syn_cwr",
-"synack_ece", "synack_cwr", as booleans of the first SYN and SYN-ACK).
+"synack_ece", "synack_cwr", as booleans of the first SYN and SYN-ACK;
+"syns" and "synacks" count them: more than one means a handshake
+retransmission, after which the endpoints may legitimately end up with a
+different ECN outcome).
 
 With ECN_HOST = client|server, "echo" checks RFC 3168 receiver behaviour as
 seen at this capture point: replaying the packets in order, CE on data
@@ -36,6 +39,7 @@ def main(pcap, port, ecn_host=None):
     res = {d: dict(packets=0, data=0, ect_data=0, ect_any=0, ce=0, ece=0, cwr=0,
                    retrans=0) for d in ("c2s", "s2c")}
     hs = {}
+    nsyn = {"syns": 0, "synacks": 0}
     high = {"c2s": None, "s2c": None}
     echo = False
     n_match = n_checked = n_ece = 0
@@ -51,6 +55,8 @@ def main(pcap, port, ecn_host=None):
         r["packets"] += 1
         syn, ack = flags & 0x02, flags & 0x10
         ece, cwr = bool(flags & 0x40), bool(flags & 0x80)
+        if syn:
+            nsyn["synacks" if ack else "syns"] += 1
         if syn and not ack and "syn_ece" not in hs:
             hs.update(syn_ece=ece, syn_cwr=cwr)
         if syn and ack and "synack_ece" not in hs:
@@ -84,6 +90,7 @@ def main(pcap, port, ecn_host=None):
                 n_match += ece == echo
                 n_ece += ece
     res.update(hs)
+    res.update(nsyn)
     if n2e:
         res["echo"] = dict(checked=n_checked, ece=n_ece,
                            match=round(n_match / n_checked, 4) if n_checked else 0)

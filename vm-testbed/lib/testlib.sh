@@ -131,6 +131,15 @@ tb_proxy() {
 	[ -z "${2:-}" ] || tb_ns proxy sysctl -qw net.ecn_proxy.feedback="$2"
 }
 
+# tb_proxy_flush_fallback: empty the proxy's SYN fallback cache (proxy ns),
+# saying so if it held anything.
+tb_proxy_flush_fallback() {
+	local held
+	held=$(tb_ns proxy cat /proc/net/ecn_proxy/fallback)
+	[ -z "$held" ] || log_info "fallback cache held: $(echo "$held" | tr '\n' ' ')"
+	echo flush | tb_ns proxy tee /proc/net/ecn_proxy/fallback >/dev/null
+}
+
 # tb_proxy_stat NAME: one counter of /proc/net/ecn_proxy/stats (proxy ns).
 tb_proxy_stat() {
 	tb_ns proxy awk -v k="$1" '$1 == k { print $2 }' /proc/net/ecn_proxy/stats
@@ -145,8 +154,12 @@ tb_xfer() {
 	tb_bg "xfer-$name" server python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT "$down" \
 		--family "$fam"
 	tb_wait_port server $XFER_PORT || return
-	tb_ns client python3 "$TB_LIB_DIR/xfer.py" client "$(tb_addr server "$fam")" \
-		$XFER_PORT "$up" >"$c" || return
+	if ! tb_ns client python3 "$TB_LIB_DIR/xfer.py" client "$(tb_addr server "$fam")" \
+		$XFER_PORT "$up" >"$c" 2>"$TB_OUT/$name.client.err"; then
+		echo "tb_xfer $name: client failed: $(tail -n1 "$TB_OUT/$name.client.err")"
+		tb_bg_stop "xfer-$name"
+		return 1
+	fi
 	wait "$(cat "$TB_STATE/xfer-$name.pid")" 2>/dev/null || true
 	rm -f "$TB_STATE/xfer-$name.pid"
 	cp "$TB_STATE/xfer-$name.log" "$s"

@@ -47,18 +47,38 @@ run() {
 	tb_tcp client ecn="$cecn"
 	tb_tcp server ecn="$secn"
 	tb_proxy "$prx" drop
-	tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
-	tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
-	RET=0
-	tb_xfer "$tag" "$fam" "$up" "$down" || check_err 1 "transfer not byte-exact"
-	tb_capture_stop cs
-	tb_capture_stop ss
-	log_test "$tag: transfer byte-exact both ways"
-
 	cs=$TB_OUT/$tag.cs.json
 	ss=$TB_OUT/$tag.ss.json
-	pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"
-	pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" >"$ss"
+	local attempt xfer_ok r0 i0
+	for attempt in 1 2 3; do
+		# each configuration starts without remembered fallbacks
+		tb_proxy_flush_fallback
+		r0=$(tb_proxy_stat flows_proxied_ecn_responder)
+		i0=$(tb_proxy_stat flows_proxied_ecn_initiator)
+		tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
+		tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
+		xfer_ok=1
+		tb_xfer "$tag" "$fam" "$up" "$down" || xfer_ok=0
+		tb_capture_stop cs
+		tb_capture_stop ss
+		pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"
+		pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" >"$ss"
+		# A lost or late SYN/SYN-ACK changes the ECN outcome legitimately
+		# (Linux retransmits its SYN without ECE/CWR; proxy_synloss covers
+		# those paths): run the configuration again, keep the evidence.
+		[ "$(jq '.syns + .synacks' "$cs")" -gt 2 ] || break
+		log_info "$tag: handshake retransmitted in attempt $attempt ($(jq -c '{syns, synacks}' "$cs")), running it again"
+		for f in cs.pcap ss.pcap cs.json ss.json client.json server.json; do
+			mv "$TB_OUT/$tag.$f" "$TB_OUT/$tag.attempt$attempt.$f" 2>/dev/null || true
+		done
+		pcap_ecn "$TB_OUT/$tag.attempt$attempt.cs.pcap" >"$cs"
+		pcap_ecn "$TB_OUT/$tag.attempt$attempt.ss.pcap" "$ehost" >"$ss"
+		DISCARDED_R=$((DISCARDED_R + $(tb_proxy_stat flows_proxied_ecn_responder) - r0))
+		DISCARDED_I=$((DISCARDED_I + $(tb_proxy_stat flows_proxied_ecn_initiator) - i0))
+	done
+	RET=0
+	[ "$xfer_ok" = 1 ] || check_err 1 "transfer not byte-exact"
+	log_test "$tag: transfer byte-exact both ways"
 
 	RET=0
 	case $cfg in
@@ -157,7 +177,10 @@ check_stats() {
 	log_info "proxy stats (offload $1): $(echo "$stats" | tr '\n' ' ')"
 	for k in flows_proxied_ecn_responder flows_proxied_ecn_initiator; do
 		v=$(echo "$stats" | awk -v k=$k '$1 == k { print $2 }')
-		[ "$v" = 2 ] || check_err 1 "$k = $v, expected 2"
+		# minus the flows of runs repeated after a handshake retransmission
+		d=$DISCARDED_R
+		[ $k = flows_proxied_ecn_responder ] || d=$DISCARDED_I
+		[ $((v - d)) = 2 ] || check_err 1 "$k = $v ($d in repeated runs), expected 2"
 	done
 	log_test "offload-$1: stats count each proxied flow once per role"
 	RET=0
@@ -172,6 +195,8 @@ check_stats() {
 
 for off in off on; do
 	TB_OFFLOADS=$off
+	DISCARDED_R=0
+	DISCARDED_I=0
 	tb_up
 	for fam in 4 6; do
 		for c in "${configs[@]}"; do

@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Lost handshake segments through the proxy.  An nftables rule in the router
+# drops the first SYN-ACK (or SYN) of each case (a 100-byte quota: one
+# handshake segment of 60 or 80 bytes), so the handshake needs one
+# retransmission:
+#
+#   client -- PROXY -- router (nft: drop the 1st SYN-ACK / SYN) -- server
+#
+# Linux retransmits its SYN without ECE/CWR (tcp_ecn_clear_syn()), and a
+# server that already accepted an ECN-setup SYN answers the retransmission
+# with an ECN-setup SYN-ACK.  Whatever was lost, the transfer must be
+# byte-exact, the non-ECN side must see no ECN, and a lost SYN-ACK must not
+# put the server into the proxy's SYN fallback cache (only a plain answer to
+# the plain retransmission of an upgraded SYN may).  Also: the fallback cache
+# file lists entries, "flush" empties it, anything else is rejected.
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd nft jq python3 tcpdump tshark
+
+tb_proxy_load
+tb_up
+tb_proxy on drop
+
+# lose WHAT: drop the first SYN-ACK (synack) or SYN (syn) of each connection.
+lose() {
+	local m='tcp flags & (syn | ack) == syn | ack'
+	[ "$1" = syn ] && m='tcp flags & (syn | ack) == syn'
+	tb_ns router nft delete table inet lose 2>/dev/null || true
+	tb_ns router nft -f - <<NFT
+table inet lose {
+	chain forward {
+		type filter hook forward priority 0;
+		$m quota until 100 bytes counter drop
+	}
+}
+NFT
+}
+
+# case WHAT CFG CLIENT_ECN SERVER_ECN FAMILY EXPECT_E(server|-) EXPECT_FALLBACK(0|1)
+case_run() {
+	local what=$1 cfg=$2 cecn=$3 secn=$4 fam=$5 ehost=$6 efb=$7
+	local tag=$what-$cfg-v$fam fb0 fb1 cs ss held lost
+
+	tb_tcp client ecn="$cecn"
+	tb_tcp server ecn="$secn"
+	tb_proxy_flush_fallback
+	lose "$what"
+	fb0=$(tb_proxy_stat syn_fallbacks)
+	tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
+	tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
+	RET=0
+	tb_xfer "$tag" "$fam" 100000 300000 || check_err 1 "transfer not byte-exact"
+	tb_capture_stop cs
+	tb_capture_stop ss
+	lost=$(tb_ns router nft list ruleset | sed -n 's/.*packets \([0-9]*\).*/\1/p')
+	[ "$lost" = 1 ] || check_err 1 "the router dropped $lost handshake segments, expected 1"
+	log_test "$tag: one lost $what, transfer byte-exact"
+
+	cs=$TB_OUT/$tag.cs.json
+	ss=$TB_OUT/$tag.ss.json
+	pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"
+	pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" >"$ss"
+	RET=0
+	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' "$cs")
+	[ "$ect$ce$ece$cwr" = 0000 ] ||
+		check_err 1 "toward the client: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
+	if [ "$ehost" = server ]; then
+		# proxied, E = server: the server's data is ECT, the client's too
+		# once the proxy sets it
+		read -r data ect < <(jq -r '.c2s | "\(.data) \(.ect_data)"' "$ss")
+		[ "$data" -gt 0 ] && [ "$ect" = "$data" ] ||
+			check_err 1 "ECT on $ect of $data new data segments toward the server"
+		[ "$(jq .synack_ece "$ss")" = true ] ||
+			check_err 1 "the server did not negotiate ECN"
+	else
+		[ "$(jq '.c2s.ect_any + .s2c.ect_any' "$ss")" = 0 ] ||
+			check_err 1 "ECT seen in a connection that fell back"
+	fi
+	log_test "$tag: ECN outcome ($ehost) and nothing reaches the non-ECN client"
+
+	RET=0
+	fb1=$(tb_proxy_stat syn_fallbacks)
+	held=$(tb_ns proxy cat /proc/net/ecn_proxy/fallback)
+	[ $((fb1 - fb0)) = "$efb" ] ||
+		check_err 1 "syn_fallbacks went from $fb0 to $fb1, expected +$efb"
+	if [ "$efb" = 1 ]; then
+		echo "$held" | grep -q "^ipv$fam $(tb_addr server "$fam") expires=" ||
+			check_err 1 "fallback cache: '$held'"
+	else
+		[ -z "$held" ] || check_err 1 "fallback cache holds '$held'"
+	fi
+	log_test "$tag: fallback cache +$efb"
+}
+
+# A lost SYN-ACK to an upgraded SYN: the client falls back, the server
+# already said yes.  Proxied with E = server, nothing remembered.
+case_run synack srvecn+proxy 0 1 4 server 0
+case_run synack srvecn+proxy 0 1 6 server 0
+# Both ECN, SYN-ACK lost: the client gives ECN up, the server does not:
+# the proxy now plays the client's part.
+case_run synack bothecn+proxy 1 1 4 server 0
+# The upgraded SYN itself lost: the server answers the plain retransmission
+# plainly, the destination is remembered (RFC 3168 6.1.1.1).
+case_run syn srvecn+proxy 0 1 4 - 1
+# The client's own ECN SYN lost: its plain retransmission is not upgraded.
+case_run syn bothecn+proxy 1 1 4 - 0
+tb_ns router nft delete table inet lose
+
+RET=0
+tb_ns proxy sh -c 'echo bogus > /proc/net/ecn_proxy/fallback' 2>/dev/null &&
+	check_err 1 "a bogus write to the fallback file was accepted"
+dmesg | tail -n 5 | grep -q 'fallback: invalid write "bogus"' ||
+	check_err 1 "the rejected write was not logged"
+log_test "the fallback file rejects anything but flush, and says why"
+
+exit $EXIT_STATUS
