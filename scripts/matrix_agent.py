@@ -12,8 +12,8 @@ JSON command per line on stdin, answers one JSON line on stdout:
       write, then read /proc/sys/PATH in this namespace
   {"op": "read", "paths": [...]}            file contents
   {"op": "write", "files": {path: text}}    write files (absent: false)
-  {"op": "capture_start", "name", "dev", "file", "filter"}
-  {"op": "capture_stop", "name"}            tcpdump -s 128; -> drops
+  {"op": "capture_start", "caps": [{"name", "dev", "file", "filter"}]}
+  {"op": "capture_stop", "names": [...]}    tcpdump -s 128; -> its counters
   {"op": "xfer", "host", "port", "dir": "down"|"up", "flows": N,
    "bytes": B, "series": 0|COUNT}
       N parallel connections of B bytes each (series: COUNT connections of
@@ -176,37 +176,48 @@ CAPS = {}
 
 
 def capture_start(cmd):
-    f = cmd["file"]
-    # --immediate-mode: packets reach tcpdump at once, not in 1 s blocks that
-    # a stop right after the transfer would lose
-    argv = ["tcpdump", "-i", cmd["dev"], "-s", "128", "-B", "16384", "-U",
-            "--immediate-mode", "-n", "-w", f] + cmd.get("filter", "").split()
-    p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                         text=True)
-    line = p.stderr.readline()
-    if "listening on" not in line:
-        p.kill()
-        return {"error": "tcpdump: " + line.strip()}
-    CAPS[cmd["name"]] = p
+    """{"caps": [{"name", "dev", "file", "filter"}, ...]}: start all, then
+    wait until every tcpdump is capturing."""
+    started = []
+    for c in cmd["caps"]:
+        # --immediate-mode: packets reach tcpdump at once, not in 1 s blocks
+        # that a stop right after the transfer would lose
+        argv = ["tcpdump", "-i", c["dev"], "-s", "128", "-B", "16384", "-U",
+                "--immediate-mode", "-n", "-w", c["file"]] + c.get("filter", "").split()
+        p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             text=True)
+        started.append((c["name"], p))
+    err = None
+    for name, p in started:
+        line = p.stderr.readline()
+        if "listening on" not in line:
+            err = "tcpdump %s: %s" % (name, line.strip())
+        CAPS[name] = p
+    if err:
+        capture_stop({"names": [n for n, _ in started]})
+        return {"error": err}
     return {"ok": True}
 
 
 def capture_stop(cmd):
-    p = CAPS.pop(cmd["name"], None)
-    if p is None:
-        return {"error": "no capture " + cmd["name"]}
-    p.send_signal(signal.SIGINT)
-    try:
-        err = p.communicate(timeout=20)[1]
-    except subprocess.TimeoutExpired:
-        p.kill()
-        err = p.communicate()[1]
-    stats = {}
-    for line in err.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[0].isdigit():
-            stats[" ".join(parts[1:])] = int(parts[0])
-    return {"ok": True, "tcpdump": stats}
+    """{"names": [...]}: stop them; -> {name: tcpdump's closing counters}"""
+    procs = [(n, CAPS.pop(n)) for n in cmd["names"] if n in CAPS]
+    for _, p in procs:
+        p.send_signal(signal.SIGINT)
+    out = {}
+    for name, p in procs:
+        try:
+            err = p.communicate(timeout=20)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            err = p.communicate()[1]
+        stats = {}
+        for line in err.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[0].isdigit():
+                stats[" ".join(parts[1:])] = int(parts[0])
+        out[name] = stats
+    return out
 
 
 def sysctl(cmd):

@@ -259,6 +259,14 @@ def versions():
 def do_run(tb, run, plan, env, keep, resdir):
     prof = plan["profile"]
     cli_ecn, srv_ecn, proxy_on = CONFIGS[run["config"]]
+    phases = {}
+    tph = [time.monotonic()]
+
+    def phase(name):
+        t = time.monotonic()
+        phases[name] = round(t - tph[0], 3)
+        tph[0] = t
+
     setset = {"net/ipv4/tcp_no_metrics_save": "1"}
     tb.client("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(cli_ecn)}))
     tb.server("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(srv_ecn)}))
@@ -273,11 +281,14 @@ def do_run(tb, run, plan, env, keep, resdir):
     sysctls = {"client": tb.client("sysctl", get=SYSCTLS_TCP),
                "server": tb.server("sysctl", get=SYSCTLS_TCP),
                "proxy": tb.proxy("sysctl", get=SYSCTLS_PROXY + ["net/ipv4/ip_forward"])}
+    phase("configure")
     os.makedirs(PCAPS, exist_ok=True)
     caps = {"client_side": ("eth0", os.path.join(PCAPS, run["id"] + ".client_side.pcap")),
             "server_side": ("eth1", os.path.join(PCAPS, run["id"] + ".server_side.pcap"))}
-    for name, (dev, f) in caps.items():
-        tb.proxy("capture_start", name=name, dev=dev, file=f, filter="tcp port %d" % PORT)
+    tb.proxy("capture_start", caps=[{"name": n, "dev": dev, "file": f,
+                                     "filter": "tcp port %d" % PORT}
+                                    for n, (dev, f) in caps.items()])
+    phase("capture_start")
     net = "/proc/net/netstat"
     snmp = "/proc/net/snmp"
 
@@ -290,20 +301,25 @@ def do_run(tb, run, plan, env, keep, resdir):
     tc0 = counters(tb.client), counters(tb.server)
     q0, tq0 = tc_snapshot()
     cpu0 = cpu_times()
+    phase("counters_before")
     wall = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     timeout = 120 + 20 * run["total_bytes"] / 1e6
     xf = tb.client("xfer", timeout=timeout, host="198.18.2.2", port=PORT,
                    dir="down" if run["direction"] == "download" else "up",
                    flows=run["flows"], bytes=run["flow_bytes"], series=run["series"])
     cpu1 = cpu_times()
+    phase("transfer")
     q1, tq1 = tc_snapshot()
     tc1 = counters(tb.client), counters(tb.server)
     ps1 = parse_kv(tb.proxy("read", paths=["/proc/net/ecn_proxy/stats"])
                    ["/proc/net/ecn_proxy/stats"])
+    phase("counters_after")
     capture = {}
     time.sleep(0.2)  # the last ACKs reach the captures
+    capst = tb.proxy("capture_stop", names=list(caps))
+    phase("capture_stop")
     for name, (dev, f) in caps.items():
-        st = tb.proxy("capture_stop", name=name)
+        st = {"tcpdump": capst.get(name, {})}
         flows = pcapflow.analyze(f, PORT)
         ports = {c.get("port") for c in xf["conns"]}
         flows = {str(k): v for k, v in flows.items() if k in ports}
@@ -316,6 +332,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         else:
             os.unlink(f)
 
+    phase("analysis")
     # fidelity: was the bottleneck the limit, and not the guest CPU?  The
     # bottleneck was reached if its HTB class throttled packets (overlimits)
     # or its RED queue marked or dropped; the utilisation (HTB bytes over the
@@ -368,6 +385,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         "tcp_counters": {"client": counter_delta(tc0[0], tc1[0]),
                          "server": counter_delta(tc0[1], tc1[1])},
         "cpu": {"before": cpu0, "after": cpu1, "idle_share": idle},
+        "phases_s": phases,
         "capture": capture,
         "fidelity": {"bottleneck_utilisation": round(util, 4) if util is not None else None,
                      "goodput_share": round(goodput, 4) if goodput else None,
