@@ -5,7 +5,8 @@
   matrix_analyze.py RESULTS_DIR
 
 Writes summary.csv, runs.csv, summary.md, the box plots, timeseries.png and
-README.md into RESULTS_DIR, then prints the path of summary.md and the
+README.md and headline.json into RESULTS_DIR (and, for a directory under
+results/, rewrites the index results/README.md), then prints the path of summary.md and the
 headline ratios.
 """
 import os
@@ -18,6 +19,9 @@ from analysis import report  # noqa: E402
 def main():
     d = os.path.abspath(sys.argv[1])
     headline = report.report(d)
+    results = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+    if os.path.dirname(d) == results:
+        report.write_index(results)
     print("matrix: %s" % os.path.join(d, "summary.md"))
     for k, (v, lo, hi) in headline.items():
         print("matrix:   %-42s %.2f [%.2f, %.2f]" % (k, v, lo, hi))

@@ -152,6 +152,9 @@ def boxplots(df, d, prof_note, loads, configs):
                     patch.set_facecolor(COLORS.get(c, "white"))
                 for med in bp["medians"]:
                     med.set_color("black")
+                for k, x in enumerate(data):  # every run, as few as there are
+                    ax.plot([k + 1 + 0.12 * ((i % 5) - 2) / 2 for i in range(len(x))], x,
+                            ".", color="black", ms=3, alpha=0.6)
                 ax.set_xticks(range(1, len(configs) + 1))
                 ax.set_xticklabels(configs, rotation=60, ha="right", fontsize=8)
                 ax.set_title("series" if l == "series" else "%s parallel" % l, fontsize=10)
@@ -159,7 +162,7 @@ def boxplots(df, d, prof_note, loads, configs):
                 ax.grid(axis="y", alpha=0.3)
             axes[0][0].set_ylabel("completion time (s)")
             fig.suptitle("%s, cross traffic %s: completion time of a fixed volume "
-                         "(lower is better)" % (direction, cross), fontsize=11)
+                         "(lower is better; dots: runs)" % (direction, cross), fontsize=11)
             fig.text(0.5, 0.005, prof_note, ha="center", fontsize=7, wrap=True)
             fig.tight_layout(rect=(0, 0.05, 1, 0.95))
             name = "boxplot_%s_cross-%s.png" % (direction, cross)
@@ -263,6 +266,12 @@ def report(d):
         direction, _, rat = k.split(" ")
         w("| %s | %s | %s |" % (direction, rat.replace("/", " / "), fmt_ci(v, lo, hi)))
     w("")
+    w("For comparison, the thesis (10 runs per cell, 20 MB flows with cross traffic, "
+      "proxy feedback `none`): downloads through the proxy were close to end-to-end "
+      "ECN and much faster than no ECN; uploads through the proxy were no better than "
+      "no ECN, while end-to-end ECN was much faster.  This run's proxy feedback mode: "
+      "`%s`." % (plan.get("feedback") or r0["sysctls"]["proxy"].get("net/ecn_proxy/feedback")))
+    w("")
     nflag = int((df["flags"] != "").sum())
     w("## Fidelity")
     w("")
@@ -355,7 +364,7 @@ def report(d):
                     if col not in g or g[col].isna().all():
                         return "-"
                     return fmt % g[col].median()
-                w("| %s |" % c + " | ".join([
+                w("| %s | " % c + " | ".join([
                     m("ss_ce"), m("cs_ce"), m("rcv_ce_pkts"), m("ss_ece"), m("cs_ece"),
                     m("ss_cwr"),
                     m("ss_ect_share", "%.2f") + " / " + m("cs_ect_share", "%.2f"),
@@ -394,7 +403,33 @@ def report(d):
     with open(os.path.join(d, "summary.md"), "w") as f:
         f.write("\n".join(L))
     write_readme(d, prof)
+    with open(os.path.join(d, "headline.json"), "w") as f:
+        json.dump({"profile": prof["name"], "runs": len(df), "flagged": nflag,
+                   "headline": {k: [round(x, 4) for x in v] for k, v in headline.items()}},
+                  f, indent=1)
     return headline
+
+
+def write_index(results):
+    """results/README.md: the published result directories and their
+    headline ratios (from each one's headline.json)."""
+    L = ["# results", "",
+         "Output of `make matrix`, one directory per matrix (`<profile>-<date>/`),",
+         "produced by scripts from raw data and never edited by hand; this index is",
+         "rewritten by `scripts/matrix_analyze.py`.  Start with a directory's",
+         "`summary.md`; its `README.md` explains the files.", "",
+         "| directory | profile | runs | flagged | headline (cross traffic on) |",
+         "| --- | --- | --- | --- | --- |"]
+    for h in sorted(glob.glob(os.path.join(results, "*", "headline.json"))):
+        with open(h) as f:
+            j = json.load(f)
+        name = os.path.basename(os.path.dirname(h))
+        heads = "; ".join("%s %.2f [%.2f, %.2f]" % (k.replace(" cross-on ", ": "), *v)
+                          for k, v in j["headline"].items())
+        L.append("| [`%s/`](%s/summary.md) | %s | %d | %d | %s |" % (
+            name, name, j["profile"], j["runs"], j["flagged"], heads))
+    with open(os.path.join(results, "README.md"), "w") as f:
+        f.write("\n".join(L) + "\n")
 
 
 def write_readme(d, prof):
