@@ -5,3 +5,5 @@
  * impair.ko load independently.
  */
 #include "../common/tcpmb_flow.c"
+#include "../common/tcpmb_opt.c"
+#include "../common/tcpmb_seq.c"

@@ -78,9 +78,17 @@
  *       none:   nothing (N->E is never ECT, so routers drop instead).
  *       drop:   the next N->E new-data segment is dropped: one real loss,
  *               one window reduction by N's own loss recovery.
- *       dupack: reserved for simulated loss (issue 4); the DUPACK states,
- *               saved_ack and dup_cnt exist, but for now this mode behaves
- *               exactly like drop.
+ *       dupack: a simulated loss (DUPACK.md).  On the first pure ACK
+ *               from E with at least four of N's segments in flight
+ *               beyond it: ACT_INJECT_DUPACKS (forward it, then three
+ *               duplicates; with SACK they claim [L end, L end + 3 smss),
+ *               L = [ack, ack + smss) being the "lost" segment), and the
+ *               hold starts.  N's first retransmission of L is dropped
+ *               (E has it) and fixes hold_end; until E's ACK reaches
+ *               hold_end its ACKs are ACT_HOLD_ACK (ACK number L, the
+ *               event's window, E's progress as SACK, TSecr no older than
+ *               the retransmission), the releasing one ACT_SET_TSECR.  A
+ *               hole E reports inside the claimed range aborts the hold.
  *     After the signal, CWR is set on the next N->E new-data segment, so E
  *     stops echoing.
  *
@@ -98,8 +106,9 @@
  *                  <----------------------
  *                       CWR from E
  *
- * "Signal done" is the drop of the next N->E new-data segment (drop mode);
- * in the reference design it was the third rewritten duplicate ACK.  The
+ * "Signal done" is the drop of the next N->E new-data segment (drop mode),
+ * or the injection of the three duplicate ACKs (dupack mode); in the
+ * reference design it was the third rewritten duplicate ACK.  The
  * thesis rewrote the ACK number of E's real segments, which does not work
  * against a modern Linux sender (SACK, RACK, D-SACK and timestamp undo), so
  * that rewrite is deliberately not implemented; see FSM.md.
@@ -234,7 +243,11 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->recover = f->n_nxt;
 	f->saved_ack = 0;
 	f->dup_cnt = 0;
+	f->hold_end = 0;
+	f->rexmit_tsval = 0;
+	f->hold_win = 0;
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
+	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
 
 /* INIT: the first segment must be a SYN from A. */
@@ -247,6 +260,8 @@ static u32 ecnp_first(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		return ECNP_EV_OUT_PASS;
 	}
 	f->a_isn = p->seq;
+	if (p->opt & ECNP_OPT_SACK_PERM)
+		f->dflags |= ECNP_DF_SACK_A;
 	if (dst_no_upgrade)
 		f->flags |= ECNP_FL_NOUPG;
 	if (ecnp_syn_ecn_setup(p)) {
@@ -325,6 +340,8 @@ static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	bool b_c = ecnp_synack_ecn_setup(p);
 
 	f->b_isn = p->seq;
+	if (p->opt & ECNP_OPT_SACK_PERM)
+		f->dflags |= ECNP_DF_SACK_B;
 	if (a_c && b_c) {
 		f->state = ECNP_S_SAME;
 		return ECNP_EV_OUT_BOTH;
@@ -431,16 +448,160 @@ static u32 ecnp_simopen(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return ret;
 }
 
+/* --- dupack: the simulated loss ------------------------------------------ */
+
+/* N negotiated SACK (both SYN and SYN-ACK offered it). */
+static bool ecnp_sack_ok(const struct ecnp_fsm *f)
+{
+	return (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B)) ==
+	       (ECNP_DF_SACK_A | ECNP_DF_SACK_B);
+}
+
+/* End of the range the injected duplicates SACK: three segments above L. */
+static u32 ecnp_fake_end(const struct ecnp_fsm *f)
+{
+	return f->saved_ack + ECNP_DUPACK_MIN_FLIGHT * f->smss;
+}
+
+/* The ACK's TSecr predates N's retransmission: it would reveal the trick. */
+static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
+			     const struct ecnp_pkt *p)
+{
+	return (f->dflags & ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
+	       before(p->tsecr, f->rexmit_tsval);
+}
+
+/*
+ * A pure ACK from E on which the simulated loss can start: N has at least
+ * ECNP_DUPACK_MIN_FLIGHT segments in flight beyond it, so the segment L at
+ * the ACK number can be shown lost with three segments (S)ACKed above it.
+ */
+static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
+			      const struct ecnp_pkt *p)
+{
+	return (p->flags & ECNP_TCP_ACK) && !p->len && f->smss &&
+	       !(f->dflags & ECNP_DF_HOLD) && after(f->n_nxt, p->ack) &&
+	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
+}
+
+static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	f->saved_ack = p->ack;
+	f->hold_win = p->win;
+	f->hold_end = f->n_nxt;
+	f->rexmit_tsval = 0;
+	f->dup_cnt = 0;
+	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B)) |
+		    ECNP_DF_HOLD;
+}
+
+/* An E->N ACK while the simulated loss is in progress. */
+static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	/* E acked all N had sent when it retransmitted: N's recovery ends */
+	if (!before(p->ack, f->hold_end)) {
+		f->dflags &= ~ECNP_DF_HOLD;
+		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+	}
+	/* older than what N has seen: leave it alone */
+	if (before(p->ack, f->saved_ack))
+		return 0;
+	/*
+	 * E keeps reporting a hole (SACK blocks above its ACK) inside the
+	 * range the duplicates claimed: a real loss there, which N must
+	 * repair itself but never will, as it believes that data SACKed.
+	 * Give up: E's ACKs go through as they are (N reads the SACKed data
+	 * as reneged and retransmits) and N's retransmissions are no longer
+	 * suppressed.  One or two such ACKs are reordering.
+	 */
+	if (ecnp_sack_ok(f) && (p->opt & ECNP_OPT_SACK) &&
+	    before(p->ack, ecnp_fake_end(f)) &&
+	    ++f->dup_cnt >= ECNP_HOLE_ACKS) {
+		f->dflags &= ~ECNP_DF_HOLD;
+		f->dflags |= ECNP_DF_REXMIT;
+		return ECNP_EV_DUPACK_ABORT |
+		       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
+	}
+	return ECNP_ACT_HOLD_ACK;
+}
+
+/* N's first retransmission of L during the simulated loss. */
+static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
+				    const struct ecnp_pkt *p)
+{
+	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD &&
+	       p->len && p->seq == f->saved_ack && before(p->seq, f->n_nxt) &&
+	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST));
+}
+
+/**
+ * ecnp_fsm_ack_edit - the rewrite named by ECNP_ACT_HOLD_ACK,
+ *	ECNP_ACT_SET_TSECR or ECNP_ACT_INJECT_DUPACKS
+ * @f: the flow's state after ecnp_fsm_step()
+ * @p: the same segment (an E->N ACK)
+ * @ret: what ecnp_fsm_step() returned for it
+ * @e: filled in; fields not to change keep the segment's values
+ *
+ * HOLD_ACK: ACK number := the start of L (what N saw at the event), window
+ * := the window of that ACK (so each is a duplicate ACK to N), TSecr :=
+ * the TSval of N's suppressed retransmission if older, and with SACK a
+ * first block [end of L, E's real ACK): E's progress shown as SACK, so N's
+ * recovery (PRR) sees data delivered.  SET_TSECR: the TSecr alone.
+ * INJECT_DUPACKS: the duplicates; with SACK they claim the three segments
+ * above L, which makes RACK mark L lost at once.
+ */
+void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       u32 ret, struct ecnp_ack_edit *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ack = p->ack;
+	e->win = p->win;
+	e->tsecr = p->tsecr;
+	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS)) {
+		e->ack = f->saved_ack;
+		e->win = f->hold_win;
+		e->lost_start = f->saved_ack;
+		e->lost_end = f->saved_ack + f->smss;
+	}
+	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
+	    ecnp_tsecr_stale(f, p)) {
+		e->set_tsecr = true;
+		e->tsecr = f->rexmit_tsval;
+	}
+	if (!ecnp_sack_ok(f))
+		return;
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
+		e->sack = true;
+		e->sack_start = e->lost_end;
+		e->sack_end = ecnp_fake_end(f);
+	} else if ((ret & ECNP_ACT_HOLD_ACK) && after(p->ack, e->lost_end)) {
+		e->sack = true;
+		e->sack_start = e->lost_end;
+		e->sack_end = p->ack;
+	}
+}
+
 /* E->N segment in phase 2. */
 static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       enum ecnp_feedback mode)
 {
 	bool echo = ecnp_st_echo(f->state);
 	bool signal = ecnp_st_signal(f->state);
+	u32 act = 0;
 
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
 	    after(p->ack, f->recover))
 		f->flags &= ~ECNP_FL_IN_WINDOW;
+	if ((p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD))
+		act = ecnp_hold(f, p);
+	else if (ecnp_tsecr_stale(f, p))
+		/*
+		 * After the hold, N may still be in recovery (its recovery
+		 * point can lie beyond hold_end when the proxy saw its
+		 * segments out of order): an echo of a transmission older
+		 * than the suppressed retransmission would still undo it.
+		 */
+		act = ECNP_ACT_SET_TSECR;
 
 	if (p->flags & ECNP_TCP_CWR)
 		echo = false;
@@ -449,6 +610,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		echo = true;
 
 	if ((p->flags & ECNP_TCP_ECE) && !signal &&
+	    !(f->dflags & ECNP_DF_HOLD) &&
 	    !(f->flags & (ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING))) {
 		f->flags |= ECNP_FL_IN_WINDOW;
 		f->recover = f->n_nxt;
@@ -459,8 +621,15 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		else
 			signal = true;
 	}
+	/* dupack: the signal is this ACK plus injected duplicates of it */
+	if (signal && mode == ECNP_FB_DUPACK && ecnp_dupack_ready(f, p)) {
+		ecnp_start_hold(f, p);
+		signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		act |= ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL;
+	}
 	f->state = ecnp_p2_state(echo, signal);
-	return ecnp_strip(p);
+	return ecnp_strip(p) | act;
 }
 
 /* N->E segment in phase 2. */
@@ -473,10 +642,39 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool cwr = false;
 	u32 act;
 
+	if (ecnp_rexmit_to_suppress(f, p)) {
+		/* E has L: drop the copy, remember what N's clock said */
+		f->dflags |= ECNP_DF_REXMIT;
+		if (p->opt & ECNP_OPT_TS) {
+			f->rexmit_tsval = p->tsval;
+			f->dflags |= ECNP_DF_TS;
+		}
+		/* N's recovery point: all it had sent before this */
+		if (after(f->n_nxt, f->hold_end))
+			f->hold_end = f->n_nxt;
+		if (after(f->hold_end, f->recover))
+			f->recover = f->hold_end;
+		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+	}
+	/*
+	 * Sent before the retransmission (TSval no later), seen after it
+	 * (two CPUs may forward N's packets out of order): N's recovery
+	 * point lies beyond it.
+	 */
+	if ((f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) ==
+	    (ECNP_DF_HOLD | ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
+	    !after(p->tsval, f->rexmit_tsval) && after(end, f->hold_end)) {
+		f->hold_end = end;
+		if (after(f->hold_end, f->recover))
+			f->recover = f->hold_end;
+	}
+	if (p->len && !(p->flags & ECNP_TCP_SYN) && p->seg_len > f->smss)
+		f->smss = p->seg_len;
 	if (after(end, f->n_nxt))
 		f->n_nxt = end;
 
-	if (new_data && ecnp_st_signal(f->state)) {
+	/* drop (or none, switched at run time); dupack signals in e_step */
+	if (new_data && ecnp_st_signal(f->state) && mode != ECNP_FB_DUPACK) {
 		/* DUPACK is left once the signal is given; CWR follows. */
 		f->state = ecnp_p2_state(echo, false);
 		f->flags |= ECNP_FL_CWR_PENDING;
@@ -624,8 +822,11 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode)
 {
-	return mode != ECNP_FB_NONE && ecnp_fsm_in_phase2(f) &&
-	       ecnp_st_signal(f->state) &&
-	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) &&
-	       !ecnp_from_e(f, p) && ecnp_new_data(f, p);
+	if (!ecnp_fsm_in_phase2(f) || ecnp_from_e(f, p) ||
+	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
+		return false;
+	if (ecnp_rexmit_to_suppress(f, p))
+		return true;
+	return mode == ECNP_FB_DROP && ecnp_st_signal(f->state) &&
+	       ecnp_new_data(f, p);
 }

@@ -41,6 +41,11 @@ enum ecnp_dir {
 #define ECNP_ECN_ECT_0		2
 #define ECNP_ECN_CE		3
 
+/* struct ecnp_pkt.opt: TCP options seen on the segment */
+#define ECNP_OPT_TS		0x01	/* timestamps: tsval, tsecr valid */
+#define ECNP_OPT_SACK_PERM	0x02	/* SACK-permitted (SYN, SYN-ACK) */
+#define ECNP_OPT_SACK		0x04	/* a SACK block above the ACK number */
+
 /* What the plumbing observed on one segment (or one GSO/GRO packet). */
 struct ecnp_pkt {
 	u32 seq;	/* TCP sequence number */
@@ -49,13 +54,18 @@ struct ecnp_pkt {
 	u16 flags;	/* ECNP_TCP_* */
 	u8 dir;		/* enum ecnp_dir */
 	u8 ecn;		/* IP ECN field, ECNP_ECN_* */
+	u32 tsval;	/* timestamp option (if opt & ECNP_OPT_TS) */
+	u32 tsecr;
+	u16 win;	/* TCP window field, unscaled */
+	u16 seg_len;	/* payload per segment: gso_size of a GSO packet */
+	u8 opt;		/* ECNP_OPT_* */
 };
 
 /* How congestion that E reports for N's data is signalled to N. */
 enum ecnp_feedback {
 	ECNP_FB_NONE = 0,	/* never ECT on N->E: routers drop, no signal */
 	ECNP_FB_DROP = 1,	/* drop one N->E new-data segment per event */
-	ECNP_FB_DUPACK = 2,	/* simulated loss; for now exactly like DROP */
+	ECNP_FB_DUPACK = 2,	/* simulated loss: injected duplicate ACKs */
 };
 
 /*
@@ -98,20 +108,66 @@ enum ecnp_state {
 #define ECNP_HF_B_SA		0x20	/* simultaneous open: SYN-ACK from B seen */
 #define ECNP_HF_B_SA_ECN	0x40	/* ... and it was ECN-setup */
 
+/* f->dflags (dupack feedback and the options it depends on) */
+#define ECNP_DF_HOLD		0x01	/* simulated loss in progress */
+#define ECNP_DF_REXMIT		0x02	/* N's retransmission suppressed */
+#define ECNP_DF_TS		0x04	/* rexmit_tsval is valid */
+#define ECNP_DF_SACK_A		0x08	/* A's SYN offered SACK */
+#define ECNP_DF_SACK_B		0x10	/* B's SYN-ACK accepted SACK */
+
+/* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
+#define ECNP_DUPACKS		3
+/* Segments N must have in flight beyond E's ACK for a simulated loss. */
+#define ECNP_DUPACK_MIN_FLIGHT	(ECNP_DUPACKS + 1)
 /*
- * Per-flow state: 5 * u32 + 4 * u8 = 24 bytes (sizeof(struct ecnp_fsm) == 24
- * on all ABIs, checked by the unit test).  All-zero is ECNP_S_INIT.
+ * E's ACKs reporting a hole (SACK above the ACK) inside the range the
+ * duplicates claimed, before the simulated loss is abandoned: a real loss
+ * there keeps producing them, reordering (two CPUs forwarding one flow)
+ * stops after a packet or two.
+ */
+#define ECNP_HOLE_ACKS		4
+
+/*
+ * Per-flow state: 7 * u32 + 2 * u16 + 5 * u8 = 37, padded to 40 bytes
+ * (checked by the unit test).  All-zero is ECNP_S_INIT.
  */
 struct ecnp_fsm {
 	u32 a_isn;	/* sequence number of A's SYN */
 	u32 b_isn;	/* sequence number of B's SYN-ACK (or SYN) */
 	u32 n_nxt;	/* phase 2: highest end sequence N has sent */
 	u32 recover;	/* phase 2: n_nxt when the last congestion event fired */
-	u32 saved_ack;	/* phase 2: E's ACK number at the last event (dupack) */
+	u32 saved_ack;	/* phase 2: E's ACK number at the last event; in
+			 * dupack mode the start of the segment N is made to
+			 * believe lost, and the ACK number N sees meanwhile
+			 */
+	u32 hold_end;	/* dupack: E's ACKs are held below this sequence */
+	u32 rexmit_tsval; /* dupack: TSval of N's suppressed retransmission */
+	u16 hold_win;	/* dupack: window field of E's ACK at the event */
+	u16 smss;	/* N's largest segment payload seen */
 	u8 state;	/* enum ecnp_state */
 	u8 flags;	/* ECNP_FL_* */
 	u8 hflags;	/* ECNP_HF_* */
-	u8 dup_cnt;	/* phase 2: duplicate ACKs sent (dupack mode; now 0) */
+	u8 dup_cnt;	/* dupack: E's ACKs reporting a hole in the claimed
+			 * range during the current simulated loss
+			 */
+	u8 dflags;	/* ECNP_DF_* */
+};
+
+/*
+ * dupack mode: how to rewrite one E->N ACK (ECNP_ACT_HOLD_ACK,
+ * ECNP_ACT_SET_TSECR) or build the injected duplicates
+ * (ECNP_ACT_INJECT_DUPACKS); see ecnp_fsm_ack_edit().
+ */
+struct ecnp_ack_edit {
+	u32 ack;		/* ACK number */
+	u32 tsecr;		/* if set_tsecr */
+	u32 sack_start;		/* if sack: a SACK block to add first */
+	u32 sack_end;
+	u32 lost_start;		/* E's own SACK blocks overlapping */
+	u32 lost_end;		/* [lost_start, lost_end) are left out */
+	u16 win;		/* window field */
+	bool set_tsecr;
+	bool sack;
 };
 
 /*
@@ -127,7 +183,17 @@ struct ecnp_fsm {
 #define ECNP_ACT_SET_ECT0	0x00000010	/* IP ECN := ECT(0) */
 #define ECNP_ACT_CLEAR_ECN	0x00000020	/* IP ECN := Not-ECT */
 #define ECNP_ACT_DROP		0x00000040	/* drop this segment */
+/* dupack mode, E->N ACKs (see struct ecnp_ack_edit) */
+#define ECNP_ACT_HOLD_ACK	0x00000080	/* ack, window (+SACK, TSecr) */
+#define ECNP_ACT_SET_TSECR	0x00000100	/* TSecr only */
+#define ECNP_ACT_INJECT_DUPACKS	0x00000200	/* forward, then ECNP_DUPACKS
+						 * copies as duplicate ACKs
+						 */
 #define ECNP_ACT_MASK		0x0000ffff
+/* the header flag / ECN field edits, and the dupack ACK edits */
+#define ECNP_ACT_FLAG_EDITS	0x0000003f
+#define ECNP_ACT_ACK_EDITS	(ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR | \
+				 ECNP_ACT_INJECT_DUPACKS)
 
 /*
  * Handshake edits use the same bits: the SYN upgrade is this (minus a bit the
@@ -150,6 +216,14 @@ struct ecnp_fsm {
 #define ECNP_EV_SYN_FALLBACK	0x00800000
 /* RST, or FINs from both sides: the flow may be expired early. */
 #define ECNP_EV_CLOSED		0x01000000
+/* dupack: N's retransmission of the "lost" segment dropped (with ACT_DROP;
+ * E has the original, nothing is lost).
+ */
+#define ECNP_EV_REXMIT_SUPPRESSED 0x02000000
+/* dupack: E reported a real hole where the duplicates claimed data; the
+ * simulated loss is abandoned (N repairs the real loss itself).
+ */
+#define ECNP_EV_DUPACK_ABORT	0x04000000
 #define ECNP_EV_MASK		0xffff0000
 
 void ecnp_fsm_init(struct ecnp_fsm *f);
@@ -157,6 +231,8 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
+void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       u32 ret, struct ecnp_ack_edit *e);
 const char *ecnp_state_name(unsigned int state);
 
 static inline bool ecnp_fsm_in_phase2(const struct ecnp_fsm *f)

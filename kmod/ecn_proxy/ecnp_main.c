@@ -15,7 +15,17 @@
  *            understands, selected by net.ecn_proxy.feedback:
  *              none   no ECT on N->E, so routers drop there;
  *              drop   drop one N->E new-data segment per window;
- *              dupack simulated loss (currently the same as drop);
+ *              dupack a simulated loss that loses nothing: E's ACK is
+ *                     followed by three injected duplicates (with SACK
+ *                     blocks for three segments above the "lost" one L if
+ *                     N uses SACK), so N's own fast recovery reduces its
+ *                     window once; N's retransmission of L is dropped
+ *                     (E has L); until E has acked everything N had sent
+ *                     by then, E's ACKs reach N with the ACK number held
+ *                     at L, E's progress as SACK and a TSecr no older than
+ *                     the retransmission, so nothing reveals the trick
+ *                     (no D-SACK, Eifel or partial-ACK undo, no reneging);
+ *                     see DUPACK.md;
  *            then CWR toward E.
  *
  * The decisions are made by the pure state machine in ecnp_fsm.c (its header
@@ -56,6 +66,8 @@
 #include <net/netns/generic.h>
 
 #include "../common/tcpmb_flow.h"
+#include "../common/tcpmb_opt.h"
+#include "../common/tcpmb_seq.h"
 #include "ecnp_fsm.h"
 
 static bool enable_init_net = true;
@@ -89,6 +101,11 @@ enum ecnp_stat {
 	ECNP_STAT_CONGESTION_EVENTS,
 	ECNP_STAT_SEGS_DROPPED,
 	ECNP_STAT_GSO_SEGMENTED,
+	ECNP_STAT_DUPACKS_INJECTED,
+	ECNP_STAT_ACKS_HELD,
+	ECNP_STAT_TSECR_REWRITTEN,
+	ECNP_STAT_REXMIT_SUPPRESSED,
+	ECNP_STAT_DUPACK_ABORTS,
 	ECNP_STAT_TABLE_FULL,
 	ECNP_STAT_ALLOC_FAILED,
 	ECNP_STAT_MALFORMED,
@@ -117,6 +134,11 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_CONGESTION_EVENTS]		= "congestion_events",
 	[ECNP_STAT_SEGS_DROPPED]		= "segs_dropped",
 	[ECNP_STAT_GSO_SEGMENTED]		= "gso_segmented",
+	[ECNP_STAT_DUPACKS_INJECTED]		= "dupacks_injected",
+	[ECNP_STAT_ACKS_HELD]			= "acks_held",
+	[ECNP_STAT_TSECR_REWRITTEN]		= "tsecr_rewritten",
+	[ECNP_STAT_REXMIT_SUPPRESSED]		= "rexmit_suppressed",
+	[ECNP_STAT_DUPACK_ABORTS]		= "dupack_aborts",
 	[ECNP_STAT_TABLE_FULL]			= "table_full",
 	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
 	[ECNP_STAT_MALFORMED]			= "malformed",
@@ -244,15 +266,52 @@ static const struct in6_addr *ecnp_b_addr(const struct tcpmb_flow *f)
 	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
 }
 
-static void ecnp_fill_pkt(const struct tcpmb_flow *f,
+/* The options the state machine needs: timestamps, SACK(-permitted). */
+static void ecnp_fill_opts(const struct sk_buff *skb,
+			   const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+	struct tcpmb_sack_block blk[TCPMB_SACK_MAX_BLOCKS];
+	u8 buf[TCPMB_OPT_MAX_LEN];
+	struct tcpmb_opt o;
+	unsigned int i, n;
+	const u8 *opts;
+
+	if (!olen)
+		return;
+	opts = skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
+				  buf);
+	if (!opts)
+		return;
+	if (tcpmb_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
+		ep->opt |= ECNP_OPT_TS;
+	if (p->th.syn) {
+		if (tcpmb_opt_find(opts, olen, TCPMB_OPT_SACK_PERM, &o) == 1)
+			ep->opt |= ECNP_OPT_SACK_PERM;
+		return;
+	}
+	if (!p->th.ack ||
+	    tcpmb_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
+		return;
+	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++)
+		if (after(blk[i].start, ep->ack))
+			ep->opt |= ECNP_OPT_SACK;
+}
+
+static void ecnp_fill_pkt(const struct tcpmb_flow *f, const struct sk_buff *skb,
 			  const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
 {
+	memset(ep, 0, sizeof(*ep));
 	ep->seq = ntohl(p->th.seq);
 	ep->ack = ntohl(p->th.ack_seq);
 	ep->len = p->payload;
 	ep->flags = tcp_flag_byte(&p->th) | ((p->th.res1 & 1) << 8);
 	ep->dir = tcpmb_from_a(f, p) ? ECNP_DIR_A : ECNP_DIR_B;
 	ep->ecn = p->ecn;
+	ep->win = ntohs(p->th.window);
+	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
+			    p->payload, U16_MAX);
+	ecnp_fill_opts(skb, p, ep);
 }
 
 static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
@@ -280,11 +339,19 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_CONGESTION_EVENTS);
 		ef->cnt.cong_events++;
 	}
+	if (ret & ECNP_EV_DUPACK_ABORT)
+		ecnp_count(en, ECNP_STAT_DUPACK_ABORTS);
+	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
+		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
+		return;
+	}
 	if (ret & ECNP_ACT_DROP) {
 		ecnp_count(en, ECNP_STAT_SEGS_DROPPED);
 		ef->cnt.dropped++;
 		return;
 	}
+	if (ret & ECNP_ACT_HOLD_ACK)
+		ecnp_count(en, ECNP_STAT_ACKS_HELD);
 	if (ret & ECNP_ACT_SET_ECT0) {
 		ecnp_count(en, ECNP_STAT_SEGS_ECT_SET);
 		ef->cnt.ect_set++;
@@ -363,6 +430,202 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 	return err;
 }
 
+/* --- dupack: rewriting and injecting E->N ACKs ---------------------------- */
+
+/* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */
+static bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
+{
+	struct tcpmb_opt_iter it;
+	struct tcpmb_opt o;
+	int ret;
+
+	tcpmb_opt_iter_init(&it, opts, len);
+	while ((ret = tcpmb_opt_next(&it, &o)) > 0)
+		if (o.kind != TCPMB_OPT_NOP && o.kind != TCPMB_OPT_TIMESTAMP &&
+		    o.kind != TCPMB_OPT_SACK)
+			return false;
+	return ret == 0;
+}
+
+/*
+ * New option block for a rebuilt pure ACK: timestamps (TSecr per @e), then
+ * @e's SACK block and E's own blocks that do not touch the "lost" segment,
+ * as many as fit.  Returns its length (a multiple of 4).
+ */
+static unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
+				    const struct ecnp_ack_edit *e)
+{
+	struct tcpmb_sack_block blk[TCPMB_SACK_MAX_BLOCKS + 1];
+	struct tcpmb_sack_block own[TCPMB_SACK_MAX_BLOCKS];
+	unsigned int pos = 0, n = 0, nown = 0, i;
+	u32 tsval, tsecr;
+	int ret;
+
+	if (tcpmb_opt_get_ts(opts, len, &tsval, &tsecr) == 1) {
+		out[0] = TCPMB_OPT_NOP;
+		out[1] = TCPMB_OPT_NOP;
+		out[2] = TCPMB_OPT_TIMESTAMP;
+		out[3] = TCPMB_OPTLEN_TIMESTAMP;
+		tcpmb_put_be32(out + 4, tsval);
+		tcpmb_put_be32(out + 8, e->set_tsecr ? e->tsecr : tsecr);
+		pos = 12;
+	}
+	if (e->sack)
+		blk[n++] = (struct tcpmb_sack_block){ e->sack_start, e->sack_end };
+	if (tcpmb_opt_get_sack(opts, len, own, ARRAY_SIZE(own), &nown) == 1) {
+		nown = min_t(unsigned int, nown, ARRAY_SIZE(own));
+		for (i = 0; i < nown; i++) {
+			if (before(own[i].start, e->lost_end) &&
+			    after(own[i].end, e->lost_start))
+				continue;
+			blk[n++] = own[i];
+		}
+	}
+	if (n) {
+		ret = tcpmb_sack_build(out + pos, TCPMB_OPT_MAX_LEN - pos, blk,
+				       n);
+		if (ret > 0)
+			pos += ret;
+	}
+	return pos;
+}
+
+/* Full TCP checksum of a linear packet whose TCP header is at @thoff. */
+static void ecnp_tcp_csum(struct sk_buff *skb, u8 family, unsigned int thoff)
+{
+	struct tcphdr *th = (struct tcphdr *)(skb->data + thoff);
+	unsigned int len = skb->len - thoff;
+	__wsum csum;
+
+	th->check = 0;
+	csum = csum_partial(th, len, 0);
+	if (family == NFPROTO_IPV4)
+		th->check = csum_tcpudp_magic(ip_hdr(skb)->saddr,
+					      ip_hdr(skb)->daddr, len,
+					      IPPROTO_TCP, csum);
+	else
+		th->check = csum_ipv6_magic(&ipv6_hdr(skb)->saddr,
+					    &ipv6_hdr(skb)->daddr, len,
+					    IPPROTO_TCP, csum);
+	skb->ip_summed = CHECKSUM_NONE;
+}
+
+/*
+ * A pure ACK rebuilt: new ACK number, window and options; the packet grows
+ * or shrinks with the TCP header, the IP length and both checksums follow.
+ */
+static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
+			    const struct tcpmb_pkt *p,
+			    const struct ecnp_ack_edit *e, const u8 *opts)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+	u8 nopts[TCPMB_OPT_MAX_LEN];
+	unsigned int nlen;
+	struct tcphdr *th;
+	int delta;
+
+	nlen = ecnp_build_opts(nopts, opts, olen, e);
+	delta = (int)nlen - (int)olen;
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	if (delta > 0) {
+		if (skb_tailroom(skb) < delta &&
+		    pskb_expand_head(skb, 0, delta - skb_tailroom(skb),
+				     GFP_ATOMIC))
+			return -ENOMEM;
+		skb_put(skb, delta);
+	} else if (delta < 0) {
+		skb_trim(skb, skb->len + delta);
+	}
+	th = (struct tcphdr *)(skb->data + p->thoff);
+	memcpy(th + 1, nopts, nlen);
+	th->doff = (sizeof(struct tcphdr) + nlen) / 4;
+	th->ack_seq = htonl(e->ack);
+	th->window = htons(e->win);
+	if (family == NFPROTO_IPV4) {
+		ip_hdr(skb)->tot_len = htons(skb->len - skb_network_offset(skb));
+		ip_send_check(ip_hdr(skb));
+	} else {
+		ipv6_hdr(skb)->payload_len =
+			htons(skb->len - skb_network_offset(skb) -
+			      sizeof(struct ipv6hdr));
+	}
+	ecnp_tcp_csum(skb, family, p->thoff);
+	return 0;
+}
+
+/*
+ * Apply an ecnp_ack_edit to an E->N segment (after ecnp_apply()).  Pure
+ * ACKs with only timestamp/SACK options are rebuilt (SACK block added);
+ * anything else (data, GSO, other options) gets ACK number, window and
+ * TSecr edited in place with incremental checksums.
+ */
+static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
+			    const struct tcpmb_pkt *p,
+			    const struct ecnp_ack_edit *e)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+	u8 opts[TCPMB_OPT_MAX_LEN];
+	struct tcphdr *th;
+	u32 tsval, tsecr, diff = 0;
+
+	if (skb_ensure_writable(skb, p->thoff + p->thlen))
+		return -ENOMEM;
+	th = (struct tcphdr *)(skb->data + p->thoff);
+	memcpy(opts, th + 1, olen);
+	if (!p->payload && !skb_is_gso(skb) &&
+	    ecnp_opts_rebuildable(opts, olen))
+		return ecnp_rebuild_ack(skb, family, p, e, opts);
+
+	inet_proto_csum_replace4(&th->check, skb, th->ack_seq, htonl(e->ack),
+				 false);
+	th->ack_seq = htonl(e->ack);
+	inet_proto_csum_replace2(&th->check, skb, th->window, htons(e->win),
+				 false);
+	th->window = htons(e->win);
+	if (e->set_tsecr &&
+	    tcpmb_opt_get_ts((u8 *)(th + 1), olen, &tsval, &tsecr) == 1 &&
+	    tcpmb_opt_set_ts((u8 *)(th + 1), olen, tsval, e->tsecr, &diff) == 1)
+		inet_proto_csum_replace_by_diff(&th->check, skb,
+						(__force __wsum)diff, false,
+						false);
+	return 0;
+}
+
+/*
+ * The simulated loss: forward E's ACK, then ECNP_DUPACKS copies of it as
+ * duplicate ACKs (with SACK, claiming the segments above the "lost" one).
+ * Like ecnp_gso_drop(), the packets continue with okfn: our hook is last.
+ */
+static unsigned int ecnp_inject(struct ecnp_net *en, struct sk_buff *skb,
+				const struct nf_hook_state *state,
+				const struct tcpmb_pkt *p,
+				const struct ecnp_ack_edit *e)
+{
+	struct sk_buff *dup[ECNP_DUPACKS];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ECNP_DUPACKS; i++) {
+		dup[n] = skb_copy(skb, GFP_ATOMIC);
+		if (!dup[n])
+			break;
+		if (ecnp_ack_rewrite(dup[n], state->pf, p, e)) {
+			kfree_skb(dup[n]);
+			break;
+		}
+		n++;
+	}
+	if (n < ECNP_DUPACKS)
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	this_cpu_add(en->stats->c[ECNP_STAT_DUPACKS_INJECTED], n);
+	local_bh_disable();
+	state->okfn(state->net, state->sk, skb);
+	for (i = 0; i < n; i++)
+		state->okfn(state->net, state->sk, dup[i]);
+	local_bh_enable();
+	return NF_STOLEN;
+}
+
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state);
 
@@ -386,6 +649,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	enum tcpmb_insert_err err;
 	struct tcpmb_flow *f;
 	struct ecnp_flow *ef;
+	struct ecnp_ack_edit edit;
 	struct tcpmb_pkt p;
 	struct ecnp_pkt ep;
 	bool no_upgrade, syn_from_a;
@@ -432,7 +696,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		spin_unlock_bh(&f->lock);
 		return NF_ACCEPT;
 	}
-	ecnp_fill_pkt(f, &p, &ep);
+	ecnp_fill_pkt(f, skb, &p, &ep);
 	if (may_segment && skb_is_gso(skb) &&
 	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
 		spin_unlock_bh(&f->lock);
@@ -457,6 +721,8 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
 	}
 	ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
+	if (ret & ECNP_ACT_ACK_EDITS)
+		ecnp_fsm_ack_edit(&ef->fsm, &ep, ret, &edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, &p, ret);
 	ecnp_set_expiry(en, ef, ret);
@@ -466,8 +732,19 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		ecnp_fb_insert(en, ecnp_b_addr(f), p.key.family);
 	if (ret & ECNP_ACT_DROP)
 		return NF_DROP;
-	if ((ret & ECNP_ACT_MASK) && ecnp_apply(skb, state->pf, &p, ret))
+	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, &p, ret))
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) {
+		if (ecnp_ack_rewrite(skb, state->pf, &p, &edit))
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		else if (edit.set_tsecr)
+			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
+	}
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
+		if (!ecnp_bridged(skb))
+			return ecnp_inject(en, skb, state, &p, &edit);
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	}
 	return NF_ACCEPT;
 }
 

@@ -56,10 +56,11 @@ static const char *act_str(u32 v)
 {
 	static const char * const names[] = {
 		"SET_ECE", "CLEAR_ECE", "SET_CWR", "CLEAR_CWR", "SET_ECT0",
-		"CLEAR_ECN", "DROP", "?7", "?8", "?9", "?10", "?11", "?12",
+		"CLEAR_ECN", "DROP", "HOLD_ACK", "SET_TSECR", "INJECT_DUPACKS",
+		"?10", "?11", "?12",
 		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
-		"SYN_FALLBACK", "CLOSED",
+		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
 	};
 	static char bufs[4][256];
 	static unsigned int n;
@@ -125,6 +126,7 @@ static struct ecnp_pkt mkp(u8 dir, u16 flags, u32 seq, u32 ack, u32 len,
 	struct ecnp_pkt p = {
 		.seq = seq, .ack = ack, .len = len,
 		.flags = flags, .dir = dir, .ecn = ecn,
+		.seg_len = (u16)(len < 0xffff ? len : 0xffff),
 	};
 	return p;
 }
@@ -279,15 +281,21 @@ struct variant {
 	u32 isn_b;
 };
 
-/* DUPACK mode must behave exactly like DROP for now: test both. */
+/*
+ * The reference rows, in drop mode (the signal is the drop of the next
+ * new-data segment).  dupack mode, whose signal is given on an E->N ACK,
+ * has its own tests (test_dupack_*).
+ */
 static const struct variant p2_variants[] = {
 	{ "E=B responder, drop", false, ECNP_FB_DROP, 0x1000, 0x80000000u },
 	{ "E=A initiator, drop", true, ECNP_FB_DROP, 0x1000, 0x80000000u },
-	{ "E=B responder, dupack", false, ECNP_FB_DUPACK, 0x1000, 0x7000 },
-	{ "E=A initiator, dupack", true, ECNP_FB_DUPACK, 0x7000, 0x1000 },
+	{ "E=B responder, drop, other ISNs", false, ECNP_FB_DROP, 0x1000,
+	  0x7000 },
+	{ "E=A initiator, drop, other ISNs", true, ECNP_FB_DROP, 0x7000,
+	  0x1000 },
 	{ "E=B, drop, seq wraps", false, ECNP_FB_DROP,
 	  0xfffffc00u, 0xffffff00u },
-	{ "E=A, dupack, seq wraps", true, ECNP_FB_DUPACK,
+	{ "E=A, drop, seq wraps", true, ECNP_FB_DROP,
 	  0xfffffe00u, 0xfffffc00u },
 };
 
@@ -1830,42 +1838,451 @@ static void test_mode_switch_while_pending(void **state)
 	EXPECT_R(n_retx(&fl, 2, MSS), 0);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 
-	CTX("drop -> dupack while DUPACK: same signal");
+	CTX("drop -> dupack while DUPACK: the next suitable ACK gives it");
 	reach(&fl, ECNP_S_DUPACK);
 	fl.mode = ECNP_FB_DUPACK;
-	EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, fl.n_seq - 4 * MSS),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
 }
 
-/* dupack mode behaves exactly like drop for now: same results, same state */
-static void test_dupack_mode_same_as_drop(void **state)
+/* ---- dupack: the simulated loss ------------------------------------------ */
+
+static u32 rnd(u32 *s);
+static struct ecnp_pkt last_e;
+
+/* E sends a pure ACK with options. */
+static u32 e_ack(struct flow *fl, u16 flags, u32 ack, u8 opt, u32 tsecr,
+		 u16 win)
 {
-	struct flow d, u;
-	u32 rd, ru, seed = 12345;
-	int k, e_is_a;
+	struct ecnp_pkt p = mkp(e_dir(fl), ACK | flags, fl->e_seq, ack, 0,
+				NOT_ECT);
+
+	p.opt = opt;
+	p.tsval = 777;
+	p.tsecr = tsecr;
+	p.win = win;
+	last_e = p;
+	return step(fl, p);
+}
+
+static struct ecnp_ack_edit edit_of(struct flow *fl, u32 r)
+{
+	struct ecnp_ack_edit e;
+
+	ecnp_fsm_ack_edit(&fl->f, &last_e, r, &e);
+	return e;
+}
+
+/* N retransmits one segment at @seq with TSval @tsval. */
+static u32 n_retx_ts(struct flow *fl, u32 seq, u32 tsval, bool *wd)
+{
+	struct ecnp_pkt p = mkp(n_dir(fl), ACK, seq, fl->e_seq, MSS, NOT_ECT);
+
+	p.opt = ECNP_OPT_TS;
+	p.tsval = tsval;
+	*wd = ecnp_fsm_wants_drop(&fl->f, &p, fl->mode);
+	return step(fl, p);
+}
+
+static void test_dupack_handshake_sack(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt syn = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT);
+	int a, b;
 
 	(void)state;
-	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
-		CTX("dupack == drop, E=%c", e_is_a ? 'A' : 'B');
-		flow_open(&d, e_is_a, ECNP_FB_DROP, 0xfffff000u, 99);
-		flow_open(&u, e_is_a, ECNP_FB_DUPACK, 0xfffff000u, 99);
-		for (k = 0; k < 3000; k++) {
-			u16 fl_bits;
-			u8 ecn;
+	for (a = 0; a < 2; a++) {
+		for (b = 0; b < 2; b++) {
+			CTX("SACK-permitted on SYN %d, SYN-ACK %d", a, b);
+			ecnp_fsm_init(&f);
+			syn.opt = a ? ECNP_OPT_SACK_PERM : 0;
+			sa.opt = b ? ECNP_OPT_SACK_PERM : 0;
+			ecnp_fsm_step(&f, &syn, ECNP_FB_DUPACK, false);
+			ecnp_fsm_step(&f, &sa, ECNP_FB_DUPACK, false);
+			EXPECT_EQ(ecnp_sack_ok(&f), a && b);
+		}
+	}
+}
 
-			seed = seed * 1103515245u + 12345u;
-			fl_bits = (seed >> 8) & (ECE | CWR);
-			ecn = (seed >> 16) & 3;
-			if ((seed >> 20) & 1) {
-				rd = n_send(&d, 0, (seed >> 21) & 1 ? MSS : 0);
-				ru = n_send(&u, 0, (seed >> 21) & 1 ? MSS : 0);
-			} else {
-				rd = e_send(&d, fl_bits, MSS, ecn,
-					    d.n_seq - ((seed >> 22) & 3) * MSS);
-				ru = e_send(&u, fl_bits, MSS, ecn,
-					    u.n_seq - ((seed >> 22) & 3) * MSS);
+static void dupack_basic(bool sack, bool ts)
+{
+	static const struct { bool e_is_a; u32 ia, ib; } v[] = {
+		{ false, 0x1000, 0x7000 },
+		{ true, 0xfffffe00u, 0xfffffc00u },	/* wraps */
+	};
+	struct ecnp_ack_edit e;
+	u8 opt = ts ? ECNP_OPT_TS : 0;
+	struct flow fl;
+	u32 r, u, end1;
+	size_t i;
+	bool wd;
+	int k;
+
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		CTX("dupack sack %d ts %d E=%c", sack, ts, v[i].e_is_a ? 'A' : 'B');
+		flow_open(&fl, v[i].e_is_a, ECNP_FB_DUPACK, v[i].ia, v[i].ib);
+		if (sack)
+			fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+		for (k = 0; k < 10; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_EQ(fl.f.smss, MSS);
+		u = fl.n_seq - 8 * MSS;
+		/* the ECE: forwarded (stripped), then the duplicates */
+		r = e_ack(&fl, ECE, u, opt, 100, 500);
+		EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
+			 ECNP_EV_CONG_SIGNAL);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+		EXPECT_EQ(fl.f.saved_ack, u);
+		EXPECT_EQ(fl.f.hold_end, fl.n_seq);
+		EXPECT_EQ(fl.f.dup_cnt, 0);
+		e = edit_of(&fl, r);
+		EXPECT_EQ(e.ack, u);
+		EXPECT_EQ(e.win, 500);
+		EXPECT(!e.set_tsecr);
+		EXPECT_EQ(e.lost_start, u);
+		EXPECT_EQ(e.lost_end, u + MSS);
+		EXPECT_EQ(e.sack, sack);
+		if (sack) {
+			EXPECT_EQ(e.sack_start, u + MSS);
+			EXPECT_EQ(e.sack_end, u + 4 * MSS);
+		}
+		/* an ECE while the loss is simulated: no new event */
+		EXPECT_R(e_ack(&fl, ECE, u, opt, 100, 500),
+			 CLR_ECE | ECNP_ACT_HOLD_ACK);
+		/* N's new data carries the CWR */
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		end1 = fl.n_seq;
+		/* N retransmits L: suppressed once, N's clock remembered */
+		r = n_retx_ts(&fl, u, 5000, &wd);
+		EXPECT(wd);
+		EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+		EXPECT_EQ(fl.f.hold_end, end1);
+		EXPECT_EQ(fl.f.recover, end1);
+		if (ts) {
+			/* sent before the retransmission, seen after it */
+			struct ecnp_pkt late = mkp(n_dir(&fl), ACK, fl.n_seq,
+						   fl.e_seq, MSS, NOT_ECT);
+
+			late.opt = ECNP_OPT_TS;
+			late.tsval = 4999;
+			fl.n_seq += MSS;
+			EXPECT_R(step(&fl, late), SET_ECT0);
+			end1 = fl.n_seq;
+			EXPECT_EQ(fl.f.hold_end, end1);
+			/* one sent after it does not extend the hold */
+			late.seq = fl.n_seq;
+			late.tsval = 5001;
+			fl.n_seq += MSS;
+			EXPECT_R(step(&fl, late), SET_ECT0);
+			EXPECT_EQ(fl.f.hold_end, end1);
+		}
+		r = n_retx_ts(&fl, u, 5100, &wd);
+		EXPECT(!wd);
+		EXPECT_R(r, 0);
+		/* E's progress is held at L and shown as SACK */
+		r = e_ack(&fl, 0, u + 2 * MSS, opt, 4000, 600);
+		EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+		e = edit_of(&fl, r);
+		EXPECT_EQ(e.ack, u);
+		EXPECT_EQ(e.win, 500);
+		EXPECT_EQ(e.set_tsecr, ts);
+		if (ts)
+			EXPECT_EQ(e.tsecr, 5000);
+		EXPECT_EQ(e.sack, sack);
+		if (sack) {
+			EXPECT_EQ(e.sack_start, u + MSS);
+			EXPECT_EQ(e.sack_end, u + 2 * MSS);
+		}
+		/* ACK of L only: nothing to SACK */
+		e = edit_of(&fl, e_ack(&fl, 0, u + MSS, opt, 4000, 600));
+		EXPECT_EQ(e.ack, u);
+		EXPECT(!e.sack);
+		/* an old ACK (below L) is left alone */
+		EXPECT_R(e_ack(&fl, 0, u - MSS, opt, 4000, 600), 0);
+		/* a fresh TSecr is not touched */
+		e = edit_of(&fl, e_ack(&fl, 0, end1 - MSS, opt, 5001, 600));
+		EXPECT(!e.set_tsecr);
+		/* E acks all N had sent at its retransmission: released */
+		r = e_ack(&fl, 0, end1, opt, 4999, 600);
+		EXPECT_R(r, ts ? ECNP_ACT_SET_TSECR : 0);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		e = edit_of(&fl, r);
+		EXPECT_EQ(e.ack, end1);
+		EXPECT_EQ(e.win, 600);
+		if (ts)
+			EXPECT_EQ(e.tsecr, 5000);
+		EXPECT_R(e_ack(&fl, 0, end1, opt, 6000, 600), 0);
+		/* after the release, a stale echo is still fixed */
+		EXPECT_R(e_ack(&fl, 0, end1, opt, 4998, 600),
+			 ts ? ECNP_ACT_SET_TSECR : 0);
+		/* next window: a new event */
+		for (k = 0; k < 6; k++)
+			n_send(&fl, 0, MSS);
+		EXPECT_R(e_ack(&fl, ECE, end1 + MSS, opt, 6000, 600),
+			 CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
+			 ECNP_EV_CONG_SIGNAL);
+	}
+}
+
+static void test_dupack_sack_ts(void **state)
+{
+	(void)state;
+	dupack_basic(true, true);
+	dupack_basic(true, false);
+}
+
+static void test_dupack_no_sack_no_ts(void **state)
+{
+	(void)state;
+	dupack_basic(false, true);
+	dupack_basic(false, false);
+}
+
+/* Too little in flight for three duplicates: wait; never drop new data. */
+static void test_dupack_waits_for_flight(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 r;
+
+	(void)state;
+	CTX("dupack waits for four segments in flight");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 1, 2);
+	/* no data yet: smss unknown */
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 9), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq - 2 * MSS, 0, 0, 9), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	/* new data in dupack mode is never dropped */
+	p = mkp(n_dir(&fl), ACK, fl.n_seq, fl.e_seq, MSS, NOT_ECT);
+	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq - 3 * MSS, 0, 0, 9), 0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	/* an ACK carrying data does not start it either */
+	EXPECT_R(e_send(&fl, 0, MSS, NOT_ECT, fl.n_seq - 4 * MSS), 0);
+	r = e_ack(&fl, 0, fl.n_seq - 4 * MSS, 0, 0, 9);
+	EXPECT_R(r, ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+}
+
+/* A real loss where the duplicates claimed data: give up, let N repair. */
+static void test_dupack_real_hole_aborts(void **state)
+{
+	struct flow fl;
+	u32 u, r;
+	bool wd;
+	int k;
+
+	(void)state;
+	CTX("dupack: E reports a hole inside the claimed range");
+	flow_open(&fl, true, ECNP_FB_DUPACK, 0xffffff00u, 3);
+	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	for (k = 0; k < 10; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 8 * MSS;
+	e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	/* a hole above the claimed range: still held */
+	EXPECT_R(e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_HOLD_ACK);
+	/* ... inside it (E's cumulative ACK stops there, SACK above) */
+	r = e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	/* reordering: a few hole reports keep the hold */
+	for (k = 1; k < ECNP_HOLE_ACKS; k++)
+		EXPECT_R(e_ack(&fl, 0, u + 2 * MSS,
+			       ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9),
+			 ECNP_ACT_HOLD_ACK);
+	r = e_ack(&fl, 0, u + 2 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9);
+	EXPECT_R(r, ECNP_EV_DUPACK_ABORT);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	/* E's ACKs pass as they are, N's retransmissions too */
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, ECNP_OPT_SACK, 1, 9), 0);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), 0);
+	EXPECT(!wd);
+}
+
+static void test_dupack_gso_rexmit_and_old_acks(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 u;
+	int k;
+
+	(void)state;
+	CTX("dupack: a GSO retransmission starting at L is segmented");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 10, 20);
+	for (k = 0; k < 10; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 6 * MSS;
+	e_ack(&fl, ECE, u, 0, 0, 9);
+	p = mkp(n_dir(&fl), ACK, u, fl.e_seq, 3 * MSS, NOT_ECT);
+	p.seg_len = MSS;
+	EXPECT(ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+	EXPECT(ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DROP));
+	p.seq = u + MSS;
+	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+	/* the segments: only the first is dropped */
+	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u + MSS, MSS), 0);
+	EXPECT_R(n_retx(&fl, u + 2 * MSS, MSS), 0);
+	/* the mode switched to drop while held: the hold still ends */
+	fl.mode = ECNP_FB_DROP;
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+}
+
+/*
+ * A window-limited N, an in-order path that marks CE, and an RFC 3168
+ * receiver E acking every segment.  N reacts to the duplicates by
+ * retransmitting L.  Checked: one injection and one suppression per event,
+ * CWR once per event, E never receives a byte twice and gets every byte,
+ * the ACK number N sees never goes back and stays at L while held, the
+ * SACK blocks N sees never cover L and never exceed what N sent, and the
+ * TSecr N sees from its retransmission to the release is never older than
+ * the retransmission.
+ */
+struct seg {
+	u32 seq;
+	u32 tsval;
+	u8 ecn;
+	bool cwr;
+};
+
+static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
+{
+	struct seg q[64];
+	unsigned int qh = 0, qt = 0;
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	u32 start, rcv_nxt, ts_recent = 0, clock = 1000, n_ack, r, sent_tsecr;
+	u32 events = 0, injected = 0, suppressed = 0, cwrs = 0, marks = 0;
+	u32 rexmit_ts = 0;
+	bool demand = false, retx_due = false, rexmit_seen = false, wd;
+	int i;
+
+	flow_open(&fl, e_is_a, ECNP_FB_DUPACK, 0xffffe000u + seed * 4099,
+		  seed * 7919);
+	if (sack)
+		fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	start = rcv_nxt = n_ack = fl.n_seq;
+	for (i = 0; i < 20000; i++) {
+		clock++;
+		if (retx_due) {
+			r = n_retx_ts(&fl, n_ack, clock, &wd);
+			EXPECT(wd);
+			EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			suppressed++;
+			rexmit_seen = true;
+			rexmit_ts = clock;
+			retx_due = false;
+		} else if (fl.n_seq - rcv_nxt < 16 * MSS && i < 19000) {
+			struct ecnp_pkt p = mkp(n_dir(&fl), ACK, fl.n_seq,
+						fl.e_seq, MSS, NOT_ECT);
+			struct ecnp_pkt seen;
+
+			p.opt = ts ? ECNP_OPT_TS : 0;
+			p.tsval = clock;
+			EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, fl.mode));
+			r = step(&fl, p);
+			EXPECT_EQ(r & ~(u32)(SET_ECT0 | SET_CWR), 0);
+			seen = apply(p, r);
+			fl.n_seq += MSS;
+			if (seen.flags & CWR)
+				cwrs++;
+			if (rnd(&seed) % 100 < 3 && i < 18000) {
+				seen.ecn = CE;
+				marks++;
 			}
-			EXPECT_R(ru, rd);
-			EXPECT(!memcmp(&d.f, &u.f, sizeof(d.f)));
+			q[qt % 64] = (struct seg){ p.seq, clock, seen.ecn,
+						   seen.flags & CWR };
+			qt++;
+		}
+		if (qh == qt || rnd(&seed) % 3 == 0)
+			continue;
+		/* E receives the oldest segment in flight, in order */
+		{
+			struct seg s = q[qh++ % 64];
+
+			EXPECT_EQ(s.seq, rcv_nxt);	/* no dup, no hole */
+			rcv_nxt += MSS;
+			ts_recent = s.tsval;
+			if (s.cwr)
+				demand = false;
+			if (s.ecn == CE)
+				demand = true;
+		}
+		r = e_ack(&fl, demand ? ECE : 0, rcv_nxt, ts ? ECNP_OPT_TS : 0,
+			  ts_recent, 1000);
+		e = edit_of(&fl, r);
+		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0 | DROP), 0);
+		if (r & ECNP_ACT_INJECT_DUPACKS) {
+			events++;
+			injected++;
+			EXPECT_EQ(e.ack, rcv_nxt);
+			EXPECT(!before(fl.n_seq, e.ack + 4 * MSS));
+			if (sack)
+				EXPECT(!after(e.sack_end, fl.n_seq));
+			retx_due = true;	/* N reacts */
+			rexmit_seen = false;
+		}
+		if (r & ECNP_EV_CONG_SIGNAL)
+			EXPECT(r & ECNP_ACT_INJECT_DUPACKS);
+		/* what N sees */
+		sent_tsecr = e.tsecr;
+		EXPECT(!before(e.ack, n_ack));
+		if (fl.f.dflags & ECNP_DF_HOLD) {
+			EXPECT_EQ(e.ack, fl.f.saved_ack);
+			if (e.sack) {
+				EXPECT_EQ(e.sack_start, e.lost_end);
+				EXPECT(!after(e.sack_end, fl.n_seq));
+			}
+		}
+		if (ts && rexmit_seen) {
+			EXPECT(!before(sent_tsecr, rexmit_ts));
+			if (!(fl.f.dflags & ECNP_DF_HOLD))
+				rexmit_seen = false;	/* released */
+		}
+		n_ack = e.ack;
+	}
+	/* everything arrived once, the last ACK released any hold */
+	EXPECT_EQ(rcv_nxt, fl.n_seq);
+	EXPECT_EQ(n_ack, fl.n_seq);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT(events > 10);
+	EXPECT(events <= marks);
+	EXPECT_EQ(suppressed, events);
+	EXPECT_EQ(injected, events);
+	EXPECT_EQ(cwrs, events);
+	EXPECT(!demand);
+	(void)start;
+}
+
+static void test_dupack_simulation(void **state)
+{
+	u32 seed;
+	int v;
+
+	(void)state;
+	for (v = 0; v < 8; v++) {
+		for (seed = 1; seed < 4; seed++) {
+			CTX("dupack simulation E=%c sack %d ts %d seed %u",
+			    v & 1 ? 'A' : 'B', !!(v & 2), !!(v & 4), seed);
+			dupack_sim(v & 1, v & 2, v & 4, seed);
 		}
 	}
 }
@@ -1972,7 +2389,7 @@ e_acks:
 static void test_drop_mode_exactly_one_drop_per_event(void **state)
 {
 	static const enum ecnp_feedback modes[] = {
-		ECNP_FB_DROP, ECNP_FB_DUPACK,
+		ECNP_FB_DROP,
 	};
 	struct sim_stats st;
 	struct flow fl;
@@ -2090,6 +2507,11 @@ static void test_fuzz_invariants(void **state)
 			if (!p.ack)
 				p.ack = nxt[!dir] - ((y >> 8) & 3) * MSS;
 			mode = (enum ecnp_feedback)((y >> 24) % 3);
+			p.win = (u16)(y >> 4);
+			p.opt = (u8)((x >> 24) & 7);
+			p.tsval = x;
+			p.tsecr = y;
+			p.seg_len = (u16)(p.len < MSS ? p.len : MSS);
 
 			prev = f;
 			wd = ecnp_fsm_wants_drop(&f, &p, mode);
@@ -2114,18 +2536,35 @@ static void test_fuzz_invariants(void **state)
 				EXPECT_EQ(p.ecn, NOT_ECT);
 			if (r & CLR_ECN)
 				EXPECT(p.ecn != NOT_ECT);
-			EXPECT_EQ(r & ECNP_ACT_MASK & ~0x7fu, 0);
+			EXPECT_EQ(r & ECNP_ACT_MASK & ~0x3ffu, 0);
 			/* drop: exactly what wants_drop() predicted */
 			EXPECT_EQ(!!(r & DROP), wd);
 			if (r & DROP) {
 				EXPECT_EQ(r & ECNP_ACT_MASK, DROP);
-				EXPECT(r & ECNP_EV_CONG_SIGNAL);
-				EXPECT(mode != ECNP_FB_NONE);
+				/* a drop-mode signal, or dupack's suppression */
+				EXPECT(!!(r & ECNP_EV_CONG_SIGNAL) ^
+				       !!(r & ECNP_EV_REXMIT_SUPPRESSED));
+				if (r & ECNP_EV_CONG_SIGNAL)
+					EXPECT(mode == ECNP_FB_DROP);
 			}
 			if (r & ECNP_EV_CONG_SIGNAL)
-				EXPECT(r & DROP);
+				EXPECT(r & (DROP | ECNP_ACT_INJECT_DUPACKS));
+			/* dupack edits: only on E->N ACKs in phase 2 */
+			if (r & ECNP_ACT_ACK_EDITS) {
+				EXPECT(ecnp_fsm_in_phase2(&f));
+				EXPECT(ecnp_from_e(&f, &p));
+				EXPECT(p.flags & ACK);
+			}
+			if (r & ECNP_ACT_INJECT_DUPACKS)
+				EXPECT(mode == ECNP_FB_DUPACK && !p.len &&
+				       (f.dflags & ECNP_DF_HOLD));
+			if (r & ECNP_EV_REXMIT_SUPPRESSED)
+				EXPECT(p.seq == prev.saved_ack &&
+				       before(p.seq, prev.n_nxt) &&
+				       (prev.dflags & ECNP_DF_HOLD));
 			/* ECT(0): new data from N in phase 2 only */
-			if (r & (SET_ECT0 | DROP)) {
+			if ((r & SET_ECT0) ||
+			    ((r & DROP) && (r & ECNP_EV_CONG_SIGNAL))) {
 				EXPECT(ecnp_fsm_in_phase2(&f));
 				EXPECT(!ecnp_from_e(&f, &p));
 				EXPECT(p.len > 0);
@@ -2185,8 +2624,8 @@ static void test_struct_layout(void **state)
 {
 	(void)state;
 	CTX("struct sizes");
-	EXPECT_EQ(sizeof(struct ecnp_fsm), 24);
-	EXPECT_EQ(sizeof(struct ecnp_pkt), 16);
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 40);
+	EXPECT_EQ(sizeof(struct ecnp_pkt), 32);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
 	/* flag values match include/net/tcp.h TCPHDR_* */
@@ -2278,7 +2717,13 @@ int main(void)
 		cmocka_unit_test(test_cwr_set_once_after_response),
 		cmocka_unit_test(test_none_mode_never_ect),
 		cmocka_unit_test(test_mode_switch_while_pending),
-		cmocka_unit_test(test_dupack_mode_same_as_drop),
+		cmocka_unit_test(test_dupack_handshake_sack),
+		cmocka_unit_test(test_dupack_sack_ts),
+		cmocka_unit_test(test_dupack_no_sack_no_ts),
+		cmocka_unit_test(test_dupack_waits_for_flight),
+		cmocka_unit_test(test_dupack_real_hole_aborts),
+		cmocka_unit_test(test_dupack_gso_rexmit_and_old_acks),
+		cmocka_unit_test(test_dupack_simulation),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
 		cmocka_unit_test(test_fuzz_invariants),

@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# feedback=dupack: the simulated loss, against the Linux sender it is meant
+# to fool.  Upload from the non-ECN client N to the ECN server E through the
+# proxy, over the upload bottleneck (router eth2: HTB + the thesis's RED,
+# which marks early and often), with UDP cross traffic udp1 -> udp2 through
+# the same bottleneck:
+#
+#   client(N) -- eth0 PROXY eth1 -- router(eth2: HTB 10M + RED ecn) -- server(E)
+#                 ^ capture                 udp1 ===== UDP =====> udp2
+#                                                              ^ capture (server eth0)
+#
+# For each sender setting (SACK on/off x timestamps on/off with CUBIC, and
+# Reno with SACK on/off), one byte-exact upload of TB_DUPACK_UP bytes (sized
+# for about 20 s), and:
+#   - congestion response: N's recoveries (nstat TcpExtTCPSackRecovery +
+#     TCPRenoRecovery in the client namespace) are at least half of the
+#     proxy's congestion events and at most the events plus the loss
+#     episodes the bottleneck really caused (its drops), plus 2;
+#   - no undo: TCPFullUndo + TCPPartialUndo + TCPDSACKUndo + TCPLossUndo +
+#     TCPSpuriousRTOs <= max(1, events / 20): an undone reduction is a
+#     failed simulated loss; a few may come from real losses the path
+#     caused at the same time;
+#   - no stall: no gap of more than 1 s between segments bringing new data
+#     to the server;
+#   - no loss and no duplicates: the server never receives a segment whose
+#     bytes it already had (the suppressed retransmissions stay suppressed),
+#     the proxy dropped no new data (segs_dropped = 0);
+#   - N sees no ECT, CE, ECE or CWR (capture on the proxy's client side).
+# Then a long run: TB_DUPACK_LONG bytes (200 MB) at TB_DUPACK_LONG_RATE with
+# cross traffic, which must complete byte-exact with no stall.
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd tcpdump tshark jq python3 nstat
+
+up=${TB_DUPACK_UP:-12000000}
+cross=${TB_DUPACK_CROSS:-4M}
+long=${TB_DUPACK_LONG:-200000000}
+long_rate=${TB_DUPACK_LONG_RATE:-50mbit}
+long_cross=${TB_DUPACK_LONG_CROSS:-20M}
+
+RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
+UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
+OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
+PROXY_KEYS="congestion_events dupacks_injected acks_held tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
+
+tb_proxy_load
+
+# snap NAME: nstat (client) and proxy counters into $TB_OUT/NAME.snap
+snap() {
+	{
+		tb_ns client nstat -az $RESP_KEYS $UNDO_KEYS $OTHER_KEYS |
+			awk '$1 ~ /^Tcp/ { print $1, $2 }'
+		tb_ns proxy cat /proc/net/ecn_proxy/stats
+		tb_red_stats router "$(tb_bottleneck_dev)" |
+			awk '{ print "red_marked", $1; print "red_early", $2; print "red_drops", $4 }'
+	} >"$TB_OUT/$1.snap"
+}
+
+# delta NAME KEY...: sum of KEY's increases between NAME.0 and NAME.1
+delta() {
+	local name=$1 k sum=0 a b
+	shift
+	for k in "$@"; do
+		a=$(awk -v k="$k" '$1 == k { print $2 }' "$TB_OUT/$name.0.snap")
+		b=$(awk -v k="$k" '$1 == k { print $2 }' "$TB_OUT/$name.1.snap")
+		sum=$((sum + ${b:-0} - ${a:-0}))
+	done
+	echo $sum
+}
+
+# upload NAME BYTES: one byte-exact upload, captured on both sides
+upload() {
+	local name=$1 bytes=$2
+	snap "$name.0"
+	tb_capture_start cs proxy eth0 "$TB_OUT/$name.cs.pcap" tcp port $XFER_PORT
+	tb_capture_start srv server eth0 "$TB_OUT/$name.srv.pcap" tcp port $XFER_PORT
+	RET=0
+	tb_xfer "$name" 4 "$bytes" 1000 || check_err 1 "transfer not byte-exact"
+	tb_capture_stop cs
+	tb_capture_stop srv
+	snap "$name.1"
+	log_info "$name: $bytes bytes in $(jq -r .seconds "$TB_OUT/$name.client.json") s"
+	log_test "$name: upload byte-exact"
+	python3 "$TB_LIB_DIR/pcap_flow.py" "$TB_OUT/$name.srv.pcap" $XFER_PORT \
+		>"$TB_OUT/$name.srv.json"
+	pcap_ecn "$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.cs.json"
+}
+
+check_delivery() {
+	local name=$1 gap dup dropped ect ce ece cwr
+	RET=0
+	gap=$(jq .max_gap "$TB_OUT/$name.srv.json")
+	dup=$(jq .dup "$TB_OUT/$name.srv.json")
+	dropped=$(delta "$name" segs_dropped)
+	log_info "$name: at the server $(jq -c . "$TB_OUT/$name.srv.json")"
+	awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
+		check_err 1 "a gap of $gap s in delivered data"
+	[ "$dup" = 0 ] || check_err 1 "the server received $dup duplicate segments"
+	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
+	log_test "$name: no stall > 1 s, no duplicate at the server, nothing dropped"
+
+	RET=0
+	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' \
+		"$TB_OUT/$name.cs.json")
+	[ "$ect$ce$ece$cwr" = 0000 ] ||
+		check_err 1 "toward N: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
+	log_test "$name: the client sees no ECT, CE, ECE or CWR"
+}
+
+TB_SETUP=upload
+tb_up
+tb_tcp server ecn=1
+tb_proxy on dupack
+tb_cross_start "$cross" up
+
+for cfg in "cubic 1 1" "cubic 1 0" "cubic 0 1" "cubic 0 0" "reno 1 1" "reno 0 1"; do
+	read -r cc sack ts <<<"$cfg"
+	name=$cc-sack$sack-ts$ts
+	tb_tcp client ecn=0 sack="$sack" ts="$ts" cc="$cc"
+	upload "$name" "$up"
+	check_delivery "$name"
+
+	ev=$(delta "$name" congestion_events)
+	resp=$(delta "$name" $RESP_KEYS)
+	undo=$(delta "$name" $UNDO_KEYS)
+	drops=$(delta "$name" red_drops)
+	info="events=$ev responses=$resp undo=$undo"
+	for k in $UNDO_KEYS $OTHER_KEYS; do
+		info+=" ${k#TcpExt}=$(delta "$name" "$k")"
+	done
+	for k in $PROXY_KEYS red_marked red_early red_drops; do
+		info+=" $k=$(delta "$name" "$k")"
+	done
+	log_info "$name: $info"
+	echo "$name $info" >>"$TB_OUT/summary.txt"
+
+	RET=0
+	[ "$ev" -ge 5 ] || check_err 1 "only $ev congestion events: the test did not congest"
+	[ $((2 * resp)) -ge "$ev" ] ||
+		check_err 1 "$resp window reductions for $ev congestion events (< 50 %)"
+	[ "$resp" -le $((ev + drops + 2)) ] ||
+		check_err 1 "$resp window reductions for $ev events and $drops bottleneck drops"
+	log_test "$name: one window reduction per congestion event ($resp for $ev)"
+
+	RET=0
+	bound=$((ev / 20))
+	[ "$bound" -ge 1 ] || bound=1
+	[ "$undo" -le "$bound" ] || check_err 1 "$undo undos (bound $bound) for $ev events"
+	log_test "$name: reductions are not undone ($undo undos, bound $bound)"
+done
+tb_cross_stop
+tb_down
+
+# The long run: the thesis's uploads froze after a few thousand packets.
+TB_SETUP=upload TB_RATE_LOW=$long_rate
+tb_up
+tb_tcp server ecn=1
+tb_tcp client ecn=0
+tb_proxy on dupack
+tb_cross_start "$long_cross" up
+upload long "$long"
+check_delivery long
+log_info "long: events=$(delta long congestion_events) responses=$(delta long $RESP_KEYS) undo=$(delta long $UNDO_KEYS) timeouts=$(delta long TcpExtTCPTimeouts)"
+tb_cross_stop
+
+exit $EXIT_STATUS
