@@ -19,7 +19,9 @@ JSON command per line on stdin, answers one JSON line on stdout:
       N parallel connections of B bytes each (series: COUNT connections of
       B bytes, one after another); -> per connection: local port, start,
       end (CLOCK_MONOTONIC, the same clock in every namespace), bytes, and
-      the receiver's progress samples [[t, bytes], ...] (>= 20 ms apart)
+      the receiver's progress samples [[t, bytes], ...] (>= 20 ms apart);
+      "deadline_s": every connection gives up that long after the start
+      (the run then has "timeout": true and is not ok)
   {"op": "quit"}
 
 --serve PORT: also accept transfer connections.  A connection sends one line
@@ -110,9 +112,54 @@ def serve(port):
         threading.Thread(target=serve_conn, args=(conn,), daemon=True).start()
 
 
-def one_conn(host, port, direction, n):
+class Deadline(Exception):
+    pass
+
+
+class TimedSocket:
+    """A client socket whose blocking calls give up at a deadline
+    (CLOCK_MONOTONIC), so that a stalled run ends with a record."""
+
+    def __init__(self, deadline):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.deadline = deadline
+
+    def _wait(self, fn, *a):
+        while True:
+            left = self.deadline - now()
+            if left <= 0:
+                raise Deadline("run deadline reached")
+            self.s.settimeout(min(left, 1.0))
+            try:
+                return fn(*a)
+            except socket.timeout:
+                continue
+
+    def connect(self, addr):
+        self.s.settimeout(max(0.1, self.deadline - now()))
+        try:
+            self.s.connect(addr)
+        except socket.timeout:
+            raise Deadline("run deadline reached (connect)")
+
+    def recv(self, n):
+        return self._wait(self.s.recv, n)
+
+    def send(self, b):
+        return self._wait(self.s.send, b)
+
+    def sendall(self, b):
+        view = memoryview(b)
+        while view:
+            view = view[self.send(view):]
+
+    def __getattr__(self, name):
+        return getattr(self.s, name)
+
+
+def one_conn(host, port, direction, n, deadline):
     r = {"bytes": 0}
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s = TimedSocket(deadline)
     r["start"] = round(now(), 4)
     try:
         s.connect((host, port))
@@ -137,6 +184,10 @@ def one_conn(host, port, direction, n):
             r["bytes"] = rep["bytes"]
             r["end"] = round(rep["end"], 4)
             r["samples"] = rep["samples"]
+    except Deadline as e:
+        r["error"] = str(e)
+        r["timeout"] = True
+        r["end"] = round(now(), 4)
     except (OSError, ValueError) as e:
         r["error"] = str(e)
         r["end"] = round(now(), 4)
@@ -149,17 +200,23 @@ def one_conn(host, port, direction, n):
 def xfer(cmd):
     host, port, d, n = cmd["host"], cmd["port"], cmd["dir"], cmd["bytes"]
     t0 = now()
+    deadline = t0 + cmd.get("deadline_s", 3600)
     conns = []
     if cmd.get("series"):
         for _ in range(cmd["series"]):
-            c = one_conn(host, port, d, n)
+            if now() >= deadline:
+                conns.append({"bytes": 0, "start": round(now(), 4), "end": round(now(), 4),
+                              "ok": False, "timeout": True, "error": "not started: deadline",
+                              "samples": []})
+                continue
+            c = one_conn(host, port, d, n, deadline)
             c["samples"] = c["samples"][-1:] if c.get("samples") else []
             conns.append(c)
     else:
         res = [None] * cmd["flows"]
 
         def worker(i):
-            res[i] = one_conn(host, port, d, n)
+            res[i] = one_conn(host, port, d, n, deadline)
         th = [threading.Thread(target=worker, args=(i,)) for i in range(cmd["flows"])]
         for t in th:
             t.start()
@@ -169,7 +226,9 @@ def xfer(cmd):
     t1 = max(c["end"] for c in conns)
     return {"t0": round(t0, 4), "start": min(c["start"] for c in conns),
             "end": t1, "completion_s": round(t1 - min(c["start"] for c in conns), 4),
-            "ok": all(c["ok"] for c in conns), "conns": conns}
+            "ok": all(c["ok"] for c in conns),
+            "timeout": any(c.get("timeout") for c in conns),
+            "deadline_s": cmd.get("deadline_s", 3600), "conns": conns}
 
 
 CAPS = {}

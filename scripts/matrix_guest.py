@@ -303,8 +303,12 @@ def do_run(tb, run, plan, env, keep, resdir):
     cpu0 = cpu_times()
     phase("counters_before")
     wall = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    timeout = 120 + 20 * run["total_bytes"] / 1e6
-    xf = tb.client("xfer", timeout=timeout, host="198.18.2.2", port=PORT,
+    # a run that stalls (RTO back-off chains happen) ends at its deadline and
+    # is recorded as a timeout: its completion time is then a lower bound
+    deadline = prof.get("run_deadline_s", 30) + run["total_bytes"] / prof.get(
+        "deadline_rate", 50e3)
+    xf = tb.client("xfer", timeout=deadline + 60, deadline_s=deadline,
+                   host="198.18.2.2", port=PORT,
                    dir="down" if run["direction"] == "download" else "up",
                    flows=run["flows"], bytes=run["flow_bytes"], series=run["series"])
     cpu1 = cpu_times()
@@ -355,7 +359,9 @@ def do_run(tb, run, plan, env, keep, resdir):
         flags.append("bottleneck_not_reached")
     if cpu_min < fid["min_cpu_idle"]:
         flags.append("cpu_saturated")
-    if not xf["ok"]:
+    if xf.get("timeout"):
+        flags.append("transfer_timeout")
+    elif not xf["ok"]:
         flags.append("transfer_failed")
     drops = sum(v for c in capture.values() for k, v in c["tcpdump"].items()
                 if "dropped by kernel" in k)
