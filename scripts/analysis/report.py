@@ -50,6 +50,10 @@ def run_row(rec):
            "cross": p["cross"], "load": p["load"], "config": p["config"], "rep": p["rep"],
            "flows": p["flows"], "series": p["series"], "total_bytes": p["total_bytes"],
            "completion_s": rec["completion_s"], "ok": rec["ok"],
+           "timeout": bool(rec["transfer"].get("timeout")),
+           # a run cut at its deadline counts with its (lower-bound) time:
+           # dropping it would bias the medians toward the fast runs
+           "use": rec["ok"] or bool(rec["transfer"].get("timeout")),
            "utilisation": rec["fidelity"]["bottleneck_utilisation"],
            "goodput_share": rec["fidelity"].get("goodput_share"),
            "cpu_idle_min": rec["fidelity"]["cpu_idle_min"],
@@ -105,10 +109,10 @@ def load_runs(d):
 def cell_table(df):
     rows = []
     for (d, c, l, cfg), g in df.groupby(["direction", "cross", "load", "config"]):
-        ok = g[g.ok]
+        ok = g[g.use]
         med, lo, hi, cov = stats.median_ci(list(ok.completion_s))
         row = {"direction": d, "cross": c, "load": l, "config": cfg, "n": len(g),
-               "n_ok": len(ok), "median_s": round(med, 4), "ci_low_s": round(lo, 4),
+               "n_ok": len(ok), "n_timeout": int(g.timeout.sum()), "median_s": round(med, 4), "ci_low_s": round(lo, 4),
                "ci_high_s": round(hi, 4), "ci_coverage": round(cov, 4),
                "flagged": int((g["flags"] != "").sum()),
                "min_s": ok.completion_s.min(), "max_s": ok.completion_s.max(),
@@ -126,7 +130,7 @@ def cell_table(df):
 
 
 def ratios(df, direction, cross, num, den, loads):
-    ok = df[df.ok & (df.direction == direction) & (df.cross == cross)]
+    ok = df[df.use & (df.direction == direction) & (df.cross == cross)]
     ng = [list(ok[(ok.config == num) & (ok.load == l)].completion_s) for l in loads]
     dg = [list(ok[(ok.config == den) & (ok.load == l)].completion_s) for l in loads]
     if any(not g for g in ng + dg):
@@ -138,7 +142,7 @@ def boxplots(df, d, prof_note, loads, configs):
     out = []
     for direction in sorted(df.direction.unique()):
         for cross in sorted(df.cross.unique()):
-            sub = df[df.ok & (df.direction == direction) & (df.cross == cross)]
+            sub = df[df.use & (df.direction == direction) & (df.cross == cross)]
             if sub.empty:
                 continue
             fig, axes = plt.subplots(1, len(loads), figsize=(3.2 * len(loads), 4.2),
@@ -187,7 +191,7 @@ def timeseries(recs, df, d, configs):
     for i, direction in enumerate(dirs):
         for j, cross in enumerate(crosses):
             ax = axes[i][j]
-            sub = df[df.ok & (df.direction == direction) & (df.cross == cross) & (df.load == load)]
+            sub = df[df.use & (df.direction == direction) & (df.cross == cross) & (df.load == load)]
             for c in configs:
                 g = sub[sub.config == c].sort_values("completion_s")
                 if g.empty:
@@ -275,13 +279,15 @@ def report(d):
     nflag = int((df["flags"] != "").sum())
     w("## Fidelity")
     w("")
-    w("%d runs, %d complete and byte-exact; %d flagged by the fidelity checks "
-      "(`bottleneck_not_reached`: the bottleneck's HTB class never throttled and its "
+    w("%d runs, %d complete and byte-exact, %d cut at their deadline (counted with "
+      "their time at the deadline, a lower bound); %d flagged by the fidelity checks "
+      "(`transfer_timeout`: the run hit its deadline; `bottleneck_not_reached`: the bottleneck's HTB class never throttled and its "
       "RED queue never marked or dropped; `cpu_saturated`: a guest CPU was idle less "
       "than %.0f %% of the run; `capture_drops`; `transfer_failed`).  Utilisation "
       "(HTB bytes during the run over the link rate, cross traffic included) is "
       "reported, not judged: slow start, handshakes and RTOs lower it." % (
-          len(df), int(df.ok.sum()), nflag, 100 * prof["fidelity"]["min_cpu_idle"]))
+          len(df), int(df.ok.sum()), int(df.timeout.sum()), nflag,
+          100 * prof["fidelity"]["min_cpu_idle"]))
     if nflag:
         counts = {}
         for f in df["flags"]:
@@ -354,7 +360,7 @@ def report(d):
                    "proxied / fallback flows"]
             w("| " + " | ".join(hdr) + " |")
             w("|" + " --- |" * len(hdr))
-            rs = df[df.ok & (df.direction == direction) & (df.cross == cross)]
+            rs = df[df.use & (df.direction == direction) & (df.cross == cross)]
             for c in configs:
                 g = rs[rs.config == c]
                 if g.empty:
