@@ -83,6 +83,7 @@ enum impair_stat {
 	IMPAIR_STAT_ECN_SYN_CLEARED,
 	IMPAIR_STAT_ECN_SET,
 	IMPAIR_STAT_ECN_BLEACHED,
+	IMPAIR_STAT_GSO_PACKETS,
 	IMPAIR_STAT_GSO_SEGMENTED,
 	IMPAIR_STAT_FLOWS_SEEN,
 	IMPAIR_STAT_FLOWS_PICKED_UP,
@@ -111,6 +112,7 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 	[IMPAIR_STAT_ECN_SYN_CLEARED]	= "ecn_syn_cleared",
 	[IMPAIR_STAT_ECN_SET]		= "ecn_set",
 	[IMPAIR_STAT_ECN_BLEACHED]	= "ecn_bleached",
+	[IMPAIR_STAT_GSO_PACKETS]	= "gso_packets",
 	[IMPAIR_STAT_GSO_SEGMENTED]	= "gso_segmented",
 	[IMPAIR_STAT_FLOWS_SEEN]	= "flows_seen",
 	[IMPAIR_STAT_FLOWS_PICKED_UP]	= "flows_picked_up",
@@ -819,6 +821,8 @@ static unsigned int impair_process(struct impair_net *in,
 		return impair_gso_split(in, rs, skb, state);
 
 	impair_add(in, IMPAIR_STAT_SEGS, s.nsegs);
+	if (s.nsegs > 1)
+		impair_count(in, IMPAIR_STAT_GSO_PACKETS);
 	if (bitmap_empty(hit, rs->n)) {
 		if (snap.seq_on)
 			impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for the impairment VM tests (vm-testbed/tests/impair_*.sh) and
+# vm-testbed/impair-effects.sh.  Source after testlib.sh.  The impairment
+# rules live in the proxy namespace (the router box whose FORWARD hook the
+# modules use) unless a function takes a NODE.
+
+IMPAIR_KO=$TB_TOP/kmod/impair/impair.ko
+IMPAIR_NODE=${IMPAIR_NODE:-proxy}
+
+# impair_load: insmod impair.ko once.
+impair_load() {
+	[ -d /sys/module/impair ] || insmod "$IMPAIR_KO"
+}
+
+# impair_write TEXT: one write(2) of TEXT (printf %b) to the rules file of
+# $IMPAIR_NODE; returns the write's status (cat reads a regular file and
+# writes it in one call).
+impair_write() {
+	local f
+	f=$(mktemp)
+	printf '%b' "$1" >"$f"
+	tb_ns "$IMPAIR_NODE" sh -c "cat '$f' > /proc/net/impair/rules" 2>/dev/null
+	local rc=$?
+	rm -f "$f"
+	return $rc
+}
+
+# impair_set RULE...: replace the rule set with these rules (one per arg).
+impair_set() {
+	local text="flush\n" r
+	for r in "$@"; do
+		text+="$r\n"
+	done
+	impair_write "$text"
+}
+
+impair_list() {
+	tb_ns "$IMPAIR_NODE" cat /proc/net/impair/rules
+}
+
+# impair_hits N: hit counter of the Nth rule (1-based).
+impair_hits() {
+	impair_list | grep -v '^flush$' | sed -n "${1}p" |
+		sed -n 's/.*# hits \([0-9]*\)$/\1/p'
+}
+
+# impair_stat NAME: one counter of /proc/net/impair/stats.
+impair_stat() {
+	tb_ns "$IMPAIR_NODE" awk -v k="$1" '$1 == k { print $2 }' \
+		/proc/net/impair/stats
+}
+
+# impair_csum_sw: no checksum offload on any device (rx and tx), so every
+# receiver verifies every TCP checksum in software and a wrong incremental
+# update loses the segment (veth would otherwise pass CHECKSUM_PARTIAL or
+# mark packets CHECKSUM_UNNECESSARY).
+impair_csum_sw() {
+	local n dev
+	for n in "${!TB_IF_ADDR[@]}"; do
+		ip netns exec "${n%%:*}" ethtool -K "${n#*:}" rx off tx off \
+			>/dev/null 2>&1
+	done
+	for dev in br1 br2 p1-proxy p1-udp1 p1-router p2-router p2-server p2-udp2; do
+		ip netns exec "$TB_SW" ethtool -K "$dev" rx off tx off >/dev/null 2>&1
+	done
+}
+
+# impair_pcap ARGS...: vm-testbed/lib/impair_pcap.py
+impair_pcap() {
+	python3 "$TB_LIB_DIR/impair_pcap.py" "$@"
+}
+
+# impair_xfer NAME FAM UP DOWN: tb_xfer that also stops the server when
+# the transfer fails (so the next one can listen); 0 iff byte-exact.
+impair_xfer() {
+	tb_xfer "$@" && return 0
+	tb_bg_stop "xfer-$1"
+	return 1
+}
+
+# impair_run NAME FAM UP DOWN RULE...: replace the rules, then one transfer
+# (tb_xfer: the client sends UP bytes, the server DOWN) captured on the
+# client's eth0 (c: what A sends, what B's segments look like when they
+# arrive), the server's eth0 (s: the other way round) and the proxy's eth1
+# (p: A's segments after the rules, B's before).  Sets J to the JSON of
+# impair_pcap.py summary (keys c, s, p) and XFER_OK to 0 or 1.
+impair_run() {
+	local name=$1 fam=$2 up=$3 down=$4
+	shift 4
+	impair_set "$@" || check_err 1 "rules rejected: $*"
+	tb_capture_start srv server eth0 "$TB_OUT/$name.s.pcap" tcp port $XFER_PORT
+	tb_capture_start cli client eth0 "$TB_OUT/$name.c.pcap" tcp port $XFER_PORT
+	tb_capture_start pin proxy eth1 "$TB_OUT/$name.p.pcap" tcp port $XFER_PORT
+	XFER_OK=1
+	impair_xfer "$name" "$fam" "$up" "$down" || XFER_OK=0
+	sleep 0.2
+	tb_capture_stop srv
+	tb_capture_stop cli
+	tb_capture_stop pin
+	J=$(impair_pcap summary $XFER_PORT c="$TB_OUT/$name.c.pcap" \
+		s="$TB_OUT/$name.s.pcap" p="$TB_OUT/$name.p.pcap")
+	echo "$J" >"$TB_OUT/$name.summary.json"
+	[ "$XFER_OK" = 1 ] || check_err 1 "transfer not byte-exact"
+}
+
+# jj FILTER: jq -r FILTER on $J
+jj() {
+	jq -r "$1" <<<"$J"
+}
+
+# expect WHAT GOT WANT
+expect() {
+	[ "$2" = "$3" ] || check_err 1 "$1: got '$2', want '$3'"
+}
+
+# expect_csum: no bad checksum in any capture of the last impair_run
+expect_csum() {
+	local bad
+	bad=$(jj '[.[] | .a2b.csum_bad + .b2a.csum_bad] | add')
+	[ "$bad" = 0 ] || check_err 1 "$bad packets with a bad checksum on the wire"
+}
