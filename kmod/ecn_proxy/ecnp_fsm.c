@@ -245,6 +245,7 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->dup_cnt = 0;
 	f->hold_end = 0;
 	f->rexmit_tsval = 0;
+	f->hold_ack = 0;
 	f->hold_win = 0;
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
@@ -490,6 +491,7 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	f->hold_win = p->win;
 	f->hold_end = f->n_nxt;
 	f->rexmit_tsval = 0;
+	f->hold_ack = p->ack;
 	f->dup_cnt = 0;
 	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B)) |
 		    ECNP_DF_HOLD;
@@ -506,6 +508,24 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	/* older than what N has seen: leave it alone */
 	if (before(p->ack, f->saved_ack))
 		return 0;
+	if (!before(p->ack, f->saved_ack + f->smss))
+		f->dflags |= ECNP_DF_E_HAS_L;
+	/*
+	 * Without SACK, N learns of a real loss below hold_end only from E's
+	 * duplicate ACKs, which the hold hides: when E repeats its ACK, give
+	 * up (N then sees a partial ACK and retransmits the real hole).
+	 */
+	if (!ecnp_sack_ok(f) && !p->len) {
+		if (p->ack != f->hold_ack) {
+			f->hold_ack = p->ack;
+			f->dup_cnt = 0;
+		} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
+			f->dflags &= ~ECNP_DF_HOLD;
+			f->dflags |= ECNP_DF_REXMIT;
+			return ECNP_EV_DUPACK_ABORT |
+			       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
+		}
+	}
 	/*
 	 * E keeps reporting a hole (SACK blocks above its ACK) inside the
 	 * range the duplicates claimed: a real loss there, which N must
@@ -525,11 +545,17 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ECNP_ACT_HOLD_ACK;
 }
 
-/* N's first retransmission of L during the simulated loss. */
+/*
+ * N's retransmission of L during the simulated loss: the first one (E got
+ * the original), and any later one once E has acked L (RACK may mark the
+ * retransmission lost again when reordering shows it later data SACKed).
+ */
 static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 				    const struct ecnp_pkt *p)
 {
-	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD &&
+	return (f->dflags & ECNP_DF_HOLD) &&
+	       (!(f->dflags & ECNP_DF_REXMIT) ||
+		(f->dflags & ECNP_DF_E_HAS_L)) &&
 	       p->len && p->seq == f->saved_ack && before(p->seq, f->n_nxt) &&
 	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST));
 }
@@ -643,6 +669,8 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	u32 act;
 
 	if (ecnp_rexmit_to_suppress(f, p)) {
+		if (f->dflags & ECNP_DF_REXMIT)
+			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 		/* E has L: drop the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
 		if (p->opt & ECNP_OPT_TS) {
@@ -657,13 +685,14 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 	}
 	/*
-	 * Sent before the retransmission (TSval no later), seen after it
+	 * Sent before the retransmission (an older TSval), seen after it
 	 * (two CPUs may forward N's packets out of order): N's recovery
-	 * point lies beyond it.
+	 * point lies beyond it.  Not one of the same tick: SACKing data sent
+	 * after the retransmission would make RACK retransmit L again.
 	 */
 	if ((f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) ==
 	    (ECNP_DF_HOLD | ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
-	    !after(p->tsval, f->rexmit_tsval) && after(end, f->hold_end)) {
+	    before(p->tsval, f->rexmit_tsval) && after(end, f->hold_end)) {
 		f->hold_end = end;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;

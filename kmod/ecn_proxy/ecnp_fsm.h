@@ -114,6 +114,7 @@ enum ecnp_state {
 #define ECNP_DF_TS		0x04	/* rexmit_tsval is valid */
 #define ECNP_DF_SACK_A		0x08	/* A's SYN offered SACK */
 #define ECNP_DF_SACK_B		0x10	/* B's SYN-ACK accepted SACK */
+#define ECNP_DF_E_HAS_L		0x20	/* E acked the "lost" segment */
 
 /* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
 #define ECNP_DUPACKS		3
@@ -128,7 +129,7 @@ enum ecnp_state {
 #define ECNP_HOLE_ACKS		4
 
 /*
- * Per-flow state: 7 * u32 + 2 * u16 + 5 * u8 = 37, padded to 40 bytes
+ * Per-flow state: 8 * u32 + 2 * u16 + 5 * u8 = 41, padded to 44 bytes
  * (checked by the unit test).  All-zero is ECNP_S_INIT.
  */
 struct ecnp_fsm {
@@ -142,6 +143,7 @@ struct ecnp_fsm {
 			 */
 	u32 hold_end;	/* dupack: E's ACKs are held below this sequence */
 	u32 rexmit_tsval; /* dupack: TSval of N's suppressed retransmission */
+	u32 hold_ack;	/* dupack: E's latest real ACK number while held */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
 	u8 state;	/* enum ecnp_state */
