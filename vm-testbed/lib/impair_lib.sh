@@ -80,6 +80,36 @@ impair_xfer() {
 	return 1
 }
 
+# impair_captures NAME: tcpdump on the client's eth0 (cli), the server's
+# eth0 (srv) and the proxy's eth1 (pin), into $TB_OUT/NAME.{c,s,p}.pcap,
+# started together (tb_capture_start waits for each in turn).
+impair_captures() {
+	local n i
+	tb_bg cap-cli client tcpdump -i eth0 -s 128 -B 16384 -U -n \
+		-w "$TB_OUT/$1.c.pcap" tcp port $XFER_PORT
+	tb_bg cap-srv server tcpdump -i eth0 -s 128 -B 16384 -U -n \
+		-w "$TB_OUT/$1.s.pcap" tcp port $XFER_PORT
+	tb_bg cap-pin proxy tcpdump -i eth1 -s 128 -B 16384 -U -n \
+		-w "$TB_OUT/$1.p.pcap" tcp port $XFER_PORT
+	for n in cli srv pin; do
+		for i in $(seq 200); do
+			grep -q "listening on" "$TB_STATE/cap-$n.log" 2>/dev/null && break
+			sleep 0.05
+		done
+	done
+}
+
+# impair_captures_stop: stop the three captures together.
+impair_captures_stop() {
+	local n
+	for n in cli srv pin; do
+		[ -e "$TB_STATE/cap-$n.pid" ] && kill -INT "$(cat "$TB_STATE/cap-$n.pid")" 2>/dev/null
+	done
+	for n in cli srv pin; do
+		tb_capture_stop "$n"
+	done
+}
+
 # impair_run NAME FAM UP DOWN RULE...: replace the rules, then one transfer
 # (tb_xfer: the client sends UP bytes, the server DOWN) captured on the
 # client's eth0 (c: what A sends, what B's segments look like when they
@@ -90,15 +120,11 @@ impair_run() {
 	local name=$1 fam=$2 up=$3 down=$4
 	shift 4
 	impair_set "$@" || check_err 1 "rules rejected: $*"
-	tb_capture_start srv server eth0 "$TB_OUT/$name.s.pcap" tcp port $XFER_PORT
-	tb_capture_start cli client eth0 "$TB_OUT/$name.c.pcap" tcp port $XFER_PORT
-	tb_capture_start pin proxy eth1 "$TB_OUT/$name.p.pcap" tcp port $XFER_PORT
+	impair_captures "$name"
 	XFER_OK=1
 	impair_xfer "$name" "$fam" "$up" "$down" || XFER_OK=0
 	sleep 0.2
-	tb_capture_stop srv
-	tb_capture_stop cli
-	tb_capture_stop pin
+	impair_captures_stop
 	J=$(impair_pcap summary $XFER_PORT c="$TB_OUT/$name.c.pcap" \
 		s="$TB_OUT/$name.s.pcap" p="$TB_OUT/$name.p.pcap")
 	echo "$J" >"$TB_OUT/$name.summary.json"

@@ -17,7 +17,10 @@ trap tb_cleanup EXIT
 require_cmd jq python3 tcpdump
 
 impair_load
-tb_up
+# 100 Mbit/s toward the client: the functional checks need no bottleneck,
+# and RED there (its average queue decays only with traffic) can drop a
+# Not-ECT retransmission again and again after a burst
+TB_RATE_LOW=100mbit tb_up
 tb_tcp client ecn=1
 tb_tcp server ecn=1
 set +e
@@ -49,7 +52,9 @@ for fam in 4 6; do
 	log_test "IPv$fam: ecn-clear-syn: ECE/CWR cleared on the SYN, ECN not negotiated"
 
 	RET=0
-	impair_run ce-ect-v$fam $fam $UP $DOWN "dir responder ecn-set ce only-ect"
+	# CE on B's ECN-capable packets only; A's ECN field bleached
+	impair_run ce-v$fam $fam $UP $DOWN "dir responder ecn-set ce only-ect" \
+		"dir initiator ecn-bleach"
 	ce=$(jj '.c.b2a.ecn["3"]')
 	[ "$ce" -gt 0 ] || check_err 1 "no CE at the client"
 	expect "ECT(0)/ECT(1) at client" "$(jj '.c.b2a.ecn["2"] + .c.b2a.ecn["1"]')" 0
@@ -61,21 +66,19 @@ for fam in 4 6; do
 	log_test "IPv$fam: ecn-set ce only-ect: CE on the $ce ECT packets only, echoed as ECE"
 
 	RET=0
-	impair_run ce-all-v$fam $fam $UP $DOWN "dir responder ecn-set ce"
-	n=$(jj '.c.b2a.packets')
-	expect "CE packets at client" "$(jj '.c.b2a.ecn["3"]')" "$n"
-	expect "hits = packets seen" "$(impair_hits 1)" "$n"
-	log_test "IPv$fam: ecn-set ce: CE on all $n packets, Not-ECT ones included"
-
-	RET=0
-	impair_run bleach-v$fam $fam $UP $DOWN "ecn-bleach"
-	expect "ECN-capable packets at client" "$(jj '.c.b2a.ect_any')" 0
-	expect "ECN-capable packets at server" "$(jj '.s.a2b.ect_any')" 0
-	ect=$(jj '.p.b2a.ect_any + .c.a2b.ect_any')
-	[ "$(jj '.p.b2a.ect_any')" -gt 0 ] || check_err 1 "the server sent no ECT packet"
-	expect "hits = ECN-capable packets reaching the proxy" "$(impair_hits 1)" "$ect"
+	ect=$(jj '.c.a2b.ect_any')
+	[ "$ect" -gt 0 ] || check_err 1 "the client sent no ECT packet"
+	expect "ECN-capable packets of A at server" "$(jj '.s.a2b.ect_any')" 0
+	expect "hits = A's ECN-capable packets" "$(impair_hits 2)" "$ect"
 	log_test "IPv$fam: ecn-bleach: Not-ECT on the wire, $ect packets bleached"
 done
+
+RET=0
+impair_run ce-all-v4 4 $UP $DOWN "dir responder ecn-set ce"
+n=$(jj '.c.b2a.packets')
+expect "CE packets at client" "$(jj '.c.b2a.ecn["3"]')" "$n"
+expect "hits = packets seen" "$(impair_hits 1)" "$n"
+log_test "IPv4: ecn-set ce: CE on all $n packets, Not-ECT ones included"
 
 RET=0
 tb_tcp client ecn=0

@@ -90,7 +90,7 @@ TB_OFFLOADS=on tb_up
 RET=0
 impair_set "dir responder after 3 strip timestamp mode compact"
 tb_capture_start cli client eth0 "$TB_OUT/gso-compact.cli.pcap" tcp port $XFER_PORT
-impair_xfer gso-compact 4 200000 3000000 || check_err 1 "transfer not byte-exact"
+impair_xfer gso-compact 4 100000 1000000 || check_err 1 "transfer not byte-exact"
 tb_capture_stop cli
 J=$(impair_pcap summary $XFER_PORT c="$TB_OUT/gso-compact.cli.pcap")
 expect "server data with TS at client" "$(jj '.c.b2a.data_with_ts')" 0
@@ -102,7 +102,7 @@ log_test "offloads on: timestamps compacted out of GSO packets, byte-exact"
 
 RET=0
 impair_set "dport $XFER_PORT seqrand sack-fix" "dir initiator after 20 drop 0.02"
-impair_xfer gso-drop 6 3000000 100000 || check_err 1 "transfer not byte-exact"
+impair_xfer gso-drop 6 1000000 50000 || check_err 1 "transfer not byte-exact"
 [ "$(impair_stat gso_segmented)" -gt 0 ] || check_err 1 "no GSO packet was segmented"
 [ "$(impair_hits 2)" -gt 0 ] || check_err 1 "nothing dropped"
 log_info "gso_segmented $(impair_stat gso_segmented) drop hits $(impair_hits 2)"
@@ -111,9 +111,15 @@ log_test "offloads on: drop rule segments GSO packets; seqrand sack-fix flow byt
 RET=0
 impair_set "ecn-bleach" "dir responder after 3 strip timestamp mode compact" \
 	"dir initiator window 60000" "drop 0.001"
+s0=$(impair_stat segs)
 tb_bg rmmod-xfer client bash -c ". $TB_LIB_DIR/testlib.sh; TB_OUT=$TB_OUT TB_STATE=$TB_STATE.x; \
-	mkdir -p \$TB_STATE; tb_xfer rmmod 4 1000000 6000000 && echo EXACT"
-sleep 2
+	mkdir -p \$TB_STATE; tb_xfer rmmod 4 500000 2000000 && echo EXACT"
+# unload once the transfer is flowing through the rules
+for i in $(seq 300); do
+	[ "$(impair_stat segs)" -gt $((s0 + 300)) ] && break
+	sleep 0.1
+done
+log_info "rmmod after $(($(impair_stat segs) - s0)) segments"
 rmmod impair || check_err 1 "rmmod failed"
 [ ! -d /sys/module/impair ] || check_err 1 "module still loaded"
 for i in $(seq 600); do

@@ -14,7 +14,10 @@ trap tb_cleanup EXIT
 require_cmd jq python3
 
 impair_load
-tb_up
+# 100 Mbit/s toward the client: the functional checks need no bottleneck,
+# and RED there (its average queue decays only with traffic) can drop a
+# Not-ECT retransmission again and again after a burst
+TB_RATE_LOW=100mbit tb_up
 set +e
 
 rules_only() { impair_list | grep -v '^flush$' | sed 's/ # hits [0-9]*$//'; }
@@ -96,7 +99,7 @@ tb_bg churn proxy bash -c 'while :; do
 	printf "flush\nafter 3 strip timestamp mode compact\nmss-clamp 1400\n" >/tmp/r2
 	cat /tmp/r1 >/proc/net/impair/rules; cat /tmp/r2 >/proc/net/impair/rules
 done'
-impair_xfer churn 4 300000 1000000 || check_err 1 "transfer under rule churn not byte-exact"
+impair_xfer churn 4 100000 400000 || check_err 1 "transfer under rule churn not byte-exact"
 tb_bg_stop churn
 impair_write "flush\n"
 log_test "rules replaced continuously under traffic: byte-exact transfer"

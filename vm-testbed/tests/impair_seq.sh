@@ -16,7 +16,10 @@ trap tb_cleanup EXIT
 require_cmd jq python3 tcpdump
 
 impair_load
-tb_up
+# 100 Mbit/s toward the client: the functional checks need no bottleneck,
+# and RED there (its average queue decays only with traffic) can drop a
+# Not-ECT retransmission again and again after a burst
+TB_RATE_LOW=100mbit tb_up
 tb_tcp client sack=1
 tb_tcp server sack=1
 set +e
@@ -41,10 +44,10 @@ check_hits() {
 			"$(jj '.c.a2b.packets - .p.a2b.packets')"
 }
 
-DROP="dir initiator after 20 drop 0.05"
+DROP="dir initiator after 10 drop 0.06"
 for fam in 4 6; do
 	RET=0
-	run fix-v$fam $fam 300000 1000 "dport $XFER_PORT seqrand sack-fix" "$DROP"
+	run fix-v$fam $fam 200000 1000 "dport $XFER_PORT seqrand sack-fix" "$DROP"
 	expect "A's offset nonzero" "$(jq '.off_a != 0' <<<"$M")" true
 	expect "B's offset (not randomised)" "$(jq '.off_b' <<<"$M")" 0
 	for k in a2b_seq_ok a2b_ack_ok b2a_seq_ok b2a_ack_ok; do
@@ -58,7 +61,7 @@ for fam in 4 6; do
 	log_test "IPv$fam: seqrand sack-fix: one offset for seq/ack/SACK, $nb SACK blocks shifted"
 
 	RET=0
-	run stale-v$fam $fam 300000 1000 "dport $XFER_PORT seqrand" "$DROP"
+	run stale-v$fam $fam 200000 1000 "dport $XFER_PORT seqrand" "$DROP"
 	expect "A's offset nonzero" "$(jq '.off_a != 0' <<<"$M")" true
 	for k in a2b_seq_ok a2b_ack_ok b2a_seq_ok b2a_ack_ok; do
 		expect "$k" "$(jq ".$k" <<<"$M")" true
@@ -71,7 +74,7 @@ for fam in 4 6; do
 	log_test "IPv$fam: seqrand without sack-fix: seq/ack mapped, $nb SACK blocks stale"
 
 	RET=0
-	run both-v$fam $fam 50000 200000 "dport $XFER_PORT seqrand sack-fix both"
+	run both-v$fam $fam 30000 100000 "dport $XFER_PORT seqrand sack-fix both"
 	expect "A's offset nonzero" "$(jq '.off_a != 0' <<<"$M")" true
 	expect "B's offset nonzero" "$(jq '.off_b != 0' <<<"$M")" true
 	for k in a2b_seq_ok a2b_ack_ok b2a_seq_ok b2a_ack_ok; do
