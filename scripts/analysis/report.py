@@ -399,10 +399,15 @@ def report(d):
       "cross traffic %s UDP" % (r0["env"]["kernel"], r0["env"]["accel"], r0["env"]["guest_cpus"],
                                 r0["env"]["rate_low"], prof["cross_rate"]))
     for s in sessions:
-        w("- session %d: %s, %s s, exit %s, git %s%s, ecn_proxy.ko sha256 %s" % (
-            s["n"], s["start"], s["seconds"], s["exit_code"], s["git_commit"][:12],
+        w("- session %d: %s, %s s, exit %s, %d runs done, git %s%s, ecn_proxy.ko sha256 %s%s" % (
+            s["n"], s["start"], s["seconds"], s["exit_code"],
+            s["pending_before"] - s["pending_after"], s["git_commit"][:12],
             " (uncommitted changes under kmod/, vm-testbed/ or scripts/)" if s.get("git_dirty") else "",
-            (s.get("ecn_proxy_ko_sha256") or "?")[:16]))
+            (s.get("ecn_proxy_ko_sha256") or "?")[:16],
+            "; host load average %.1f on %d CPUs, up to %d QEMU guests at once (other VMs "
+            "slow a TCG guest without showing in its CPU counters)" % (
+                s["host_load_mean"], s.get("host_cpus") or 0, s["host_qemu_max"])
+            if s.get("host_load_mean") is not None else ""))
     w("- tools: " + "; ".join("%s: %s" % (k, v if isinstance(v, str) else " ".join(v))
                               for k, v in r0["versions"].items()))
     w("")
