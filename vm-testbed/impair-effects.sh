@@ -8,8 +8,9 @@
 # 1. seq randomising without sack-fix vs with sack-fix, plus 1 % loss (a
 #    drop rule on the initiator's segments after the first 20), on a
 #    SACK-enabled upload: goodput, RTOs (TcpExtTCPTimeouts), retransmitted
-#    segments, SACK recoveries, and stalls (iperf3 intervals of 0.2 s
-#    without a byte delivered);
+#    segments, SACK recoveries, SACK blocks discarded as invalid
+#    (TcpExtTCPSACKDiscard), and stalls (iperf3 intervals of 0.2 s without
+#    a byte delivered);
 # 2. wscale stripped from the SYN-ACK only (the client believes scaling is
 #    off, the server does not): goodput of an upload and a download against
 #    the same flows without the rule.
@@ -83,6 +84,7 @@ rec = {
     "rto": diff.get("TcpExtTCPTimeouts", 0),
     "retrans_segs": diff.get("TcpRetransSegs", 0),
     "sack_recovery": diff.get("TcpExtTCPSackRecovery", 0),
+    "sack_discard": diff.get("TcpExtTCPSACKDiscard", 0),
     "loss_probes": diff.get("TcpExtTCPLossProbes", 0),
     "stalled_intervals_0.2s": sum(1 for b in iv if b == 0),
     "intervals": len(iv),
@@ -102,7 +104,8 @@ python3 - "$jsonl" <<'PY' | tee "$out/impair-effects-summary.txt"
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 cfgs = sorted({r["config"] for r in runs})
-keys = ["goodput_mbps", "rto", "retrans_segs", "sack_recovery", "stalled_intervals_0.2s"]
+keys = ["goodput_mbps", "rto", "retrans_segs", "sack_recovery", "sack_discard",
+        "stalled_intervals_0.2s"]
 print("%-22s %4s  " % ("config", "n") + "  ".join("%22s" % k for k in keys))
 for c in cfgs:
     rs = [r for r in runs if r["config"] == c]
