@@ -545,17 +545,11 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ECNP_ACT_HOLD_ACK;
 }
 
-/*
- * N's retransmission of L during the simulated loss: the first one (E got
- * the original), and any later one once E has acked L (RACK may mark the
- * retransmission lost again when reordering shows it later data SACKed).
- */
+/* N's first retransmission of L during the simulated loss (E got L). */
 static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 				    const struct ecnp_pkt *p)
 {
-	return (f->dflags & ECNP_DF_HOLD) &&
-	       (!(f->dflags & ECNP_DF_REXMIT) ||
-		(f->dflags & ECNP_DF_E_HAS_L)) &&
+	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD &&
 	       p->len && p->seq == f->saved_ack && before(p->seq, f->n_nxt) &&
 	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST));
 }
@@ -665,12 +659,23 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool echo = ecnp_st_echo(f->state);
 	bool new_data = ecnp_new_data(f, p);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
+	u32 ret_abort = 0;
 	bool cwr = false;
 	u32 act;
 
+	/*
+	 * N retransmits L again while held: its RTO fired (a real loss the
+	 * hold hides, e.g. at the tail) or RACK gave up on the first copy.
+	 * Stop holding and let this copy through, so that E answers with
+	 * its real ACK at once: never a stall.
+	 */
+	if ((f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) ==
+	    (ECNP_DF_HOLD | ECNP_DF_REXMIT) && p->len &&
+	    p->seq == f->saved_ack && before(p->seq, f->n_nxt)) {
+		f->dflags &= ~ECNP_DF_HOLD;
+		ret_abort = ECNP_EV_DUPACK_ABORT;
+	}
 	if (ecnp_rexmit_to_suppress(f, p)) {
-		if (f->dflags & ECNP_DF_REXMIT)
-			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 		/* E has L: drop the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
 		if (p->opt & ECNP_OPT_TS) {
@@ -717,7 +722,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	act = ecnp_edit_flags(p, echo, cwr);
 	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
-	return act;
+	return act | ret_abort;
 }
 
 /* DEFAULT, ECE, DUPACK, ECE_DUPACK */
