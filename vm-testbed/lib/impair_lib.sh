@@ -67,6 +67,17 @@ impair_csum_sw() {
 	done
 }
 
+# impair_csum_partial: senders keep tx checksum offload (their segments
+# cross the proxy as CHECKSUM_PARTIAL, so the rules edit the pseudo-header
+# seed), the proxy's devices have none (the checksum is computed from that
+# seed when the proxy transmits) and no device trusts a received checksum:
+# every receiver verifies the result of the CHECKSUM_PARTIAL path.
+impair_csum_partial() {
+	impair_csum_sw
+	tb_ns client ethtool -K eth0 tx on >/dev/null 2>&1
+	tb_ns server ethtool -K eth0 tx on >/dev/null 2>&1
+}
+
 # impair_pcap ARGS...: vm-testbed/lib/impair_pcap.py
 impair_pcap() {
 	python3 "$TB_LIB_DIR/impair_pcap.py" "$@"

@@ -147,6 +147,7 @@ def summary_one(pcap, port):
             "hdr_lens": sorted({x["hdr_len"] for x in p}),
             "data_hdr_lens": sorted({x["hdr_len"] for x in data}),
             "data_with_ts": sum(1 for x in data if x["ts"]),
+            "with_ts": sum(1 for x in p if x["ts"]),
             "windows": sorted({x["win"] for x in p if not x["syn"]}),
             "ecn": {str(c): sum(1 for x in p if x["ecn"] == c) for c in range(4)},
             "ect_any": sum(1 for x in p if x["ecn"]),
@@ -205,7 +206,10 @@ def seqmap(pcap_a, pcap_b, port):
         return 0 < (v - isn) % M32 <= top + 1
 
     res["sack_in_a_space"] = sum(1 for le, re in a_sacks if inside(le) and inside(re))
-    res["csum_bad"] = sum(1 for x in pa + pb if x["csum_bad"])
+    # checksums of what each side received (a sender's own packets may
+    # carry an offloaded, not yet computed checksum)
+    res["csum_bad"] = sum(1 for x in a_got + b_got if x["csum_bad"])
+    res["csum_checked"] = sum(1 for x in a_got + b_got if x["full"])
     return res
 
 

@@ -88,7 +88,7 @@ tb_down
 TB_OFFLOADS=on tb_up
 
 RET=0
-impair_set "dir responder after 3 strip timestamp mode compact"
+impair_set "after 3 strip timestamp mode compact"
 tb_capture_start cli client eth0 "$TB_OUT/gso-compact.cli.pcap" tcp port $XFER_PORT
 impair_xfer gso-compact 4 100000 1000000 || check_err 1 "transfer not byte-exact"
 tb_capture_stop cli
@@ -109,7 +109,7 @@ log_info "gso_segmented $(impair_stat gso_segmented) drop hits $(impair_hits 2)"
 log_test "offloads on: drop rule segments GSO packets; seqrand sack-fix flow byte-exact"
 
 RET=0
-impair_set "ecn-bleach" "dir responder after 3 strip timestamp mode compact" \
+impair_set "ecn-bleach" "after 3 strip timestamp mode compact" \
 	"dir initiator window 60000" "drop 0.001"
 s0=$(impair_stat segs)
 tb_bg rmmod-xfer client bash -c ". $TB_LIB_DIR/testlib.sh; TB_OUT=$TB_OUT TB_STATE=$TB_STATE.x; \
