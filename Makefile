@@ -15,7 +15,7 @@ CC ?= cc
 
 # Passed through to the test runner and the guest runner (see README).
 ACCEL ?= auto
-VM_TIMEOUT ?= 1500
+VM_TIMEOUT ?= 3600
 VM_MEMORY ?= 2G
 VM_CPUS ?= 2
 TESTS ?=
