@@ -328,6 +328,7 @@ tb_capture_start() {
 	# -B: 16 MiB kernel buffer, so a busy TCG guest does not drop packets
 	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -B 16384 -U -n \
 		-w "$file" "$@"
+	echo "$file" >"$TB_STATE/cap-$name.file"
 	for i in $(seq 100); do
 		grep -q "listening on" "$TB_STATE/cap-$name.log" 2>/dev/null && return 0
 		sleep 0.1
@@ -338,6 +339,15 @@ tb_capture_start() {
 # tb_capture_stop NAME: stop it; prints tcpdump's "N packets dropped by
 # kernel" line to stderr when the capture lost packets.
 tb_capture_stop() {
+	local f size=-1 i
+	# A busy guest may still hold packets in tcpdump's buffer: let the
+	# file stop growing (up to 10 s) before the SIGINT, which discards them.
+	f=$(cat "$TB_STATE/cap-$1.file" 2>/dev/null) || f=
+	for i in $(seq 50); do
+		[ -n "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null)" != "$size" ] || break
+		size=$(stat -c %s "$f")
+		sleep 0.2
+	done
 	tb_bg_stop "cap-$1" INT
 	grep -h "dropped by kernel" "$TB_STATE/cap-$1.log" 2>/dev/null |
 		grep -v "^0 " | sed "s/^/capture $1: /" >&2 || true
