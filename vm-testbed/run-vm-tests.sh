@@ -29,7 +29,7 @@ for t in "$here"/tests/*.sh; do
 	echo "# ---- $name"
 	start=$SECONDS
 	(cd "$tdir" && TB_RESULTS=$tdir/results TB_OUT=$tdir \
-		TB_STATE=/tmp/tb-state-$name timeout -k 5 "${TEST_TIMEOUT:-900}" \
+		TB_STATE=/tmp/tb-state-$name timeout -k 5 "${TEST_TIMEOUT:-1800}" \
 		bash "$t") 2>&1 | tee "$tdir/log"
 	rc=${PIPESTATUS[0]}
 	echo "# $name: exit $rc after $((SECONDS - start)) s"
