@@ -15,12 +15,6 @@
 # toward the non-ECN host, ECE toward the ECN host after CE until its CWR;
 # for flows the proxy must not touch, identical ECN bits on both sides.
 set -e
-. "$(dirname "$0")/../lib/testlib.sh"
-trap tb_cleanup EXIT
-require_cmd tcpdump tshark jq python3
-
-up=${TB_XFER_UP:-300000}
-down=${TB_XFER_DOWN:-1000000}
 # RED under HTB never sees its queue go idle (HTB stops dequeuing an empty
 # leaf), so its average stays frozen after a burst; above max_th every
 # Not-ECT packet is dropped, and a lone retransmission (never ECT) can then
@@ -28,6 +22,12 @@ down=${TB_XFER_DOWN:-1000000}
 # These functional tests keep max_th near the limit, so such a packet is
 # dropped with probability <= 0.3 instead.
 : "${TB_RED_MAX:=30000}"
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd tcpdump tshark jq python3
+
+up=${TB_XFER_UP:-300000}
+down=${TB_XFER_DOWN:-1000000}
 tb_proxy_load
 
 # name client_ecn server_ecn proxy ecn_host(proxied) ...

@@ -16,10 +16,6 @@
 # the plain retransmission of an upgraded SYN may).  Also: the fallback cache
 # file lists entries, "flush" empties it, anything else is rejected.
 set -e
-. "$(dirname "$0")/../lib/testlib.sh"
-trap tb_cleanup EXIT
-require_cmd nft jq python3 tcpdump tshark
-
 # RED under HTB never sees its queue go idle (HTB stops dequeuing an empty
 # leaf), so its average stays frozen after a burst; above max_th every
 # Not-ECT packet is dropped, and a lone retransmission (never ECT) can then
@@ -27,6 +23,10 @@ require_cmd nft jq python3 tcpdump tshark
 # These functional tests keep max_th near the limit, so such a packet is
 # dropped with probability <= 0.3 instead.
 : "${TB_RED_MAX:=30000}"
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd nft jq python3 tcpdump tshark
+
 tb_proxy_load
 tb_up
 tb_proxy on drop
