@@ -6,6 +6,8 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jhash.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
 #include <linux/random.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
@@ -286,4 +288,71 @@ unsigned int tcpmb_flowtab_gc(struct tcpmb_flowtab *t, bool all)
 			cond_resched();
 	}
 	return n;
+}
+
+/* --- handing packets on from the last FORWARD hook ----------------------- */
+
+/**
+ * tcpmb_bridged - the packet is being bridged (br_netfilter)
+ * @skb: the packet
+ *
+ * okfn of a bridged packet expects bridge state that segments and copies
+ * do not carry: such packets must not be segmented or injected.
+ */
+bool tcpmb_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+
+/**
+ * tcpmb_okfn - send a packet on, as if the hook had accepted it
+ * @state: the hook state (the hook must be the last one in FORWARD, or the
+ *	hooks after it are skipped)
+ * @skb: the packet (a segment or a copy), consumed
+ *
+ * After an NFQUEUE verdict the hooks run in process context: okfn wants
+ * BHs disabled.
+ */
+void tcpmb_okfn(const struct nf_hook_state *state, struct sk_buff *skb)
+{
+	local_bh_disable();
+	state->okfn(state->net, state->sk, skb);
+	local_bh_enable();
+}
+
+/**
+ * tcpmb_gso_each - segment a GSO packet and decide on each segment
+ * @skb: the GSO packet
+ * @state: the hook state (see tcpmb_okfn())
+ * @verdict: called for each segment; NF_ACCEPT sends it on, anything else
+ *	frees it
+ * @ctx: passed to @verdict
+ *
+ * Return: NF_STOLEN (@skb is consumed), or a negative errno if it could not
+ * be segmented (then it is untouched).
+ */
+int tcpmb_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
+		   unsigned int (*verdict)(struct sk_buff *seg,
+					   const struct nf_hook_state *state,
+					   void *ctx),
+		   void *ctx)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs))
+		return segs ? PTR_ERR(segs) : -EINVAL;
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		if (verdict(seg, state, ctx) == NF_ACCEPT)
+			tcpmb_okfn(state, seg);
+		else
+			kfree_skb(seg);
+	}
+	consume_skb(skb);
+	return NF_STOLEN;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared kernel-side plumbing of the ecnproxy modules: TCP segment parsing
- * (IPv4 and IPv6) and a bounded RCU hash table of flows keyed by the
- * canonical 5-tuple.  Each module compiles its own copy (nothing exported).
+ * (IPv4 and IPv6), a bounded RCU hash table of flows keyed by the
+ * canonical 5-tuple, and sending packets on from the last FORWARD hook
+ * (segments of a GSO packet, injected copies).  Each module compiles its
+ * own copy (nothing exported).
  *
  * Locking: lookups run under rcu_read_lock(); inserts, removals and the
  * garbage collector take the table's spinlock (BH-safe); each flow's
@@ -85,6 +87,15 @@ static inline bool tcpmb_from_a(const struct tcpmb_flow *f,
 {
 	return f->a_is_lo == p->src_is_lo;
 }
+
+struct nf_hook_state;
+bool tcpmb_bridged(const struct sk_buff *skb);
+void tcpmb_okfn(const struct nf_hook_state *state, struct sk_buff *skb);
+int tcpmb_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
+		   unsigned int (*verdict)(struct sk_buff *seg,
+					   const struct nf_hook_state *state,
+					   void *ctx),
+		   void *ctx);
 
 int tcpmb_set_tcp_flags(struct sk_buff *skb, const struct tcpmb_pkt *p,
 			u8 set, u8 clear);

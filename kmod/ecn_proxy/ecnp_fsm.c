@@ -508,8 +508,6 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	/* older than what N has seen: leave it alone */
 	if (before(p->ack, f->saved_ack))
 		return 0;
-	if (!before(p->ack, f->saved_ack + f->smss))
-		f->dflags |= ECNP_DF_E_HAS_L;
 	/*
 	 * Without SACK, N learns of a real loss below hold_end only from E's
 	 * duplicate ACKs, which the hold hides: when E repeats its ACK, give

@@ -298,9 +298,16 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 			ep->opt |= ECNP_OPT_SACK;
 }
 
-static void ecnp_fill_pkt(const struct tcpmb_flow *f, const struct sk_buff *skb,
+/*
+ * The state machine reads options only on SYNs and SYN-ACKs and while a
+ * simulated loss is in progress or its TSecr fix-up lasts: other segments
+ * are not walked.
+ */
+static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 			  const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
 {
+	const struct tcpmb_flow *f = &ef->base;
+
 	memset(ep, 0, sizeof(*ep));
 	ep->seq = ntohl(p->th.seq);
 	ep->ack = ntohl(p->th.ack_seq);
@@ -311,7 +318,8 @@ static void ecnp_fill_pkt(const struct tcpmb_flow *f, const struct sk_buff *skb,
 	ep->win = ntohs(p->th.window);
 	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
 			    p->payload, U16_MAX);
-	ecnp_fill_opts(skb, p, ep);
+	if (p->th.syn || (ef->fsm.dflags & (ECNP_DF_HOLD | ECNP_DF_TS)))
+		ecnp_fill_opts(skb, p, ep);
 }
 
 static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
@@ -618,25 +626,14 @@ static unsigned int ecnp_inject(struct ecnp_net *en, struct sk_buff *skb,
 	if (n < ECNP_DUPACKS)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 	this_cpu_add(en->stats->c[ECNP_STAT_DUPACKS_INJECTED], n);
-	local_bh_disable();
-	state->okfn(state->net, state->sk, skb);
+	tcpmb_okfn(state, skb);
 	for (i = 0; i < n; i++)
-		state->okfn(state->net, state->sk, dup[i]);
-	local_bh_enable();
+		tcpmb_okfn(state, dup[i]);
 	return NF_STOLEN;
 }
 
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state);
-
-static bool ecnp_bridged(const struct sk_buff *skb)
-{
-#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
-	return nf_bridge_info_exists(skb);
-#else
-	return false;
-#endif
-}
 
 /*
  * One packet (or GSO packet) of a TCP flow.  @may_segment is false for the
@@ -696,7 +693,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		spin_unlock_bh(&f->lock);
 		return NF_ACCEPT;
 	}
-	ecnp_fill_pkt(f, skb, &p, &ep);
+	ecnp_fill_pkt(ef, skb, &p, &ep);
 	if (may_segment && skb_is_gso(skb) &&
 	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
 		spin_unlock_bh(&f->lock);
@@ -705,7 +702,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		 * carried over to each segment: leave the drop pending for
 		 * the next packet instead.
 		 */
-		if (ecnp_bridged(skb))
+		if (tcpmb_bridged(skb))
 			return NF_ACCEPT;
 		return ecnp_gso_drop(en, skb, state);
 	}
@@ -741,7 +738,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
 	}
 	if (ret & ECNP_ACT_INJECT_DUPACKS) {
-		if (!ecnp_bridged(skb))
+		if (!tcpmb_bridged(skb))
 			return ecnp_inject(en, skb, state, &p, &edit);
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 	}
@@ -753,29 +750,24 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
  * and pass each segment through the state machine.  Our hook is the last
  * one in FORWARD, so the survivors continue with state->okfn.
  */
+static unsigned int ecnp_seg_verdict(struct sk_buff *seg,
+				     const struct nf_hook_state *state,
+				     void *en)
+{
+	return ecnp_process(en, seg, state, false);
+}
+
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state)
 {
-	struct sk_buff *segs, *seg, *next;
+	int ret = tcpmb_gso_each(skb, state, ecnp_seg_verdict, en);
 
-	segs = skb_gso_segment(skb, 0);
-	if (IS_ERR_OR_NULL(segs)) {
+	if (ret < 0) {
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		return NF_ACCEPT;
 	}
 	ecnp_count(en, ECNP_STAT_GSO_SEGMENTED);
-	skb_list_walk_safe(segs, seg, next) {
-		skb_mark_not_on_list(seg);
-		if (ecnp_process(en, seg, state, false) == NF_ACCEPT) {
-			local_bh_disable();
-			state->okfn(state->net, state->sk, seg);
-			local_bh_enable();
-		} else {
-			kfree_skb(seg);
-		}
-	}
-	consume_skb(skb);
-	return NF_STOLEN;
+	return ret;
 }
 
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,

@@ -767,15 +767,6 @@ static unsigned int impair_gso_split(struct impair_net *in,
 				     struct sk_buff *skb,
 				     const struct nf_hook_state *state);
 
-static bool impair_bridged(const struct sk_buff *skb)
-{
-#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
-	return nf_bridge_info_exists(skb);
-#else
-	return false;
-#endif
-}
-
 static unsigned int impair_process(struct impair_net *in,
 				   const struct impair_ruleset *rs,
 				   struct sk_buff *skb,
@@ -806,7 +797,7 @@ static unsigned int impair_process(struct impair_net *in,
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
 	bitmap_zero(hit, IMPAIR_MAX_RULES);
-	gso = gso && may_segment && !impair_bridged(skb);
+	gso = gso && may_segment && !tcpmb_bridged(skb);
 
 	ef = impair_flow_get(in, &s.p, rs->n > 0);
 	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, hit, gso,
@@ -857,31 +848,34 @@ static unsigned int impair_process(struct impair_net *in,
  * The hook is the last one in FORWARD, so the survivors continue with
  * state->okfn.
  */
+struct impair_seg_ctx {
+	struct impair_net *in;
+	const struct impair_ruleset *rs;
+};
+
+static unsigned int impair_seg_verdict(struct sk_buff *seg,
+				       const struct nf_hook_state *state,
+				       void *ctx)
+{
+	struct impair_seg_ctx *c = ctx;
+
+	return impair_process(c->in, c->rs, seg, state, false);
+}
+
 static unsigned int impair_gso_split(struct impair_net *in,
 				     const struct impair_ruleset *rs,
 				     struct sk_buff *skb,
 				     const struct nf_hook_state *state)
 {
-	struct sk_buff *segs, *seg, *next;
+	struct impair_seg_ctx c = { .in = in, .rs = rs };
+	int ret = tcpmb_gso_each(skb, state, impair_seg_verdict, &c);
 
-	segs = skb_gso_segment(skb, 0);
-	if (IS_ERR_OR_NULL(segs)) {
+	if (ret < 0) {
 		impair_count(in, IMPAIR_STAT_EDIT_FAILED);
 		return impair_process(in, rs, skb, state, false);
 	}
 	impair_count(in, IMPAIR_STAT_GSO_SEGMENTED);
-	skb_list_walk_safe(segs, seg, next) {
-		skb_mark_not_on_list(seg);
-		if (impair_process(in, rs, seg, state, false) == NF_ACCEPT) {
-			local_bh_disable();
-			state->okfn(state->net, state->sk, seg);
-			local_bh_enable();
-		} else {
-			kfree_skb(seg);
-		}
-	}
-	consume_skb(skb);
-	return NF_STOLEN;
+	return ret;
 }
 
 /* No rules, but flows with seqrand state: keep rewriting them. */

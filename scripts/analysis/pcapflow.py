@@ -46,9 +46,9 @@ class PcapError(Exception):
     pass
 
 
-def read_packets(path):
-    """Yield (time, ecn, src, dst, sport, dport, seq, ack, flags, win, plen)
-    for every TCP packet of a pcap."""
+def records(path):
+    """Yield (time, linktype, frame bytes, fully captured) for every record
+    of a classic pcap file."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 24:
@@ -71,18 +71,26 @@ def read_packets(path):
     off = 24
     n = len(data)
     while off + 16 <= n:
-        sec, frac, incl, _orig = rec.unpack_from(data, off)
+        sec, frac, incl, orig = rec.unpack_from(data, off)
         off += 16
         pkt = data[off:off + incl]
         off += incl
         if len(pkt) < incl:
             break  # last record cut short (capture killed)
+        yield sec + frac / div, linktype, pkt, incl == orig
+
+
+def read_packets(path):
+    """Yield (time, ecn, src, dst, sport, dport, seq, ack, flags, win, plen)
+    for every TCP packet of a pcap."""
+    for t, linktype, pkt, _full in records(path):
         p = _parse(pkt, linktype)
         if p is not None:
-            yield (sec + frac / div,) + p
+            yield (t,) + p
 
 
-def _parse(pkt, linktype):
+def network(pkt, linktype):
+    """(ethertype, offset of the IP header) of a frame, or None."""
     if linktype == LINK_ETH:
         if len(pkt) < 14:
             return None
@@ -108,6 +116,14 @@ def _parse(pkt, linktype):
         o = 0
     else:
         raise PcapError("unsupported link type %d" % linktype)
+    return etype, o
+
+
+def _parse(pkt, linktype):
+    net = network(pkt, linktype)
+    if net is None:
+        return None
+    etype, o = net
     if etype == 0x0800:
         if len(pkt) < o + 20 or pkt[o + 9] != 6:
             return None

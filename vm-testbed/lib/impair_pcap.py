@@ -20,8 +20,13 @@ files (tcpdump -w, Ethernet), IPv4 and IPv6, and prints JSON.
       or unchanged), and how many of them lie inside A's sequence space
 """
 import json
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts", "analysis"))
+import pcapflow  # noqa: E402
 
 M32 = 1 << 32
 
@@ -67,29 +72,16 @@ def parse_opts(opts):
 
 def packets(pcap, port):
     res = []
-    with open(pcap, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        return res
-    magic = data[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        end = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        end = ">"
-    else:
-        raise SystemExit(f"{pcap}: not a pcap file")
-    nsec = magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, incl, orig = struct.unpack(end + "IIII", data[off:off + 16])
-        pkt = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        t = sec + frac / (1e9 if nsec else 1e6)
-        if len(pkt) < 14:
+    try:
+        recs = list(pcapflow.records(pcap))
+    except pcapflow.PcapError as e:
+        raise SystemExit(str(e))
+    for t, linktype, pkt, full in recs:
+        net = pcapflow.network(pkt, linktype)
+        if net is None:
             continue
-        etype = struct.unpack("!H", pkt[12:14])[0]
-        ip = pkt[14:]
-        full = incl == orig
+        etype, o = net
+        ip = pkt[o:]
         if etype == 0x0800 and len(ip) >= 20:
             ihl = (ip[0] & 15) * 4
             if ip[9] != 6:

@@ -4,7 +4,8 @@
 
   pcap_ecn.py PCAP SERVER_PORT [ECN_HOST]
 
-Runs tshark once and prints JSON.  Directions are "c2s" (toward
+Reads the pcap with scripts/analysis/pcapflow.py (no tshark: it takes
+minutes to start in the TCG guest) and prints JSON.  Directions are "c2s" (toward
 SERVER_PORT) and "s2c".  For each: packets, data packets (payload > 0 and
 new: the sequence number is at or beyond the highest end sequence seen
 before in that direction, the proxy's own rule; tshark's retransmission
@@ -22,20 +23,30 @@ toward the non-ECN side starts an echo and CWR from the ECN host ends it;
 whose ECE equals the replayed echo state, "echo.ece" how many had ECE.
 """
 import json
-import subprocess
+import os
 import sys
 
-FIELDS = ["tcp.srcport", "tcp.dstport", "tcp.flags", "ip.dsfield.ecn",
-          "ipv6.tclass.ecn", "tcp.len", "tcp.seq"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts", "analysis"))
+import pcapflow  # noqa: E402
+
+
+def segments(pcap, port):
+    """(direction, flags, ecn, payload length, sequence number relative to
+    that direction's SYN) of each packet to or from PORT, in order."""
+    base = {}
+    for (_t, ecn, _src, _dst, sport, dport, seq, _ack, flags, _win,
+         plen) in pcapflow.read_packets(pcap):
+        if port not in (sport, dport):
+            continue
+        d = "c2s" if dport == port else "s2c"
+        if flags & 0x02 or d not in base:
+            base[d] = seq
+        yield d, flags, ecn, plen, (seq - base[d]) % (1 << 32)
 
 
 def main(pcap, port, ecn_host=None):
     port = int(port)
-    cmd = ["tshark", "-n", "-r", pcap, "-Y", "tcp.port == %d" % port, "-T", "fields",
-           "-E", "separator=|"]
-    for f in FIELDS:
-        cmd += ["-e", f]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     res = {d: dict(packets=0, data=0, ect_data=0, ect_any=0, ce=0, ece=0, cwr=0,
                    retrans=0) for d in ("c2s", "s2c")}
     hs = {}
@@ -45,12 +56,7 @@ def main(pcap, port, ecn_host=None):
     n_match = n_checked = n_ece = 0
     # the direction of packets from the non-ECN host toward the ECN host
     n2e = {"server": "c2s", "client": "s2c"}.get(ecn_host)
-    for line in out.splitlines():
-        sport, dport, flags, ecn4, ecn6, tlen, seq = (line.split("|") + [""] * 7)[:7]
-        d = "c2s" if int(dport) == port else "s2c"
-        flags = int(flags, 16)
-        ecn = int(ecn4 or ecn6 or "0", 0)
-        tlen = int(tlen or "0")
+    for d, flags, ecn, tlen, seq in segments(pcap, port):
         r = res[d]
         r["packets"] += 1
         syn, ack = flags & 0x02, flags & 0x10
@@ -62,7 +68,6 @@ def main(pcap, port, ecn_host=None):
         if syn and ack and "synack_ece" not in hs:
             hs.update(synack_ece=ece, synack_cwr=cwr)
         if tlen > 0:
-            seq = int(seq)   # relative: no wraparound within one test
             if high[d] is not None and seq < high[d]:
                 r["retrans"] += 1
             else:

@@ -4,7 +4,8 @@
 
   pcap_flow.py PCAP SERVER_PORT
 
-Runs tshark once and prints JSON for the direction toward SERVER_PORT:
+Prints JSON for the direction toward SERVER_PORT (read with pcap_ecn.py's
+segments(), i.e. scripts/analysis/pcapflow.py, not tshark):
   data       segments with payload
   new        segments that carried at least one byte not seen before
   dup        segments whose bytes had all been seen before (a retransmission
@@ -16,25 +17,38 @@ Runs tshark once and prints JSON for the direction toward SERVER_PORT:
 Relative sequence numbers (one connection per capture, no wraparound).
 """
 import json
-import subprocess
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts", "analysis"))
+import pcapflow  # noqa: E402
+
+
+def data_toward(pcap, port):
+    """(time since the first packet, relative seq, length) of each data
+    segment toward PORT."""
+    t0 = base = None
+    for (t, _ecn, _src, _dst, _sport, dport, seq, _ack, flags, _win,
+         plen) in pcapflow.read_packets(pcap):
+        if t0 is None:
+            t0 = t
+        if dport != port:
+            continue
+        if flags & 0x02 or base is None:
+            base = seq
+        if plen > 0:
+            yield t - t0, (seq - base) % (1 << 32), plen
 
 
 def main(pcap, port):
     port = int(port)
-    cmd = ["tshark", "-n", "-r", pcap, "-Y",
-           "tcp.dstport == %d && tcp.len > 0" % port, "-T", "fields",
-           "-E", "separator=|", "-e", "frame.time_relative", "-e", "tcp.seq",
-           "-e", "tcp.len"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     # received intervals, merged: [start, end) sorted
     have = []
     res = dict(data=0, new=0, dup=0, dup_bytes=0, max_gap=0.0, first=None,
                last=None)
     last_new = None
-    for line in out.splitlines():
-        t, seq, ln = line.split("|")
-        t, seq, ln = float(t), int(seq), int(ln)
+    for t, seq, ln in data_toward(pcap, port):
         end = seq + ln
         res["data"] += 1
         if res["first"] is None:
@@ -59,6 +73,9 @@ def main(pcap, port):
                 merged.append((s, e))
         have = merged
     res["max_gap"] = round(res["max_gap"], 3)
+    for k in ("first", "last"):
+        if res[k] is not None:
+            res[k] = round(res[k], 6)
     print(json.dumps(res))
 
 

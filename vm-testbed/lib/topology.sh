@@ -27,6 +27,13 @@
 #   TB_RED_LIMIT TB_RED_MIN TB_RED_MAX TB_RED_AVPKT TB_RED_BURST TB_RED_PROB
 #                 RED parameters      (40000 2000 8000 1000 4 0.3)
 #   TB_RED_ECN    1: mark ECT packets (RED "ecn"), 0: drop everything  (1)
+#
+#   RED under HTB never sees its queue go idle (HTB stops dequeuing an empty
+#   leaf, so red_start_of_idle_period() never runs): after a burst its
+#   average stays frozen.  Above TB_RED_MAX every Not-ECT packet is then
+#   dropped, and a lone retransmission (never ECT) can be dropped at every
+#   RTO, a stall of minutes.  Tests that check function rather than the
+#   thesis's numbers call tb_red_functional before tb_up.
 #   TB_OFFLOADS   off: TSO, GSO and GRO off on every device; on: all on (off)
 #   TB_DELAY_MS   netem delay on the server's link, 0 for none          (0)
 #   TB_STATE      directory for pids and logs        (/tmp/tb-state)
@@ -224,6 +231,14 @@ tb_route() {
 # tb_bottleneck_dev: the router device that carries TB_RATE_LOW.
 tb_bottleneck_dev() {
 	if [ "$TB_SETUP" = download ]; then echo eth1; else echo eth2; fi
+}
+
+# tb_red_functional: RED's max_th at 3/4 of its limit, so that after the
+# frozen average (see the settings above) a Not-ECT packet is dropped with
+# probability <= TB_RED_PROB instead of always; RED still marks from
+# TB_RED_MIN on.  For tests of function, not of the thesis's numbers.
+tb_red_functional() {
+	TB_RED_MAX=$((TB_RED_LIMIT * 3 / 4))
 }
 
 tb_down() {

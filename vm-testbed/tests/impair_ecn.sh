@@ -17,9 +17,9 @@ trap tb_cleanup EXIT
 require_cmd jq python3 tcpdump
 
 impair_load
-# 100 Mbit/s toward the client: the functional checks need no bottleneck,
-# and RED there (its average queue decays only with traffic) can drop a
-# Not-ECT retransmission again and again after a burst
+# functional checks: no bottleneck needed, and no frozen RED average
+# (see lib/topology.sh)
+tb_red_functional
 TB_RATE_LOW=100mbit tb_up
 tb_tcp client ecn=1
 tb_tcp server ecn=1

@@ -14,7 +14,7 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
-require_cmd tcpdump tshark jq python3 nstat iperf3
+require_cmd tcpdump jq python3 nstat iperf3
 
 down=${TB_CONG_DOWN:-4000000}
 cross=${TB_CONG_CROSS:-6M}

@@ -33,7 +33,7 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
-require_cmd tcpdump tshark jq python3 nstat
+require_cmd tcpdump jq python3 nstat
 
 up=${TB_DUPACK_UP:-12000000}
 cross=${TB_DUPACK_CROSS:-4M}

@@ -16,18 +16,12 @@
 # the plain retransmission of an upgraded SYN may).  Also: the fallback cache
 # file lists entries, "flush" empties it, anything else is rejected.
 set -e
-# RED under HTB never sees its queue go idle (HTB stops dequeuing an empty
-# leaf), so its average stays frozen after a burst; above max_th every
-# Not-ECT packet is dropped, and a lone retransmission (never ECT) can then
-# be dropped at every RTO: a stall that has nothing to do with the proxy.
-# These functional tests keep max_th near the limit, so such a packet is
-# dropped with probability <= 0.3 instead.
-: "${TB_RED_MAX:=30000}"
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
-require_cmd nft jq python3 tcpdump tshark
+require_cmd nft jq python3 tcpdump
 
 tb_proxy_load
+tb_red_functional	# see lib/topology.sh: RED's frozen average
 tb_up
 tb_proxy on drop
 
