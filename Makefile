@@ -62,7 +62,7 @@ $(BUILD)/unit/%: kmod/tests/unit/%.c
 
 unit: deps
 	@$(SUBMAKE) build-unit
-	/usr/bin/python3 -m pytest -q -p no:cacheprovider scripts/tests
+	@VM=0 scripts/run-tests
 
 build-unit: $(UNIT_BINS)
 

@@ -278,6 +278,10 @@ def do_run(tb, run, plan, env, keep, resdir):
     # there by an earlier run (RFC 3168 6.1.1.1 heuristic) would otherwise
     # stay unproxied for fallback_timeout (600 s) across runs
     flushed = tb.proxy("write", files={"/proc/net/ecn_proxy/fallback": "flush"})
+    # every run starts with RED's average at 0, as after an idle period:
+    # RED under HTB never sees one and would carry the previous run's
+    # frozen average into this run's SYNs (topology.sh, tb_red_reset)
+    sh("tb_red_reset", TB_SETUP=run["direction"], TB_RATE_LOW=tb.low, TB_RATE_HIGH=tb.high)
     sysctls = {"client": tb.client("sysctl", get=SYSCTLS_TCP),
                "server": tb.server("sysctl", get=SYSCTLS_TCP),
                "proxy": tb.proxy("sysctl", get=SYSCTLS_PROXY + ["net/ipv4/ip_forward"])}

@@ -480,7 +480,15 @@ static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
 static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 			      const struct ecnp_pkt *p)
 {
+	/*
+	 * Not on an ACK that reports a hole (a SACK block above its ACK
+	 * number): N reads the hole from this very ACK and may retransmit
+	 * more than L, data E may still receive (reordering) or that was
+	 * lost (N's own recovery, a real reduction, repairs it).  The
+	 * signal waits for an ACK without one.
+	 */
 	return (p->flags & ECNP_TCP_ACK) && !p->len && f->smss &&
+	       !(p->opt & ECNP_OPT_SACK) &&
 	       !(f->dflags & ECNP_DF_HOLD) && after(f->n_nxt, p->ack) &&
 	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
 }
@@ -500,14 +508,36 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 /* An E->N ACK while the simulated loss is in progress. */
 static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	/* E acked all N had sent when it retransmitted: N's recovery ends */
-	if (!before(p->ack, f->hold_end)) {
+	/*
+	 * E acked all N had sent when it retransmitted: N's recovery ends.
+	 * Not before that retransmission was seen (N may need more duplicates
+	 * than three, its dupthresh grows with reordering): released, it
+	 * would reach E as a duplicate.  Unless E acked everything N sent:
+	 * holding that would only stall N until its RTO.
+	 */
+	if (!before(p->ack, f->hold_end) &&
+	    ((f->dflags & ECNP_DF_REXMIT) || !before(p->ack, f->n_nxt))) {
 		f->dflags &= ~ECNP_DF_HOLD;
 		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
 	}
 	/* older than what N has seen: leave it alone */
 	if (before(p->ack, f->saved_ack))
 		return 0;
+	/*
+	 * E SACKs data N sent after its suppressed retransmission (beyond
+	 * hold_end; a hole below it is reordering or a real loss).  Shown to
+	 * N, RACK would take the retransmission of L for lost (a later
+	 * transmission was delivered) and send L again, a duplicate at E.
+	 * If E has L and the retransmission was suppressed, end the hold: N
+	 * sees its retransmission acked and the hole as it is.  If not, the
+	 * held ACK leaves those blocks out.
+	 */
+	if (ecnp_sack_ok(f) && (f->dflags & ECNP_DF_REXMIT) &&
+	    (p->opt & ECNP_OPT_SACK) && after(p->sack_high, f->hold_end) &&
+	    after(p->ack, f->saved_ack)) {
+		f->dflags &= ~ECNP_DF_HOLD;
+		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+	}
 	/*
 	 * Without SACK, N learns of a real loss below hold_end only from E's
 	 * duplicate ACKs, which the hold hides: when E repeats its ACK, give
@@ -564,7 +594,8 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
  * := the window of that ACK (so each is a duplicate ACK to N), TSecr :=
  * the TSval of N's suppressed retransmission if older, and with SACK a
  * first block [end of L, E's real ACK): E's progress shown as SACK, so N's
- * recovery (PRR) sees data delivered.  SET_TSECR: the TSecr alone.
+ * recovery (PRR) sees data delivered; E's own blocks that touch L or end
+ * beyond hold_end are left out.  SET_TSECR: the TSecr alone.
  * INJECT_DUPACKS: the duplicates; with SACK they claim the three segments
  * above L, which makes RACK mark L lost at once.
  */
@@ -575,12 +606,15 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	e->ack = p->ack;
 	e->win = p->win;
 	e->tsecr = p->tsecr;
+	e->sack_limit = p->ack + 0x7fffffffu;	/* none */
 	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS)) {
 		e->ack = f->saved_ack;
 		e->win = f->hold_win;
 		e->lost_start = f->saved_ack;
 		e->lost_end = f->saved_ack + f->smss;
 	}
+	if (ret & ECNP_ACT_HOLD_ACK)
+		e->sack_limit = f->hold_end;
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    ecnp_tsecr_stale(f, p)) {
 		e->set_tsecr = true;
@@ -644,6 +678,12 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ecnp_start_hold(f, p);
 		signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
+		/*
+		 * The ACK that ends one hold may start the next: it then
+		 * goes out as E sent it and its copies duplicate it exactly
+		 * (no TSecr from the previous loss in one and not the other).
+		 */
+		act &= ECNP_EV_MASK;
 		act |= ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL;
 	}
 	f->state = ecnp_p2_state(echo, signal);
@@ -837,6 +877,27 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		break;
 	}
 	return ret | ecnp_track_fin(f, p);
+}
+
+/**
+ * ecnp_fsm_wants_opts - does ecnp_fsm_step() need the TCP options?
+ * @f: the flow's state
+ * @flags: the segment's ECNP_TCP_* flags
+ *
+ * Options (ECNP_OPT_*) are read on SYNs and SYN-ACKs, on ACKs echoing ECE
+ * and while a dupack signal is pending (a hole reported by SACK defers
+ * the simulated loss), and while a simulated loss or its TSecr fix-up
+ * lasts.  Other segments need not be walked.
+ *
+ * Return: true iff the caller must fill in the ecnp_pkt's option fields.
+ */
+bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags)
+{
+	if (flags & ECNP_TCP_SYN)
+		return true;
+	return ecnp_fsm_in_phase2(f) &&
+	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state) ||
+		(f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)));
 }
 
 /**

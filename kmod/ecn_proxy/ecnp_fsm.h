@@ -59,6 +59,9 @@ struct ecnp_pkt {
 	u16 win;	/* TCP window field, unscaled */
 	u16 seg_len;	/* payload per segment: gso_size of a GSO packet */
 	u8 opt;		/* ECNP_OPT_* */
+	u32 sack_high;	/* highest right edge of those SACK blocks (if
+			 * ECNP_OPT_SACK)
+			 */
 };
 
 /* How congestion that E reports for N's data is signalled to N. */
@@ -165,7 +168,8 @@ struct ecnp_ack_edit {
 	u32 sack_start;		/* if sack: a SACK block to add first */
 	u32 sack_end;
 	u32 lost_start;		/* E's own SACK blocks overlapping */
-	u32 lost_end;		/* [lost_start, lost_end) are left out */
+	u32 lost_end;		/* [lost_start, lost_end) are left out, */
+	u32 sack_limit;		/* as are those ending after this */
 	u16 win;		/* window field */
 	bool set_tsecr;
 	bool sack;
@@ -230,6 +234,7 @@ struct ecnp_ack_edit {
 void ecnp_fsm_init(struct ecnp_fsm *f);
 u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade);
+bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,

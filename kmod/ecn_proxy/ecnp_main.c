@@ -15,7 +15,9 @@
  *            understands, selected by net.ecn_proxy.feedback:
  *              none   no ECT on N->E, so routers drop there;
  *              drop   drop one N->E new-data segment per window;
- *              dupack a simulated loss that loses nothing: E's ACK is
+ *              dupack a simulated loss that loses nothing: E's next
+ *                     pure ACK with 4 segments in flight above it and no
+ *                     hole reported (SACK) is
  *                     followed by three injected duplicates (with SACK
  *                     blocks for three segments above the "lost" one L if
  *                     N uses SACK), so N's own fast recovery reduces its
@@ -293,16 +295,17 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	if (!p->th.ack ||
 	    tcpmb_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
 		return;
-	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++)
-		if (after(blk[i].start, ep->ack))
-			ep->opt |= ECNP_OPT_SACK;
+	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++) {
+		if (!after(blk[i].start, ep->ack))
+			continue;
+		if (!(ep->opt & ECNP_OPT_SACK) ||
+		    after(blk[i].end, ep->sack_high))
+			ep->sack_high = blk[i].end;
+		ep->opt |= ECNP_OPT_SACK;
+	}
 }
 
-/*
- * The state machine reads options only on SYNs and SYN-ACKs and while a
- * simulated loss is in progress or its TSecr fix-up lasts: other segments
- * are not walked.
- */
+/* Options are walked only when the state machine reads them. */
 static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 			  const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
 {
@@ -318,7 +321,7 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 	ep->win = ntohs(p->th.window);
 	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
 			    p->payload, U16_MAX);
-	if (p->th.syn || (ef->fsm.dflags & (ECNP_DF_HOLD | ECNP_DF_TS)))
+	if (ecnp_fsm_wants_opts(&ef->fsm, ep->flags))
 		ecnp_fill_opts(skb, p, ep);
 }
 
@@ -485,6 +488,8 @@ static unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
 		for (i = 0; i < nown; i++) {
 			if (before(own[i].start, e->lost_end) &&
 			    after(own[i].end, e->lost_start))
+				continue;
+			if (after(own[i].end, e->sack_limit))
 				continue;
 			blk[n++] = own[i];
 		}
@@ -731,7 +736,9 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		return NF_DROP;
 	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, &p, ret))
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) {
+	/* never both: the copies are made from this skb, as parsed in p */
+	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
+	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
 		if (ecnp_ack_rewrite(skb, state->pf, &p, &edit))
 			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		else if (edit.set_tsecr)

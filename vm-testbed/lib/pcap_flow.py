@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Delivery of one TCP connection's client->server data, seen in a pcap.
 
-  pcap_flow.py PCAP SERVER_PORT
+  pcap_flow.py PCAP SERVER_PORT [CLIENT_SIDE_PCAP]
 
 Prints JSON for the direction toward SERVER_PORT (read with pcap_ecn.py's
 segments(), i.e. scripts/analysis/pcapflow.py, not tshark):
@@ -14,6 +14,13 @@ segments(), i.e. scripts/analysis/pcapflow.py, not tshark):
   max_gap    longest time (s) between two segments carrying new bytes, from
              the first data segment to the last
   first, last  times (s) of the first and last data segment
+With CLIENT_SIDE_PCAP (the same connection captured next to the client,
+before anything rewrote its sequence numbers), also:
+  lost       segments the client was told were lost: sequence numbers at
+             which it received 4 or more ACKs with that ACK number and no
+             data (a first ACK and 3 duplicates: the proxy's injected
+             duplicates and held ACKs, or a real hole)
+  dup_lost   duplicates at the server that start at one of those
 Relative sequence numbers (one connection per capture, no wraparound).
 """
 import json
@@ -41,8 +48,27 @@ def data_toward(pcap, port):
             yield t - t0, (seq - base) % (1 << 32), plen
 
 
-def main(pcap, port):
+def told_lost(pcap, port):
+    """Absolute ACK numbers of 4 or more pure ACKs from PORT."""
+    count = {}
+    for (_t, _ecn, _src, _dst, sport, _dport, _seq, ack, flags, _win,
+         plen) in pcapflow.read_packets(pcap):
+        if sport == port and plen == 0 and flags & 0x10 and not flags & 0x07:
+            count[ack] = count.get(ack, 0) + 1
+    return {a for a, n in count.items() if n >= 4}
+
+
+def main(pcap, port, client_pcap=None):
     port = int(port)
+    lost, base = set(), None
+    if client_pcap:
+        lost = told_lost(client_pcap, port)
+        for (_t, _e, _s, _d, _sp, dport, seq, _a, flags, _w,
+             _p) in pcapflow.read_packets(pcap):
+            if dport == port and flags & 0x02:
+                base = seq
+                break
+    lost_rel = {(a - base) % (1 << 32) for a in lost} if base is not None else set()
     # received intervals, merged: [start, end) sorted
     have = []
     res = dict(data=0, new=0, dup=0, dup_bytes=0, max_gap=0.0, first=None,
@@ -58,6 +84,8 @@ def main(pcap, port):
         if covered >= ln:
             res["dup"] += 1
             res["dup_bytes"] += ln
+            if seq in lost_rel:
+                res["dup_lost"] = res.get("dup_lost", 0) + 1
             continue
         res["new"] += 1
         if last_new is not None:
@@ -72,6 +100,9 @@ def main(pcap, port):
             else:
                 merged.append((s, e))
         have = merged
+    if client_pcap:
+        res["lost"] = len(lost)
+        res.setdefault("dup_lost", 0)
     res["max_gap"] = round(res["max_gap"], 3)
     for k in ("first", "last"):
         if res[k] is not None:
@@ -80,6 +111,6 @@ def main(pcap, port):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     main(*sys.argv[1:])

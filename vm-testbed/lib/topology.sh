@@ -33,7 +33,9 @@
 #   average stays frozen.  Above TB_RED_MAX every Not-ECT packet is then
 #   dropped, and a lone retransmission (never ECT) can be dropped at every
 #   RTO, a stall of minutes.  Tests that check function rather than the
-#   thesis's numbers call tb_red_functional before tb_up.
+#   thesis's numbers call tb_red_functional before tb_up; measurements of
+#   independent transfers (the matrix, the dupack benchmark) call
+#   tb_red_reset before each one.
 #   TB_OFFLOADS   off: TSO, GSO and GRO off on every device; on: all on (off)
 #   TB_DELAY_MS   netem delay on the server's link, 0 for none          (0)
 #   TB_STATE      directory for pids and logs        (/tmp/tb-state)
@@ -146,16 +148,37 @@ tb_addr_add() {
 
 # HTB + RED (+ECN) at RATE on the router's DEV.
 tb_red() {
-	local dev=$1 rate=$2 ecn=
-	[ "$TB_RED_ECN" = 1 ] && ecn=ecn
+	local dev=$1 rate=$2
 	tc -n router qdisc replace dev "$dev" root handle 1: htb default 1 r2q 100
 	tc -n router class add dev "$dev" parent 1: classid 1:1 htb \
 		rate "$rate" ceil "$rate"
+	tb_red_qdisc add "$dev" "$rate"
+}
+
+# tb_red_qdisc add|change DEV RATE: the RED leaf under HTB class 1:1.
+tb_red_qdisc() {
+	local op=$1 dev=$2 rate=$3 ecn=
+	[ "$TB_RED_ECN" = 1 ] && ecn=ecn
 	# shellcheck disable=SC2086
-	tc -n router qdisc add dev "$dev" parent 1:1 handle 10: red \
+	tc -n router qdisc "$op" dev "$dev" parent 1:1 handle 10: red \
 		limit "$TB_RED_LIMIT" min "$TB_RED_MIN" max "$TB_RED_MAX" \
 		avpkt "$TB_RED_AVPKT" burst "$TB_RED_BURST" \
 		probability "$TB_RED_PROB" bandwidth "$rate" $ecn
+}
+
+# tb_red_reset: forget both RED queues' average, as an idle period would
+# on a router whose RED sees one ("tc qdisc change" runs red_set_vars(),
+# qavg = 0, and marks the empty queue idle; packet counters are kept).
+# Call it between independent transfers so that one run's burst does not
+# carry its frozen average (see above) into the next run.
+tb_red_reset() {
+	if [ "$TB_SETUP" = download ]; then
+		tb_red_qdisc change eth1 "$TB_RATE_LOW" &&
+			tb_red_qdisc change eth2 "$TB_RATE_HIGH"
+	else
+		tb_red_qdisc change eth1 "$TB_RATE_HIGH" &&
+			tb_red_qdisc change eth2 "$TB_RATE_LOW"
+	fi
 }
 
 tb_up() {

@@ -12,8 +12,8 @@
 #                                                              ^ capture (server eth0)
 #
 # For each sender setting (SACK on/off x timestamps on/off with CUBIC, and
-# Reno with SACK on/off), one byte-exact upload of TB_DUPACK_UP bytes (sized
-# for about 20 s), and:
+# Reno with SACK on/off), one byte-exact upload of TB_DUPACK_UP bytes (20 MB,
+# sized for at least 20 s), and:
 #   - congestion response: N's recoveries (nstat TcpExtTCPSackRecovery +
 #     TCPRenoRecovery in the client namespace) are at least half of the
 #     proxy's congestion events and at most the events plus the loss
@@ -24,9 +24,13 @@
 #     caused at the same time;
 #   - no stall: no gap of more than 1 s between segments bringing new data
 #     to the server;
-#   - no loss and no duplicates: the server never receives a segment whose
-#     bytes it already had (the suppressed retransmissions stay suppressed),
-#     the proxy dropped no new data (segs_dropped = 0);
+#   - no loss and no duplicate of a "lost" segment: the server never
+#     receives a second copy of a segment N was told was lost (a sequence
+#     number at which N received 4 or more pure ACKs, in the capture on the
+#     proxy's client side: the suppressed retransmissions stay suppressed),
+#     and the proxy dropped no new data (segs_dropped = 0).  Other
+#     duplicates (N's own retransmissions after reordering in the testbed:
+#     two vCPUs forward one flow in parallel) are reported, not judged;
 #   - N sees no ECT, CE, ECE or CWR (capture on the proxy's client side).
 # Then a long run: TB_DUPACK_LONG bytes (200 MB) at TB_DUPACK_LONG_RATE with
 # cross traffic, which must complete byte-exact with no stall.
@@ -35,7 +39,7 @@ set -e
 trap tb_cleanup EXIT
 require_cmd tcpdump jq python3 nstat
 
-up=${TB_DUPACK_UP:-12000000}
+up=${TB_DUPACK_UP:-20000000}
 cross=${TB_DUPACK_CROSS:-4M}
 long=${TB_DUPACK_LONG:-200000000}
 long_rate=${TB_DUPACK_LONG_RATE:-50mbit}
@@ -85,22 +89,24 @@ upload() {
 	log_info "$name: $bytes bytes in $(jq -r .seconds "$TB_OUT/$name.client.json") s"
 	log_test "$name: upload byte-exact"
 	python3 "$TB_LIB_DIR/pcap_flow.py" "$TB_OUT/$name.srv.pcap" $XFER_PORT \
-		>"$TB_OUT/$name.srv.json"
+		"$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.srv.json"
 	pcap_ecn "$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.cs.json"
 }
 
 check_delivery() {
-	local name=$1 gap dup dropped ect ce ece cwr
+	local name=$1 gap dup lost dropped ect ce ece cwr
 	RET=0
 	gap=$(jq .max_gap "$TB_OUT/$name.srv.json")
-	dup=$(jq .dup "$TB_OUT/$name.srv.json")
+	dup=$(jq .dup_lost "$TB_OUT/$name.srv.json")
+	lost=$(jq .lost "$TB_OUT/$name.srv.json")
 	dropped=$(delta "$name" segs_dropped)
 	log_info "$name: at the server $(jq -c . "$TB_OUT/$name.srv.json")"
 	awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
 		check_err 1 "a gap of $gap s in delivered data"
-	[ "$dup" = 0 ] || check_err 1 "the server received $dup duplicate segments"
+	[ "$dup" = 0 ] ||
+		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost"
 	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
-	log_test "$name: no stall > 1 s, no duplicate at the server, nothing dropped"
+	log_test "$name: no stall > 1 s, no duplicate of a 'lost' segment ($lost) at the server, nothing dropped"
 
 	RET=0
 	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' \
@@ -124,6 +130,7 @@ for cfg in "cubic 1 1" "cubic 1 0" "cubic 0 1" "cubic 0 0" "reno 1 1" "reno 0 1"
 	# from the previous run in the route metrics)
 	tb_ns client sysctl -qw net.ipv4.tcp_no_metrics_save=1
 	tb_ns client ip tcp_metrics flush all 2>/dev/null || true
+	tb_red_reset
 	upload "$name" "$up"
 	check_delivery "$name"
 

@@ -2076,6 +2076,184 @@ static void test_dupack_waits_for_flight(void **state)
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 }
 
+/*
+ * E's ECE ACK already reports a hole (SACK above its ACK number: reordering
+ * or a real loss on the path): N reads the hole from it and may retransmit
+ * beyond L, so the simulated loss waits for an ACK without one.  The
+ * options of such ACKs are read (ecnp_fsm_wants_opts).
+ */
+static void test_dupack_not_on_a_hole(void **state)
+{
+	struct flow fl;
+	u32 u;
+	int k;
+
+	(void)state;
+	CTX("dupack: not started on an ACK that reports a hole");
+	flow_open(&fl, true, ECNP_FB_DUPACK, 0xfffff000u, 3);
+	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	EXPECT(!ecnp_fsm_wants_opts(&fl.f, ACK));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK | ECE));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, SYN));
+	for (k = 0; k < 10; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 8 * MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_SACK, 0, 9), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	/* the signal is pending: options of every E ACK are read */
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK));
+	EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_SACK, 0, 9), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	/* the hole is filled: the next clean ACK gives the signal */
+	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK));
+}
+
+/*
+ * A SACK flow (E = A, N's ISN @isn) with 10 segments in flight and a
+ * simulated loss started by E's ECE ACK 8 segments back; returns U.
+ */
+static u32 sack_hold(struct flow *fl, u32 isn)
+{
+	u32 u;
+	int k;
+
+	flow_open(fl, true, ECNP_FB_DUPACK, isn, 3);
+	fl->f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	for (k = 0; k < 10; k++)
+		n_send(fl, 0, MSS);
+	u = fl->n_seq - 8 * MSS;
+	e_ack(fl, ECE, u, ECNP_OPT_TS, 1, 9);
+	EXPECT(fl->f.dflags & ECNP_DF_HOLD);
+	return u;
+}
+
+/* E SACKs data sent after the suppressed retransmission. */
+static u32 e_ack_sack(struct flow *fl, u32 ack, u32 sack_high, u32 tsecr)
+{
+	struct ecnp_pkt p = mkp(e_dir(fl), ACK, fl->e_seq, ack, 0, NOT_ECT);
+
+	p.opt = ECNP_OPT_SACK | ECNP_OPT_TS;
+	p.sack_high = sack_high;
+	p.tsval = 777;
+	p.tsecr = tsecr;
+	p.win = 9;
+	last_e = p;
+	return step(fl, p);
+}
+
+/*
+ * While held, E SACKs data that N sent after its suppressed retransmission
+ * of L (a hole below: reordering or a real loss).  Shown to N, RACK would
+ * send L again.  Before the retransmission or while E lacks L, the held
+ * ACK leaves such blocks out; once E has L and the copy was suppressed,
+ * the hold ends and N sees its retransmission acked.
+ */
+static void test_dupack_sack_beyond_hold_end(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	u32 u, end, r;
+	bool wd;
+
+	(void)state;
+	CTX("dupack: E SACKs data sent after the retransmission");
+	u = sack_hold(&fl, 0xffffe000u);
+	/* before the retransmission: held, blocks beyond hold_end left out */
+	n_send(&fl, 0, MSS);
+	r = e_ack_sack(&fl, u + 2 * MSS, fl.n_seq, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.ack, u);
+	EXPECT_EQ(e.sack_limit, fl.f.hold_end);
+	EXPECT(before(e.sack_limit, fl.n_seq));
+	/* the retransmission, then one more new segment */
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT(wd);
+	end = fl.f.hold_end;
+	EXPECT_EQ(end, fl.n_seq);
+	n_send(&fl, 0, MSS);
+	/* E lacks L: still held, the block is left out */
+	r = e_ack_sack(&fl, u, fl.n_seq, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(edit_of(&fl, r).sack_limit, end);
+	/* blocks up to hold_end only: held as before */
+	EXPECT_R(e_ack_sack(&fl, u + 2 * MSS, end, 1), ECNP_ACT_HOLD_ACK);
+	/* E has L and SACKs beyond hold_end: released, TSecr raised */
+	r = e_ack_sack(&fl, u + 3 * MSS, fl.n_seq, 1);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.ack, u + 3 * MSS);
+	EXPECT_EQ(e.tsecr, 50);
+	/* N's next retransmission is N's own: not suppressed */
+	EXPECT_R(n_retx_ts(&fl, u + 3 * MSS, 60, &wd), 0);
+	EXPECT(!wd);
+}
+
+/*
+ * N needs more than three duplicates (its dupthresh grew with reordering):
+ * E's ACKs past hold_end stay held until N's retransmission was seen,
+ * unless E acked all N sent.
+ */
+static void test_dupack_hold_until_rexmit(void **state)
+{
+	struct flow fl;
+	u32 u, start_end;
+	bool wd;
+	int k;
+
+	(void)state;
+	CTX("dupack: no release before N's retransmission");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	for (k = 0; k < 6; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 5 * MSS;
+	e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	start_end = fl.f.hold_end;
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	/* past hold_end, but no retransmission yet: held */
+	EXPECT_R(e_ack(&fl, 0, start_end + MSS, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	/* N's retransmission: suppressed, hold_end moves to N's n_nxt */
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_EQ(fl.f.hold_end, fl.n_seq);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq - MSS, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+
+	CTX("dupack: the ACK that ends a hold starts the next one");
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	/* a stale TSecr alone would be raised ... */
+	u = fl.n_seq - 5 * MSS;
+	EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_TS, 1, 9), ECNP_ACT_SET_TSECR);
+	/* ... but not on an ACK that is copied: sent as E sent it */
+	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9),
+		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+
+	CTX("dupack: released without a retransmission when E has it all");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	for (k = 0; k < 6; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 5 * MSS;
+	e_ack(&fl, ECE, u, 0, 0, 9);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+}
+
 /* A real loss where the duplicates claimed data: give up, let N repair. */
 static void test_dupack_real_hole_aborts(void **state)
 {
@@ -2086,13 +2264,7 @@ static void test_dupack_real_hole_aborts(void **state)
 
 	(void)state;
 	CTX("dupack: E reports a hole inside the claimed range");
-	flow_open(&fl, true, ECNP_FB_DUPACK, 0xffffff00u, 3);
-	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
-	for (k = 0; k < 10; k++)
-		n_send(&fl, 0, MSS);
-	u = fl.n_seq - 8 * MSS;
-	e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9);
-	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	u = sack_hold(&fl, 0xffffff00u);
 	/* a hole above the claimed range: still held */
 	EXPECT_R(e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9),
 		 ECNP_ACT_HOLD_ACK);
@@ -2535,6 +2707,7 @@ static void test_fuzz_invariants(void **state)
 			mode = (enum ecnp_feedback)((y >> 24) % 3);
 			p.win = (u16)(y >> 4);
 			p.opt = (u8)((x >> 24) & 7);
+			p.sack_high = p.ack + (x & 0xffff);
 			p.tsval = x;
 			p.tsecr = y;
 			p.seg_len = (u16)(p.len < MSS ? p.len : MSS);
@@ -2550,6 +2723,10 @@ static void test_fuzz_invariants(void **state)
 			EXPECT(!((r & SET_ECE) && (r & CLR_ECE)));
 			EXPECT(!((r & SET_CWR) && (r & CLR_CWR)));
 			EXPECT(!((r & SET_ECT0) && (r & CLR_ECN)));
+			/* duplicates are copies of the ACK as it leaves */
+			if (r & ECNP_ACT_INJECT_DUPACKS)
+				EXPECT(!(r & (ECNP_ACT_HOLD_ACK |
+					      ECNP_ACT_SET_TSECR)));
 			if (r & SET_ECE)
 				EXPECT(!(p.flags & ECE));
 			if (r & CLR_ECE)
@@ -2651,7 +2828,7 @@ static void test_struct_layout(void **state)
 	(void)state;
 	CTX("struct sizes");
 	EXPECT_EQ(sizeof(struct ecnp_fsm), 44);
-	EXPECT_EQ(sizeof(struct ecnp_pkt), 32);
+	EXPECT_EQ(sizeof(struct ecnp_pkt), 36);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
 	/* flag values match include/net/tcp.h TCPHDR_* */
@@ -2747,6 +2924,9 @@ int main(void)
 		cmocka_unit_test(test_dupack_sack_ts),
 		cmocka_unit_test(test_dupack_no_sack_no_ts),
 		cmocka_unit_test(test_dupack_waits_for_flight),
+		cmocka_unit_test(test_dupack_not_on_a_hole),
+		cmocka_unit_test(test_dupack_sack_beyond_hold_end),
+		cmocka_unit_test(test_dupack_hold_until_rexmit),
 		cmocka_unit_test(test_dupack_real_hole_aborts),
 		cmocka_unit_test(test_dupack_gso_rexmit_and_old_acks),
 		cmocka_unit_test(test_dupack_simulation),
