@@ -510,14 +510,14 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	/*
 	 * E acked all N had sent when it retransmitted: N's recovery ends.
-	 * If that retransmission has not been seen yet (N may need more
-	 * duplicates than three: its dupthresh grows with reordering), it
-	 * is still suppressed when it comes, as E has acked past L.
+	 * Not before that retransmission was seen (N may need more duplicates
+	 * than three, its dupthresh grows with reordering): released, it
+	 * would reach E as a duplicate.  Unless E acked everything N sent:
+	 * holding that would only stall N until its RTO.
 	 */
-	if (!before(p->ack, f->hold_end)) {
+	if (!before(p->ack, f->hold_end) &&
+	    ((f->dflags & ECNP_DF_REXMIT) || !before(p->ack, f->n_nxt))) {
 		f->dflags &= ~ECNP_DF_HOLD;
-		if (!(f->dflags & ECNP_DF_REXMIT))
-			f->dflags |= ECNP_DF_LATE;
 		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
 	}
 	/* older than what N has seen: leave it alone */
@@ -573,16 +573,11 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ECNP_ACT_HOLD_ACK;
 }
 
-/*
- * N's first retransmission of L during the simulated loss (E got L), or
- * after a release that came first (E acked past L).
- */
+/* N's first retransmission of L during the simulated loss (E got L). */
 static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 				    const struct ecnp_pkt *p)
 {
-	u8 df = f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT | ECNP_DF_LATE);
-
-	return (df == ECNP_DF_HOLD || df == ECNP_DF_LATE) &&
+	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD &&
 	       p->len && p->seq == f->saved_ack && before(p->seq, f->n_nxt) &&
 	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST));
 }
@@ -721,7 +716,6 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: drop the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
-		f->dflags &= ~ECNP_DF_LATE;
 		if (p->opt & ECNP_OPT_TS) {
 			f->rexmit_tsval = p->tsval;
 			f->dflags |= ECNP_DF_TS;

@@ -2196,9 +2196,8 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 
 /*
  * N needs more than three duplicates (its dupthresh grew with reordering):
- * E's ACK reaches hold_end before N's retransmission.  The hold ends; the
- * retransmission, when it comes, is still suppressed (E acked past L) and
- * its TSval raises stale TSecr values.
+ * E's ACKs past hold_end stay held until N's retransmission was seen,
+ * unless E acked all N sent.
  */
 static void test_dupack_hold_until_rexmit(void **state)
 {
@@ -2208,7 +2207,7 @@ static void test_dupack_hold_until_rexmit(void **state)
 	int k;
 
 	(void)state;
-	CTX("dupack: N retransmits after the release");
+	CTX("dupack: no release before N's retransmission");
 	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
 	for (k = 0; k < 6; k++)
 		n_send(&fl, 0, MSS);
@@ -2218,19 +2217,18 @@ static void test_dupack_hold_until_rexmit(void **state)
 	start_end = fl.f.hold_end;
 	n_send(&fl, 0, MSS);
 	n_send(&fl, 0, MSS);
-	EXPECT_R(e_ack(&fl, 0, start_end - MSS, ECNP_OPT_TS, 1, 9),
-		 ECNP_ACT_HOLD_ACK);
-	EXPECT_R(e_ack(&fl, 0, start_end + MSS, ECNP_OPT_TS, 1, 9), 0);
-	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
-	EXPECT(fl.f.dflags & ECNP_DF_LATE);
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
-	EXPECT(wd);
-	EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
+	/* past hold_end, but no retransmission yet: held */
 	EXPECT_R(e_ack(&fl, 0, start_end + MSS, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	/* N's retransmission: suppressed, hold_end moves to N's n_nxt */
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_EQ(fl.f.hold_end, fl.n_seq);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq - MSS, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 1, 9),
 		 ECNP_ACT_SET_TSECR);
-	/* a second one is N's own (E's ACKs would say why): forwarded */
-	EXPECT_R(n_retx_ts(&fl, u, 60, &wd), 0);
-	EXPECT(!wd);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 
 	CTX("dupack: the ACK that ends a hold starts the next one");
 	n_send(&fl, 0, MSS);
@@ -2244,6 +2242,16 @@ static void test_dupack_hold_until_rexmit(void **state)
 	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9),
 		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+
+	CTX("dupack: released without a retransmission when E has it all");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	for (k = 0; k < 6; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 5 * MSS;
+	e_ack(&fl, ECE, u, 0, 0, 9);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 }
 
 /* A real loss where the duplicates claimed data: give up, let N repair. */
@@ -2753,12 +2761,10 @@ static void test_fuzz_invariants(void **state)
 			if (r & ECNP_ACT_INJECT_DUPACKS)
 				EXPECT(mode == ECNP_FB_DUPACK && !p.len &&
 				       (f.dflags & ECNP_DF_HOLD));
-			/* held, or E acked past L (released before it) */
 			if (r & ECNP_EV_REXMIT_SUPPRESSED)
 				EXPECT(p.seq == prev.saved_ack &&
 				       before(p.seq, prev.n_nxt) &&
-				       (prev.dflags &
-					(ECNP_DF_HOLD | ECNP_DF_LATE)));
+				       (prev.dflags & ECNP_DF_HOLD));
 			/* ECT(0): new data from N in phase 2 only */
 			if ((r & SET_ECT0) ||
 			    ((r & DROP) && (r & ECNP_EV_CONG_SIGNAL))) {
