@@ -14,6 +14,15 @@ impair_load() {
 	[ -d /sys/module/impair ] || insmod "$IMPAIR_KO"
 }
 
+# impair_up: the module and the testbed for functional checks: no
+# bottleneck needed (100 Mbit/s), and no frozen RED average
+# (tb_red_functional, see lib/topology.sh).
+impair_up() {
+	impair_load
+	tb_red_functional
+	TB_RATE_LOW=100mbit tb_up
+}
+
 # impair_write TEXT: one write(2) of TEXT (printf %b) to the rules file of
 # $IMPAIR_NODE; returns the write's status (cat reads a regular file and
 # writes it in one call).

@@ -2113,22 +2113,30 @@ static void test_dupack_not_on_a_hole(void **state)
 }
 
 /*
- * A SACK flow (E = A, N's ISN @isn) with 10 segments in flight and a
- * simulated loss started by E's ECE ACK 8 segments back; returns U.
+ * A dupack flow (E = A iff @e_a, ISNs @isn_a, @isn_b, SACK iff @sack) with
+ * 10 segments in flight and a simulated loss started by E's ECE ACK 8
+ * segments back (options @opt, TSecr 1); returns U.
  */
-static u32 sack_hold(struct flow *fl, u32 isn)
+static u32 held_flow(struct flow *fl, bool e_a, u32 isn_a, u32 isn_b,
+		     bool sack, u8 opt)
 {
 	u32 u;
 	int k;
 
-	flow_open(fl, true, ECNP_FB_DUPACK, isn, 3);
-	fl->f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	flow_open(fl, e_a, ECNP_FB_DUPACK, isn_a, isn_b);
+	if (sack)
+		fl->f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 	for (k = 0; k < 10; k++)
 		n_send(fl, 0, MSS);
 	u = fl->n_seq - 8 * MSS;
-	e_ack(fl, ECE, u, ECNP_OPT_TS, 1, 9);
+	e_ack(fl, ECE, u, opt, 1, 9);
 	EXPECT(fl->f.dflags & ECNP_DF_HOLD);
 	return u;
+}
+
+static u32 sack_hold(struct flow *fl, u32 isn)
+{
+	return held_flow(fl, true, isn, 3, true, ECNP_OPT_TS);
 }
 
 /* E SACKs data sent after the suppressed retransmission. */
@@ -2285,12 +2293,7 @@ static void test_dupack_real_hole_aborts(void **state)
 	EXPECT(!wd);
 
 	CTX("dupack: N retransmits L a second time (RTO): hold ends");
-	flow_open(&fl, false, ECNP_FB_DUPACK, 7, 0xfffffff0u);
-	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
-	for (k = 0; k < 10; k++)
-		n_send(&fl, 0, MSS);
-	u = fl.n_seq - 8 * MSS;
-	e_ack(&fl, ECE, u, 0, 0, 9);
+	u = held_flow(&fl, false, 7, 0xfffffff0u, true, 0);
 	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_EV_DUPACK_ABORT);
@@ -2298,11 +2301,7 @@ static void test_dupack_real_hole_aborts(void **state)
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), 0);
 
 	CTX("dupack without SACK: E repeats its ACK (a real hole)");
-	flow_open(&fl, false, ECNP_FB_DUPACK, 7, 0xfffffff0u);
-	for (k = 0; k < 10; k++)
-		n_send(&fl, 0, MSS);
-	u = fl.n_seq - 8 * MSS;
-	e_ack(&fl, ECE, u, 0, 0, 9);
+	u = held_flow(&fl, false, 7, 0xfffffff0u, false, 0);
 	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
 	for (k = 1; k < ECNP_HOLE_ACKS; k++)
