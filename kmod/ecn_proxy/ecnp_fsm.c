@@ -87,8 +87,11 @@
  *               (E has it) and fixes hold_end; until E's ACK reaches
  *               hold_end its ACKs are ACT_HOLD_ACK (ACK number L, the
  *               event's window, E's progress as SACK, TSecr no older than
- *               the retransmission), the releasing one ACT_SET_TSECR.  A
- *               hole E reports inside the claimed range aborts the hold.
+ *               the retransmission), the releasing one ACT_SET_TSECR.
+ *               Without SACK, a held ACK that would show N more
+ *               duplicates than E has acked segments above L is dropped
+ *               (ECNP_EV_ACK_ABSORBED).  A hole E reports inside the
+ *               claimed range aborts the hold.
  *     After the signal, CWR is set on the next N->E new-data segment, so E
  *     stops echoing.
  *
@@ -247,6 +250,7 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->rexmit_tsval = 0;
 	f->hold_ack = 0;
 	f->hold_win = 0;
+	f->e_ack = f->n_nxt;	/* E's ACK of N's SYN */
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
@@ -487,8 +491,14 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 * lost (N's own recovery, a real reduction, repairs it).  The
 	 * signal waits for an ACK without one.
 	 */
+	/*
+	 * Nor on an ACK older than one E already sent (two CPUs can forward
+	 * E's ACKs out of order): N has seen the newer one, would ignore
+	 * the duplicates as old, and every ACK held at this number after
+	 * them too: a freeze (seen in the 200 MB run, N in RTO back-off).
+	 */
 	return (p->flags & ECNP_TCP_ACK) && !p->len && f->smss &&
-	       !(p->opt & ECNP_OPT_SACK) &&
+	       !(p->opt & ECNP_OPT_SACK) && p->ack == f->e_ack &&
 	       !(f->dflags & ECNP_DF_HOLD) && after(f->n_nxt, p->ack) &&
 	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
 }
@@ -501,8 +511,46 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	f->rexmit_tsval = 0;
 	f->hold_ack = p->ack;
 	f->dup_cnt = 0;
+	f->dup_shown = ECNP_DUPACKS;
 	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B)) |
 		    ECNP_DF_HOLD;
+}
+
+/*
+ * Without SACK every duplicate ACK counts as one more segment delivered
+ * (tcp_add_reno_sack()).  The injected duplicates already claimed three
+ * segments above L, and E's ACKs for those same segments would claim them
+ * again.  A sender shown more duplicates than it has segments in flight
+ * beyond the hole takes it for reordering (tcp_check_reno_reordering():
+ * tp->reordering := packets_out): its dupthresh is then a whole window for
+ * the rest of the connection, and the next simulated losses need more
+ * duplicates than it ever gets (RTOs).  So a held ACK that advances E's
+ * ACK is shown only when E has acked more segments above L than N has been
+ * shown duplicates; the others carry nothing N needs (their ACK number and
+ * window are held) and are absorbed.  An ACK that E repeats is different:
+ * a segment reached E above a hole (reordering, or a real loss that only
+ * N can repair).  It is shown while N still has more segments in flight
+ * beyond L than duplicates, so that N keeps sending and E keeps repeating
+ * until the hold gives up (ECNP_HOLE_ACKS); absorbed, it could leave N
+ * with nothing to send on and nothing to hear until its RTO.
+ */
+static bool ecnp_dupack_excess(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u32 above = 0;
+
+	if (f->dup_cnt) {
+		if ((u32)f->dup_shown + 2 >
+		    (f->n_nxt - f->saved_ack) / f->smss)
+			return true;
+	} else {
+		if (after(p->ack, f->saved_ack + f->smss))
+			above = (p->ack - f->saved_ack) / f->smss - 1;
+		if (above <= f->dup_shown)
+			return true;
+	}
+	if (f->dup_shown != 0xff)
+		f->dup_shown++;
+	return false;
 }
 
 /* An E->N ACK while the simulated loss is in progress. */
@@ -570,6 +618,10 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		return ECNP_EV_DUPACK_ABORT |
 		       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
 	}
+	if (!ecnp_sack_ok(f) && !p->len &&
+	    !(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST)) &&
+	    ecnp_dupack_excess(f, p))
+		return ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED;
 	return ECNP_ACT_HOLD_ACK;
 }
 
@@ -641,6 +693,9 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool signal = ecnp_st_signal(f->state);
 	u32 act = 0;
 
+	if ((p->flags & ECNP_TCP_ACK) && after(p->ack, f->e_ack) &&
+	    !after(p->ack, f->n_nxt))
+		f->e_ack = p->ack;
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
 	    after(p->ack, f->recover))
 		f->flags &= ~ECNP_FL_IN_WINDOW;
@@ -687,6 +742,8 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		act |= ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL;
 	}
 	f->state = ecnp_p2_state(echo, signal);
+	if (act & ECNP_ACT_DROP)
+		return act;	/* absorbed: nothing to edit */
 	return ecnp_strip(p) | act;
 }
 

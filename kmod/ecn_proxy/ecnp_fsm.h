@@ -131,7 +131,7 @@ enum ecnp_state {
 #define ECNP_HOLE_ACKS		4
 
 /*
- * Per-flow state: 8 * u32 + 2 * u16 + 5 * u8 = 41, padded to 44 bytes
+ * Per-flow state: 9 * u32 + 2 * u16 + 6 * u8 = 46, padded to 48 bytes
  * (checked by the unit test).  All-zero is ECNP_S_INIT.
  */
 struct ecnp_fsm {
@@ -146,6 +146,7 @@ struct ecnp_fsm {
 	u32 hold_end;	/* dupack: E's ACKs are held below this sequence */
 	u32 rexmit_tsval; /* dupack: TSval of N's suppressed retransmission */
 	u32 hold_ack;	/* dupack: E's latest real ACK number while held */
+	u32 e_ack;	/* phase 2: highest ACK number E sent (up to n_nxt) */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
 	u8 state;	/* enum ecnp_state */
@@ -155,6 +156,9 @@ struct ecnp_fsm {
 			 * range during the current simulated loss
 			 */
 	u8 dflags;	/* ECNP_DF_* */
+	u8 dup_shown;	/* dupack without SACK: duplicate ACKs N has been
+			 * shown during the current simulated loss
+			 */
 };
 
 /*
@@ -229,6 +233,10 @@ struct ecnp_ack_edit {
  * simulated loss is abandoned (N repairs the real loss itself).
  */
 #define ECNP_EV_DUPACK_ABORT	0x04000000
+/* dupack without SACK: a held ACK not shown to N (with ACT_DROP; a pure
+ * ACK whose only news would be one duplicate too many, see ecnp_hold()).
+ */
+#define ECNP_EV_ACK_ABSORBED	0x08000000
 #define ECNP_EV_MASK		0xffff0000
 
 void ecnp_fsm_init(struct ecnp_fsm *f);

@@ -108,6 +108,7 @@ enum ecnp_stat {
 	ECNP_STAT_TSECR_REWRITTEN,
 	ECNP_STAT_REXMIT_SUPPRESSED,
 	ECNP_STAT_DUPACK_ABORTS,
+	ECNP_STAT_ACKS_ABSORBED,
 	ECNP_STAT_TABLE_FULL,
 	ECNP_STAT_ALLOC_FAILED,
 	ECNP_STAT_MALFORMED,
@@ -141,6 +142,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_TSECR_REWRITTEN]		= "tsecr_rewritten",
 	[ECNP_STAT_REXMIT_SUPPRESSED]		= "rexmit_suppressed",
 	[ECNP_STAT_DUPACK_ABORTS]		= "dupack_aborts",
+	[ECNP_STAT_ACKS_ABSORBED]		= "acks_absorbed",
 	[ECNP_STAT_TABLE_FULL]			= "table_full",
 	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
 	[ECNP_STAT_MALFORMED]			= "malformed",
@@ -354,6 +356,10 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_DUPACK_ABORTS);
 	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
+		return;
+	}
+	if (ret & ECNP_EV_ACK_ABSORBED) {
+		ecnp_count(en, ECNP_STAT_ACKS_ABSORBED);
 		return;
 	}
 	if (ret & ECNP_ACT_DROP) {

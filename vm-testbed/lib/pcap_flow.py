@@ -14,13 +14,18 @@ segments(), i.e. scripts/analysis/pcapflow.py, not tshark):
   max_gap    longest time (s) between two segments carrying new bytes, from
              the first data segment to the last
   first, last  times (s) of the first and last data segment
-With CLIENT_SIDE_PCAP (the same connection captured next to the client,
-before anything rewrote its sequence numbers), also:
-  lost       segments the client was told were lost: sequence numbers at
-             which it received 4 or more ACKs with that ACK number and no
-             data (a first ACK and 3 duplicates: the proxy's injected
-             duplicates and held ACKs, or a real hole)
+With CLIENT_SIDE_PCAP (the same connection captured next to the client;
+the proxy rewrites no sequence numbers, so both captures number alike):
+  lost       segments the proxy told the client were lost: ACK numbers of
+             which the client received at least 3 more pure ACKs than the
+             server sent (the injected duplicates and the held ACKs exist
+             only on the client's side of the proxy)
   dup_lost   duplicates at the server that start at one of those
+  holes      other segments the client was told were lost, by the server's
+             own duplicate ACKs (4 or more, seen on both sides: a real hole
+             or reordering on the path)
+  dup_holes  duplicates at the server that start at one of those (the
+             client's own retransmissions)
 Relative sequence numbers (one connection per capture, no wraparound).
 """
 import json
@@ -48,27 +53,38 @@ def data_toward(pcap, port):
             yield t - t0, (seq - base) % (1 << 32), plen
 
 
-def told_lost(pcap, port):
-    """Absolute ACK numbers of 4 or more pure ACKs from PORT."""
+def pure_acks(pcap, port):
+    """{absolute ACK number: pure ACKs from PORT with it}."""
     count = {}
     for (_t, _ecn, _src, _dst, sport, _dport, _seq, ack, flags, _win,
          plen) in pcapflow.read_packets(pcap):
         if sport == port and plen == 0 and flags & 0x10 and not flags & 0x07:
             count[ack] = count.get(ack, 0) + 1
-    return {a for a, n in count.items() if n >= 4}
+    return count
+
+
+def told_lost(client_pcap, server_pcap, port):
+    """(ACK numbers the proxy claimed lost, other ACK numbers the client
+    got 4 or more pure ACKs with), absolute."""
+    cs = pure_acks(client_pcap, port)
+    sv = pure_acks(server_pcap, port)
+    proxy = {a for a, n in cs.items() if n - sv.get(a, 0) >= 3}
+    holes = {a for a, n in cs.items() if n >= 4 and a not in proxy}
+    return proxy, holes
 
 
 def main(pcap, port, client_pcap=None):
     port = int(port)
-    lost, base = set(), None
+    lost, holes, base = set(), set(), None
     if client_pcap:
-        lost = told_lost(client_pcap, port)
+        lost, holes = told_lost(client_pcap, pcap, port)
         for (_t, _e, _s, _d, _sp, dport, seq, _a, flags, _w,
              _p) in pcapflow.read_packets(pcap):
             if dport == port and flags & 0x02:
                 base = seq
                 break
     lost_rel = {(a - base) % (1 << 32) for a in lost} if base is not None else set()
+    holes_rel = {(a - base) % (1 << 32) for a in holes} if base is not None else set()
     # received intervals, merged: [start, end) sorted
     have = []
     res = dict(data=0, new=0, dup=0, dup_bytes=0, max_gap=0.0, first=None,
@@ -86,6 +102,8 @@ def main(pcap, port, client_pcap=None):
             res["dup_bytes"] += ln
             if seq in lost_rel:
                 res["dup_lost"] = res.get("dup_lost", 0) + 1
+            elif seq in holes_rel:
+                res["dup_holes"] = res.get("dup_holes", 0) + 1
             continue
         res["new"] += 1
         if last_new is not None:
@@ -103,6 +121,8 @@ def main(pcap, port, client_pcap=None):
     if client_pcap:
         res["lost"] = len(lost)
         res.setdefault("dup_lost", 0)
+        res["holes"] = len(holes)
+        res.setdefault("dup_holes", 0)
     res["max_gap"] = round(res["max_gap"], 3)
     for k in ("first", "last"):
         if res[k] is not None:

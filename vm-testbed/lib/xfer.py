@@ -11,7 +11,9 @@
 
 The data are pseudo-random (seeded by the byte count), so both ends can
 compare SHA-256 digests: {"sent": N, "sent_sha256": ..., "received": N,
-"received_sha256": ..., "seconds": T}.
+"received_sha256": ..., "seconds": T, "max_gap": G}; G is the longest time
+(s) between two reads that returned data, from the first to the last: a
+stall as the receiving application saw it, independent of any capture.
 """
 import hashlib
 import json
@@ -32,6 +34,7 @@ def exchange(sock, send_first, nbytes):
     rx = hashlib.sha256()
     received = 0
     t0 = time.monotonic()
+    gap = [0.0, None]   # longest gap, time of the last read with data
 
     def recv_all():
         nonlocal received
@@ -39,6 +42,10 @@ def exchange(sock, send_first, nbytes):
             buf = sock.recv(CHUNK)
             if not buf:
                 return
+            now = time.monotonic()
+            if gap[1] is not None:
+                gap[0] = max(gap[0], now - gap[1])
+            gap[1] = now
             rx.update(buf)
             received += len(buf)
 
@@ -57,6 +64,7 @@ def exchange(sock, send_first, nbytes):
         "received": received,
         "received_sha256": rx.hexdigest(),
         "seconds": round(time.monotonic() - t0, 3),
+        "max_gap": round(gap[0], 3),
     }
 
 

@@ -25,15 +25,19 @@
 #   - no stall: no gap of more than 1 s between segments bringing new data
 #     to the server;
 #   - no loss and no duplicate of a "lost" segment: the server never
-#     receives a second copy of a segment N was told was lost (a sequence
-#     number at which N received 4 or more pure ACKs, in the capture on the
-#     proxy's client side: the suppressed retransmissions stay suppressed),
-#     and the proxy dropped no new data (segs_dropped = 0).  Other
-#     duplicates (N's own retransmissions after reordering in the testbed:
-#     two vCPUs forward one flow in parallel) are reported, not judged;
+#     receives a second copy of a segment the proxy told N was lost (an ACK
+#     number of which N received at least 3 more pure ACKs than the server
+#     sent: the injected duplicates and held ACKs exist only on the client's
+#     side; lib/pcap_flow.py), so the suppressed retransmissions stay
+#     suppressed, and the proxy dropped no new data (segs_dropped = 0).
+#     Other duplicates (N's own retransmissions for the server's own
+#     duplicate ACKs, after reordering in the testbed, where two vCPUs
+#     forward one flow in parallel, or a real loss) are reported, not
+#     judged;
 #   - N sees no ECT, CE, ECE or CWR (capture on the proxy's client side).
 # Then a long run: TB_DUPACK_LONG bytes (200 MB) at TB_DUPACK_LONG_RATE with
-# cross traffic, which must complete byte-exact with no stall.
+# cross traffic, which must complete byte-exact with no stall (no wait of
+# more than 1 s between two reads with data at the server: xfer.py).
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
@@ -48,7 +52,7 @@ long_cross=${TB_DUPACK_LONG_CROSS:-20M}
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
-PROXY_KEYS="congestion_events dupacks_injected acks_held tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
+PROXY_KEYS="congestion_events dupacks_injected acks_held acks_absorbed tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
 
 tb_proxy_load
 
@@ -94,7 +98,7 @@ upload() {
 }
 
 check_delivery() {
-	local name=$1 gap dup lost dropped ect ce ece cwr
+	local name=$1 gap dup lost dropped
 	RET=0
 	gap=$(jq .max_gap "$TB_OUT/$name.srv.json")
 	dup=$(jq .dup_lost "$TB_OUT/$name.srv.json")
@@ -107,7 +111,12 @@ check_delivery() {
 		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost"
 	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
 	log_test "$name: no stall > 1 s, no duplicate of a 'lost' segment ($lost) at the server, nothing dropped"
+	check_client_view "$name"
+}
 
+# check_client_view NAME: nothing of ECN reaches N
+check_client_view() {
+	local name=$1 ect ce ece cwr
 	RET=0
 	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' \
 		"$TB_OUT/$name.cs.json")
@@ -173,7 +182,17 @@ tb_tcp client ecn=0
 tb_proxy on dupack
 tb_cross_start "$long_cross" up
 upload long "$long"
-check_delivery long
+# At this rate TCG's CPU is the limit and tcpdump drops packets (tens of
+# thousands), so the captures' gaps and duplicates are reported, not
+# judged: a missing packet looks like a gap, a missing ACK like a "lost"
+# segment.  The stall is judged by the receiving application instead.
+RET=0
+gap=$(jq .max_gap "$TB_OUT/long.server.json")
+log_info "long: at the server (capture, not judged) $(jq -c . "$TB_OUT/long.srv.json")"
+awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
+	check_err 1 "the server's application waited $gap s for data"
+log_test "long: no stall > 1 s at the receiving application (longest wait $gap s)"
+check_client_view long
 log_info "long: events=$(delta long congestion_events) responses=$(delta long $RESP_KEYS) undo=$(delta long $UNDO_KEYS) timeouts=$(delta long TcpExtTCPTimeouts)"
 tb_cross_stop
 

@@ -61,6 +61,7 @@ static const char *act_str(u32 v)
 		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
 		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
+		"ACK_ABSORBED",
 	};
 	static char bufs[4][256];
 	static unsigned int n;
@@ -1943,6 +1944,13 @@ static void dupack_basic(bool sack, bool ts)
 		EXPECT_EQ(fl.f.saved_ack, u);
 		EXPECT_EQ(fl.f.hold_end, fl.n_seq);
 		EXPECT_EQ(fl.f.dup_cnt, 0);
+		EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+		/*
+		 * Without SACK, E's first ACKs after the event are absorbed
+		 * (test_dupack_no_sack_absorbs); here, as if N had been shown
+		 * no duplicate yet, only those showing no segment above L.
+		 */
+		fl.f.dup_shown = 0;
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, u);
 		EXPECT_EQ(e.win, 500);
@@ -1957,6 +1965,9 @@ static void dupack_basic(bool sack, bool ts)
 		/* an ECE while the loss is simulated: no new event */
 		EXPECT_R(e_ack(&fl, ECE, u, opt, 100, 500),
 			 CLR_ECE | ECNP_ACT_HOLD_ACK);
+		/* (without SACK, a repeat of U: shown, and counted) */
+		EXPECT_EQ(fl.f.dup_shown, !sack);
+		fl.f.dup_shown = 0;
 		/* N's new data carries the CWR */
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 		end1 = fl.n_seq;
@@ -1999,10 +2010,15 @@ static void dupack_basic(bool sack, bool ts)
 			EXPECT_EQ(e.sack_start, u + MSS);
 			EXPECT_EQ(e.sack_end, u + 2 * MSS);
 		}
-		/* ACK of L only: nothing to SACK */
-		e = edit_of(&fl, e_ack(&fl, 0, u + MSS, opt, 4000, 600));
-		EXPECT_EQ(e.ack, u);
-		EXPECT(!e.sack);
+		/* ACK of L only: nothing to SACK (nor to show, without) */
+		r = e_ack(&fl, 0, u + MSS, opt, 4000, 600);
+		if (sack) {
+			e = edit_of(&fl, r);
+			EXPECT_EQ(e.ack, u);
+			EXPECT(!e.sack);
+		} else {
+			EXPECT_R(r, DROP | ECNP_EV_ACK_ABSORBED);
+		}
 		/* an old ACK (below L) is left alone */
 		EXPECT_R(e_ack(&fl, 0, u - MSS, opt, 4000, 600), 0);
 		/* a fresh TSecr is not touched */
@@ -2239,10 +2255,8 @@ static void test_dupack_hold_until_rexmit(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 
 	CTX("dupack: the ACK that ends a hold starts the next one");
-	n_send(&fl, 0, MSS);
-	n_send(&fl, 0, MSS);
-	n_send(&fl, 0, MSS);
-	n_send(&fl, 0, MSS);
+	for (k = 0; k < 5; k++)
+		n_send(&fl, 0, MSS);
 	/* a stale TSecr alone would be raised ... */
 	u = fl.n_seq - 5 * MSS;
 	EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_TS, 1, 9), ECNP_ACT_SET_TSECR);
@@ -2303,13 +2317,113 @@ static void test_dupack_real_hole_aborts(void **state)
 	CTX("dupack without SACK: E repeats its ACK (a real hole)");
 	u = held_flow(&fl, false, 7, 0xfffffff0u, false, 0);
 	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
-	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
+	/* (two segments above L acked, three duplicates shown: absorbed) */
+	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED);
+	/* E's repeats are shown: N must keep sending for E to repeat */
 	for (k = 1; k < ECNP_HOLE_ACKS; k++)
 		EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9),
 			 ECNP_ACT_HOLD_ACK);
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), ECNP_EV_DUPACK_ABORT);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), 0);
+}
+
+/*
+ * Without SACK each duplicate ACK counts as a segment delivered: N is never
+ * shown more of them than E has acked segments above L (the three injected
+ * ones stand for the first three), or Linux takes the excess for reordering
+ * and raises its dupthresh to a window.
+ */
+static void test_dupack_no_sack_absorbs(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	bool wd;
+	u32 u;
+
+	(void)state;
+	CTX("dupack without SACK: E's ACKs for the claimed segments absorbed");
+	u = held_flow(&fl, false, 0xfffff000u, 77, false, ECNP_OPT_TS);
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	/* L, then one, three segments above it: already claimed */
+	EXPECT_R(e_ack(&fl, 0, u + MSS, ECNP_OPT_TS, 50, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, ECNP_OPT_TS, 50, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_R(e_ack(&fl, 0, u + 4 * MSS, ECNP_OPT_TS, 50, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+	/* the fourth segment above L is news: a duplicate, and counted */
+	EXPECT_R(e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_TS, 50, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS + 1);
+	/* E acking two segments at once: one duplicate, then one spare */
+	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS, ECNP_OPT_TS, 50, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS + 100, ECNP_OPT_TS, 50, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS + 200, ECNP_OPT_TS, 50, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	/*
+	 * E repeats its ACK (a segment above a hole): shown while N has
+	 * more segments beyond L in flight than duplicates (8 here)
+	 */
+	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS + 200, ECNP_OPT_TS, 50, 9),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(fl.f.dup_shown, 7);
+	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS + 200, ECNP_OPT_TS, 50, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_EQ(fl.f.dup_shown, 7);
+	/* an ACK that carries data is never absorbed */
+	p = mkp(e_dir(&fl), ACK, fl.e_seq, u + 7 * MSS + 300, 100, NOT_ECT);
+	fl.e_seq += 100;
+	EXPECT_R(step(&fl, p), ECNP_ACT_HOLD_ACK);
+	/* the release goes through */
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 50, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+
+	CTX("dupack with SACK: nothing absorbed");
+	u = held_flow(&fl, false, 0xfffff000u, 77, true, ECNP_OPT_TS);
+	EXPECT_R(e_ack(&fl, 0, u + MSS, ECNP_OPT_TS, 1, 9), ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_HOLD_ACK);
+}
+
+/*
+ * E's ACKs forwarded out of order (two CPUs): an ECE ACK older than one N
+ * already saw starts nothing; the signal waits for an ACK at E's newest.
+ */
+static void test_dupack_not_on_an_old_ack(void **state)
+{
+	struct flow fl;
+	u32 u;
+	int k;
+
+	(void)state;
+	CTX("dupack: no simulated loss on an ACK older than one forwarded");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7fffff00u, 3);
+	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	for (k = 0; k < 12; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 10 * MSS;
+	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, ECNP_OPT_TS, 1, 9), 0);
+	EXPECT_EQ(fl.f.e_ack, u + 3 * MSS);
+	/* the ECE ACK for u, overtaken by the one for u + 3 segments */
+	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9), CLR_ECE);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.e_ack, u + 3 * MSS);
+	/* an ACK beyond what N sent is not E's newest */
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq + MSS, ECNP_OPT_TS, 1, 9), 0);
+	EXPECT_EQ(fl.f.e_ack, u + 3 * MSS);
+	/* the next ACK at E's newest carries the signal */
+	EXPECT_R(e_ack(&fl, 0, u + 4 * MSS, ECNP_OPT_TS, 1, 9),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_EQ(fl.f.saved_ack, u + 4 * MSS);
 }
 
 static void test_dupack_gso_rexmit_and_old_acks(void **state)
@@ -2338,7 +2452,7 @@ static void test_dupack_gso_rexmit_and_old_acks(void **state)
 	EXPECT_R(n_retx(&fl, u + 2 * MSS, MSS), 0);
 	/* the mode switched to drop while held: the hold still ends */
 	fl.mode = ECNP_FB_DROP;
-	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
+	EXPECT_R(e_ack(&fl, 0, u + 5 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 9), 0);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 }
@@ -2368,7 +2482,7 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 	struct flow fl;
 	u32 start, rcv_nxt, ts_recent = 0, clock = 1000, n_ack, r, sent_tsecr;
 	u32 events = 0, injected = 0, suppressed = 0, cwrs = 0, marks = 0;
-	u32 rexmit_ts = 0;
+	u32 rexmit_ts = 0, dups = 0, absorbed = 0;
 	bool demand = false, retx_due = false, rexmit_seen = false, wd;
 	int i;
 
@@ -2426,10 +2540,18 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 		r = e_ack(&fl, demand ? ECE : 0, rcv_nxt, ts ? ECNP_OPT_TS : 0,
 			  ts_recent, 1000);
 		e = edit_of(&fl, r);
-		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0 | DROP), 0);
+		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0), 0);
+		if (r & DROP) {
+			/* absorbed: N sees nothing */
+			EXPECT_R(r, DROP | ECNP_EV_ACK_ABSORBED);
+			EXPECT(!sack);
+			absorbed++;
+			continue;
+		}
 		if (r & ECNP_ACT_INJECT_DUPACKS) {
 			events++;
 			injected++;
+			dups = ECNP_DUPACKS;
 			EXPECT_EQ(e.ack, rcv_nxt);
 			EXPECT(!before(fl.n_seq, e.ack + 4 * MSS));
 			if (sack)
@@ -2442,6 +2564,20 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 		/* what N sees */
 		sent_tsecr = e.tsecr;
 		EXPECT(!before(e.ack, n_ack));
+		if ((fl.f.dflags & ECNP_DF_HOLD) && !sack) {
+			/*
+			 * tcp_add_reno_sack(): never more duplicates than
+			 * segments beyond the hole (tcp_limit_reno_sacked()
+			 * would call that reordering), nor than E has acked
+			 * above it, the first three being the injected ones
+			 */
+			if (r & ECNP_ACT_HOLD_ACK)
+				dups++;
+			EXPECT(dups + 1 <= (fl.n_seq - fl.f.saved_ack) / MSS);
+			if (dups > ECNP_DUPACKS)
+				EXPECT(dups <= (rcv_nxt - fl.f.saved_ack) /
+					       MSS - 1);
+		}
 		if (fl.f.dflags & ECNP_DF_HOLD) {
 			EXPECT_EQ(e.ack, fl.f.saved_ack);
 			if (e.sack) {
@@ -2466,6 +2602,11 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 	EXPECT_EQ(injected, events);
 	EXPECT_EQ(cwrs, events);
 	EXPECT(!demand);
+	/* E acks every segment: without SACK the first three are absorbed */
+	if (!sack)
+		EXPECT(absorbed >= ECNP_DUPACKS * events);
+	else
+		EXPECT_EQ(absorbed, 0);
 	(void)start;
 }
 
@@ -2739,9 +2880,24 @@ static void test_fuzz_invariants(void **state)
 			if (r & CLR_ECN)
 				EXPECT(p.ecn != NOT_ECT);
 			EXPECT_EQ(r & ECNP_ACT_MASK & ~0x3ffu, 0);
-			/* drop: exactly what wants_drop() predicted */
-			EXPECT_EQ(!!(r & DROP), wd);
-			if (r & DROP) {
+			/*
+			 * drop: exactly what wants_drop() predicted, but for
+			 * dupack's absorbed ACKs (E->N, no data: never GSO)
+			 */
+			if (r & ECNP_EV_ACK_ABSORBED) {
+				EXPECT_EQ(r, DROP | ECNP_EV_ACK_ABSORBED);
+				EXPECT(ecnp_from_e(&prev, &p) && !p.len);
+				EXPECT(!(p.flags & (FIN | SYN | RST)));
+				EXPECT(prev.dflags & ECNP_DF_HOLD);
+				EXPECT(f.dflags & ECNP_DF_HOLD);
+				EXPECT((prev.dflags & (ECNP_DF_SACK_A |
+						       ECNP_DF_SACK_B)) !=
+				       (ECNP_DF_SACK_A | ECNP_DF_SACK_B));
+				EXPECT(!wd);
+			} else {
+				EXPECT_EQ(!!(r & DROP), wd);
+			}
+			if ((r & DROP) && !(r & ECNP_EV_ACK_ABSORBED)) {
 				EXPECT_EQ(r & ECNP_ACT_MASK, DROP);
 				/* a drop-mode signal, or dupack's suppression */
 				EXPECT(!!(r & ECNP_EV_CONG_SIGNAL) ^
@@ -2757,9 +2913,13 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(ecnp_from_e(&f, &p));
 				EXPECT(p.flags & ACK);
 			}
-			if (r & ECNP_ACT_INJECT_DUPACKS)
+			if (r & ECNP_ACT_INJECT_DUPACKS) {
 				EXPECT(mode == ECNP_FB_DUPACK && !p.len &&
 				       (f.dflags & ECNP_DF_HOLD));
+				/* never below an ACK N already saw */
+				EXPECT(!before(p.ack, prev.e_ack));
+				EXPECT(!after(p.ack, prev.n_nxt));
+			}
 			if (r & ECNP_EV_REXMIT_SUPPRESSED)
 				EXPECT(p.seq == prev.saved_ack &&
 				       before(p.seq, prev.n_nxt) &&
@@ -2788,7 +2948,7 @@ static void test_fuzz_invariants(void **state)
 			if (ecnp_fsm_in_phase2(&prev) &&
 			    ecnp_fsm_in_phase2(&f) &&
 			    ecnp_from_e(&prev, &p) &&
-			    !(p.flags & SYN)) {
+			    !(p.flags & SYN) && !(r & DROP)) {
 				struct ecnp_pkt seen = apply(p, r);
 
 				EXPECT_EQ(seen.ecn, NOT_ECT);
@@ -2826,7 +2986,7 @@ static void test_struct_layout(void **state)
 {
 	(void)state;
 	CTX("struct sizes");
-	EXPECT_EQ(sizeof(struct ecnp_fsm), 44);
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 48);
 	EXPECT_EQ(sizeof(struct ecnp_pkt), 36);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
@@ -2927,6 +3087,8 @@ int main(void)
 		cmocka_unit_test(test_dupack_sack_beyond_hold_end),
 		cmocka_unit_test(test_dupack_hold_until_rexmit),
 		cmocka_unit_test(test_dupack_real_hole_aborts),
+		cmocka_unit_test(test_dupack_no_sack_absorbs),
+		cmocka_unit_test(test_dupack_not_on_an_old_ack),
 		cmocka_unit_test(test_dupack_gso_rexmit_and_old_acks),
 		cmocka_unit_test(test_dupack_simulation),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
