@@ -482,7 +482,7 @@ static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
  * the ACK number can be shown lost with three segments (S)ACKed above it.
  */
 static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
-			      const struct ecnp_pkt *p)
+			      const struct ecnp_pkt *p, bool advanced)
 {
 	/*
 	 * Not on an ACK that reports a hole (a SACK block above its ACK
@@ -496,9 +496,13 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 * E's ACKs out of order): N has seen the newer one, would ignore
 	 * the duplicates as old, and every ACK held at this number after
 	 * them too: a freeze (seen in the 200 MB run, N in RTO back-off).
+	 * And only on an ACK that advances E's: a repeated one is a
+	 * duplicate ACK (without SACK, the only sign of a hole) that N has
+	 * already counted, and three more would show it more duplicates
+	 * than segments delivered.
 	 */
 	return (p->flags & ECNP_TCP_ACK) && !p->len && f->smss &&
-	       !(p->opt & ECNP_OPT_SACK) && p->ack == f->e_ack &&
+	       !(p->opt & ECNP_OPT_SACK) && advanced && p->ack == f->e_ack &&
 	       !(f->dflags & ECNP_DF_HOLD) && after(f->n_nxt, p->ack) &&
 	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
 }
@@ -691,10 +695,11 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 {
 	bool echo = ecnp_st_echo(f->state);
 	bool signal = ecnp_st_signal(f->state);
+	bool advanced = (p->flags & ECNP_TCP_ACK) &&
+			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
 	u32 act = 0;
 
-	if ((p->flags & ECNP_TCP_ACK) && after(p->ack, f->e_ack) &&
-	    !after(p->ack, f->n_nxt))
+	if (advanced)
 		f->e_ack = p->ack;
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
 	    after(p->ack, f->recover))
@@ -729,7 +734,8 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			signal = true;
 	}
 	/* dupack: the signal is this ACK plus injected duplicates of it */
-	if (signal && mode == ECNP_FB_DUPACK && ecnp_dupack_ready(f, p)) {
+	if (signal && mode == ECNP_FB_DUPACK &&
+	    ecnp_dupack_ready(f, p, advanced)) {
 		ecnp_start_hold(f, p);
 		signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
