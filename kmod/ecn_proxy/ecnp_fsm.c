@@ -485,25 +485,21 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 			      const struct ecnp_pkt *p, bool advanced)
 {
 	/*
-	 * Not on an ACK that reports a hole (a SACK block above its ACK
-	 * number): N reads the hole from this very ACK and may retransmit
-	 * more than L, data E may still receive (reordering) or that was
-	 * lost (N's own recovery, a real reduction, repairs it).  The
-	 * signal waits for an ACK without one.
+	 * Only on an ACK that advances E's ACK number (@advanced: after the
+	 * newest one E sent, not beyond what N sent):
+	 *  - an older one (two CPUs can forward E's ACKs out of order) N
+	 *    would ignore, the duplicates and every ACK held at its number
+	 *    with it: a freeze (seen in the 200 MB run, N in RTO back-off);
+	 *  - a repeated one is a duplicate ACK N has already counted (without
+	 *    SACK the only sign of a hole at E): three more would show N more
+	 *    duplicates than segments delivered.
+	 * Nor on one that reports a hole with SACK (a block above its ACK
+	 * number): N reads the hole from it and may retransmit more than L,
+	 * data E may still receive (reordering) or that was lost (N's own
+	 * recovery repairs it).  The signal waits for the next suitable ACK.
 	 */
-	/*
-	 * Nor on an ACK older than one E already sent (two CPUs can forward
-	 * E's ACKs out of order): N has seen the newer one, would ignore
-	 * the duplicates as old, and every ACK held at this number after
-	 * them too: a freeze (seen in the 200 MB run, N in RTO back-off).
-	 * And only on an ACK that advances E's: a repeated one is a
-	 * duplicate ACK (without SACK, the only sign of a hole) that N has
-	 * already counted, and three more would show it more duplicates
-	 * than segments delivered.
-	 */
-	return (p->flags & ECNP_TCP_ACK) && !p->len && f->smss &&
-	       !(p->opt & ECNP_OPT_SACK) && advanced && p->ack == f->e_ack &&
-	       !(f->dflags & ECNP_DF_HOLD) && after(f->n_nxt, p->ack) &&
+	return advanced && !p->len && f->smss &&
+	       !(p->opt & ECNP_OPT_SACK) && !(f->dflags & ECNP_DF_HOLD) &&
 	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
 }
 
@@ -557,6 +553,15 @@ static bool ecnp_dupack_excess(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return false;
 }
 
+/* A real loss the hold would hide: stop holding and suppressing. */
+static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	f->dflags &= ~ECNP_DF_HOLD;
+	f->dflags |= ECNP_DF_REXMIT;
+	return ECNP_EV_DUPACK_ABORT |
+	       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
+}
+
 /* An E->N ACK while the simulated loss is in progress. */
 static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -600,11 +605,12 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 			f->hold_ack = p->ack;
 			f->dup_cnt = 0;
 		} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
-			f->dflags &= ~ECNP_DF_HOLD;
-			f->dflags |= ECNP_DF_REXMIT;
-			return ECNP_EV_DUPACK_ABORT |
-			       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
+			return ecnp_give_up(f, p);
 		}
+		if (!(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST)) &&
+		    ecnp_dupack_excess(f, p))
+			return ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED;
+		return ECNP_ACT_HOLD_ACK;
 	}
 	/*
 	 * E keeps reporting a hole (SACK blocks above its ACK) inside the
@@ -616,16 +622,8 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	 */
 	if (ecnp_sack_ok(f) && (p->opt & ECNP_OPT_SACK) &&
 	    before(p->ack, ecnp_fake_end(f)) &&
-	    ++f->dup_cnt >= ECNP_HOLE_ACKS) {
-		f->dflags &= ~ECNP_DF_HOLD;
-		f->dflags |= ECNP_DF_REXMIT;
-		return ECNP_EV_DUPACK_ABORT |
-		       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
-	}
-	if (!ecnp_sack_ok(f) && !p->len &&
-	    !(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST)) &&
-	    ecnp_dupack_excess(f, p))
-		return ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED;
+	    ++f->dup_cnt >= ECNP_HOLE_ACKS)
+		return ecnp_give_up(f, p);
 	return ECNP_ACT_HOLD_ACK;
 }
 
@@ -946,21 +944,27 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
  * ecnp_fsm_wants_opts - does ecnp_fsm_step() need the TCP options?
  * @f: the flow's state
  * @flags: the segment's ECNP_TCP_* flags
+ * @mode: the feedback mode the segment will be stepped with
  *
- * Options (ECNP_OPT_*) are read on SYNs and SYN-ACKs, on ACKs echoing ECE
- * and while a dupack signal is pending (a hole reported by SACK defers
- * the simulated loss), and while a simulated loss or its TSecr fix-up
- * lasts.  Other segments need not be walked.
+ * Options (ECNP_OPT_*) are read on SYNs and SYN-ACKs, while a simulated
+ * loss or its TSecr fix-up lasts (whatever the mode is now), and in dupack
+ * mode on ACKs echoing ECE and while the signal is pending (a hole
+ * reported by SACK defers the simulated loss).  Other segments need not
+ * be walked.
  *
  * Return: true iff the caller must fill in the ecnp_pkt's option fields.
  */
-bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags)
+bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
+			 enum ecnp_feedback mode)
 {
 	if (flags & ECNP_TCP_SYN)
 		return true;
-	return ecnp_fsm_in_phase2(f) &&
-	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state) ||
-		(f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)));
+	if (!ecnp_fsm_in_phase2(f))
+		return false;
+	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS))
+		return true;
+	return mode == ECNP_FB_DUPACK &&
+	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state));
 }
 
 /**

@@ -242,7 +242,8 @@ struct ecnp_ack_edit {
 void ecnp_fsm_init(struct ecnp_fsm *f);
 u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade);
-bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags);
+bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
+			 enum ecnp_feedback mode);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,

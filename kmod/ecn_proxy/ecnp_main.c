@@ -309,7 +309,8 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 
 /* Options are walked only when the state machine reads them. */
 static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
-			  const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
+			  const struct tcpmb_pkt *p, enum ecnp_feedback mode,
+			  struct ecnp_pkt *ep)
 {
 	const struct tcpmb_flow *f = &ef->base;
 
@@ -323,7 +324,7 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 	ep->win = ntohs(p->th.window);
 	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
 			    p->payload, U16_MAX);
-	if (ecnp_fsm_wants_opts(&ef->fsm, ep->flags))
+	if (ecnp_fsm_wants_opts(&ef->fsm, ep->flags, mode))
 		ecnp_fill_opts(skb, p, ep);
 }
 
@@ -704,7 +705,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		spin_unlock_bh(&f->lock);
 		return NF_ACCEPT;
 	}
-	ecnp_fill_pkt(ef, skb, &p, &ep);
+	ecnp_fill_pkt(ef, skb, &p, mode, &ep);
 	if (may_segment && skb_is_gso(skb) &&
 	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
 		spin_unlock_bh(&f->lock);

@@ -30,10 +30,6 @@ tb_proxy_load
 TB_SETUP=upload
 tb_up
 tb_cross_start "$cross" up
-# every run starts from defaults: no ssthresh or reordering learnt by an
-# earlier run in the route metrics
-tb_ns client sysctl -qw net.ipv4.tcp_no_metrics_save=1
-tb_ns server sysctl -qw net.ipv4.tcp_no_metrics_save=1
 echo "{\"size\": $size, \"reps\": $reps, \"cross\": \"$cross\", \"rate\": \"${TB_RATE_LOW:-10mbit}\", \"seed\": $seed, \"kernel\": \"$(uname -r)\"}" >meta.json
 
 nstat_sum() {
@@ -48,9 +44,7 @@ for rep in $(seq "$reps"); do
 		tb_tcp client ecn="$cecn"
 		tb_tcp server ecn="$secn"
 		if [ "$prx" = on ]; then tb_proxy on "$fb"; else tb_proxy off; fi
-		tb_ns client ip tcp_metrics flush all 2>/dev/null || true
-		# and from an idle router: RED's average at 0 (topology.sh)
-		tb_red_reset
+		tb_fresh_transfer
 		ev0=$(tb_proxy_stat congestion_events)
 		rec0=$(nstat_sum client TcpExtTCPSackRecovery TcpExtTCPRenoRecovery)
 		undo0=$(nstat_sum client TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs)

@@ -34,8 +34,8 @@
 #   dropped, and a lone retransmission (never ECT) can be dropped at every
 #   RTO, a stall of minutes.  Tests that check function rather than the
 #   thesis's numbers call tb_red_functional before tb_up; measurements of
-#   independent transfers (the matrix, the dupack benchmark) call
-#   tb_red_reset before each one.
+#   independent transfers (the matrix, the dupack benchmark and test) call
+#   tb_red_reset (tb_fresh_transfer) before each one.
 #   TB_OFFLOADS   off: TSO, GSO and GRO off on every device; on: all on (off)
 #   TB_DELAY_MS   netem delay on the server's link, 0 for none          (0)
 #   TB_STATE      directory for pids and logs        (/tmp/tb-state)
@@ -179,6 +179,19 @@ tb_red_reset() {
 		tb_red_qdisc change eth1 "$TB_RATE_HIGH" &&
 			tb_red_qdisc change eth2 "$TB_RATE_LOW"
 	fi
+}
+
+# tb_fresh_transfer: the next transfer starts as on a fresh testbed: client
+# and server learn nothing from earlier connections (no route metrics:
+# ssthresh, reordering) and RED's average is 0 (tb_red_reset).  For
+# measurements of independent transfers on one topology.
+tb_fresh_transfer() {
+	local n
+	for n in client server; do
+		tb_ns "$n" sysctl -qw net.ipv4.tcp_no_metrics_save=1 || return
+		tb_ns "$n" ip tcp_metrics flush all 2>/dev/null || true
+	done
+	tb_red_reset
 }
 
 tb_up() {

@@ -135,11 +135,7 @@ for cfg in "cubic 1 1" "cubic 1 0" "cubic 0 1" "cubic 0 0" "reno 1 1" "reno 0 1"
 	read -r cc sack ts <<<"$cfg"
 	name=$cc-sack$sack-ts$ts
 	tb_tcp client ecn=0 sack="$sack" ts="$ts" cc="$cc"
-	# each run starts from defaults (no reordering or ssthresh learnt
-	# from the previous run in the route metrics)
-	tb_ns client sysctl -qw net.ipv4.tcp_no_metrics_save=1
-	tb_ns client ip tcp_metrics flush all 2>/dev/null || true
-	tb_red_reset
+	tb_fresh_transfer
 	upload "$name" "$up"
 	check_delivery "$name"
 

@@ -1859,8 +1859,9 @@ static u32 rnd(u32 *s);
 static struct ecnp_pkt last_e;
 
 /* E sends a pure ACK with options. */
-static u32 e_ack(struct flow *fl, u16 flags, u32 ack, u8 opt, u32 tsecr,
-		 u16 win)
+/* A pure ACK from E, remembered in last_e. */
+static struct ecnp_pkt e_ack_pkt(struct flow *fl, u16 flags, u32 ack, u8 opt,
+				 u32 tsecr, u16 win)
 {
 	struct ecnp_pkt p = mkp(e_dir(fl), ACK | flags, fl->e_seq, ack, 0,
 				NOT_ECT);
@@ -1870,7 +1871,19 @@ static u32 e_ack(struct flow *fl, u16 flags, u32 ack, u8 opt, u32 tsecr,
 	p.tsecr = tsecr;
 	p.win = win;
 	last_e = p;
-	return step(fl, p);
+	return p;
+}
+
+static u32 e_ack(struct flow *fl, u16 flags, u32 ack, u8 opt, u32 tsecr,
+		 u16 win)
+{
+	return step(fl, e_ack_pkt(fl, flags, ack, opt, tsecr, win));
+}
+
+/* N negotiated SACK (what the handshake tests set from the options). */
+static void flow_sack(struct flow *fl)
+{
+	fl->f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
 
 static struct ecnp_ack_edit edit_of(struct flow *fl, u32 r)
@@ -1931,7 +1944,7 @@ static void dupack_basic(bool sack, bool ts)
 		CTX("dupack sack %d ts %d E=%c", sack, ts, v[i].e_is_a ? 'A' : 'B');
 		flow_open(&fl, v[i].e_is_a, ECNP_FB_DUPACK, v[i].ia, v[i].ib);
 		if (sack)
-			fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+			flow_sack(&fl);
 		for (k = 0; k < 10; k++)
 			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 		EXPECT_EQ(fl.f.smss, MSS);
@@ -2112,10 +2125,14 @@ static void test_dupack_not_on_a_hole(void **state)
 	(void)state;
 	CTX("dupack: not started on an ACK that reports a hole");
 	flow_open(&fl, true, ECNP_FB_DUPACK, 0xfffff000u, 3);
-	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
-	EXPECT(!ecnp_fsm_wants_opts(&fl.f, ACK));
-	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK | ECE));
-	EXPECT(ecnp_fsm_wants_opts(&fl.f, SYN));
+	flow_sack(&fl);
+	EXPECT(!ecnp_fsm_wants_opts(&fl.f, ACK, ECNP_FB_DUPACK));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK | ECE, ECNP_FB_DUPACK));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, SYN, ECNP_FB_DUPACK));
+	/* other modes read them on SYNs only, outside a simulated loss */
+	EXPECT(!ecnp_fsm_wants_opts(&fl.f, ACK | ECE, ECNP_FB_DROP));
+	EXPECT(!ecnp_fsm_wants_opts(&fl.f, ACK | ECE, ECNP_FB_NONE));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, SYN, ECNP_FB_DROP));
 	for (k = 0; k < 10; k++)
 		n_send(&fl, 0, MSS);
 	u = fl.n_seq - 8 * MSS;
@@ -2123,14 +2140,14 @@ static void test_dupack_not_on_a_hole(void **state)
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	/* the signal is pending: options of every E ACK are read */
-	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK, ECNP_FB_DUPACK));
 	EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_SACK, 0, 9), 0);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	/* the hole is filled: the next clean ACK gives the signal */
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9),
 		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
-	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK));
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK, ECNP_FB_DUPACK));
 }
 
 /*
@@ -2146,7 +2163,7 @@ static u32 held_flow(struct flow *fl, bool e_a, u32 isn_a, u32 isn_b,
 
 	flow_open(fl, e_a, ECNP_FB_DUPACK, isn_a, isn_b);
 	if (sack)
-		fl->f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+		flow_sack(fl);
 	for (k = 0; k < 10; k++)
 		n_send(fl, 0, MSS);
 	u = fl->n_seq - 8 * MSS;
@@ -2163,13 +2180,10 @@ static u32 sack_hold(struct flow *fl, u32 isn)
 /* E SACKs data sent after the suppressed retransmission. */
 static u32 e_ack_sack(struct flow *fl, u32 ack, u32 sack_high, u32 tsecr)
 {
-	struct ecnp_pkt p = mkp(e_dir(fl), ACK, fl->e_seq, ack, 0, NOT_ECT);
+	struct ecnp_pkt p = e_ack_pkt(fl, 0, ack, ECNP_OPT_SACK | ECNP_OPT_TS,
+				      tsecr, 9);
 
-	p.opt = ECNP_OPT_SACK | ECNP_OPT_TS;
 	p.sack_high = sack_high;
-	p.tsval = 777;
-	p.tsecr = tsecr;
-	p.win = 9;
 	last_e = p;
 	return step(fl, p);
 }
@@ -2410,7 +2424,7 @@ static void test_dupack_not_on_an_old_ack(void **state)
 	(void)state;
 	CTX("dupack: no simulated loss on an ACK older than one forwarded");
 	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7fffff00u, 3);
-	fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	flow_sack(&fl);
 	for (k = 0; k < 12; k++)
 		n_send(&fl, 0, MSS);
 	u = fl.n_seq - 10 * MSS;
@@ -2494,7 +2508,7 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 	flow_open(&fl, e_is_a, ECNP_FB_DUPACK, 0xffffe000u + seed * 4099,
 		  seed * 7919);
 	if (sack)
-		fl.f.dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+		flow_sack(&fl);
 	start = rcv_nxt = n_ack = fl.n_seq;
 	for (i = 0; i < 20000; i++) {
 		clock++;
@@ -2861,6 +2875,19 @@ static void test_fuzz_invariants(void **state)
 			wd = ecnp_fsm_wants_drop(&f, &p, mode);
 			r = ecnp_fsm_step(&f, &p, mode, (y >> 28) == 0);
 			fuzz_ctx(flow, i, &prev, &f, &p, mode, r);
+			/* options not walked: nothing depends on them */
+			if (!ecnp_fsm_wants_opts(&prev, p.flags, mode)) {
+				struct ecnp_fsm g = prev;
+				struct ecnp_pkt q = p;
+
+				q.opt = 0;
+				q.sack_high = 0;
+				q.tsval = 0;
+				q.tsecr = 0;
+				EXPECT_EQ(ecnp_fsm_step(&g, &q, mode,
+							(y >> 28) == 0), r);
+				EXPECT(!memcmp(&g, &f, sizeof(g)));
+			}
 			visits[f.state < ECNP_S_NR ? f.state : 0]++;
 
 			EXPECT(f.state < ECNP_S_NR && f.state != ECNP_S_INIT);
