@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Summarise the ECN-relevant header bits of one TCP connection in a pcap.
 
-  pcap_ecn.py PCAP SERVER_PORT [ECN_HOST]
+  pcap_ecn.py PCAP SERVER_PORT [ECN_HOST [N_SIDE_PCAP]]
 
 Reads the pcap with scripts/analysis/pcapflow.py (no tshark: it takes
 minutes to start in the TCG guest) and prints JSON.  Directions are "c2s" (toward
@@ -21,7 +21,19 @@ seen at this capture point: replaying the packets in order, CE on data
 toward the non-ECN side starts an echo and CWR from the ECN host ends it;
 "echo.match" is the share of packets from the non-ECN side to the ECN host
 whose ECE equals the replayed echo state, "echo.ece" how many had ECE.
+
+With N_SIDE_PCAP, a capture of the same connection on the non-ECN host's
+side of the proxy, "n2e" judges this capture's data toward the ECN host by
+what N did rather than by what this capture saw: "n2e.data" counts the
+segments none of whose bytes N sent twice (N's new data, which the proxy
+must send as ECT), "n2e.ect_data" those of them that are ECT, and
+"n2e.n_rexmit" the segments that overlap something N retransmitted (not
+judged).  The capture's own "data" cannot tell a retransmission that fills
+the top of the sequence space from new data: when the proxy drops N's
+highest segment (feedback=drop) and nothing later passes before N resends
+it, the Not-ECT retransmission looks new here.
 """
+import bisect
 import json
 import os
 import sys
@@ -45,7 +57,36 @@ def segments(pcap, port):
         yield d, flags, ecn, plen, (seq - base[d]) % (1 << 32)
 
 
-def main(pcap, port, ecn_host=None):
+def rexmit_ranges(pcap, port, direction):
+    """Merged [start, end) ranges of the relative sequence space that the
+    sender in DIRECTION sent more than once, as seen in PCAP: every data
+    segment that starts below the highest end sequence seen before."""
+    high = None
+    ranges = []
+    for d, _flags, _ecn, tlen, seq in segments(pcap, port):
+        if d != direction or tlen == 0:
+            continue
+        if high is not None and seq < high:
+            ranges.append((seq, seq + tlen))
+        high = max(high or 0, seq + tlen)
+    merged = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def overlaps(ranges, start, end):
+    """Whether [start, end) overlaps one of the merged, sorted RANGES."""
+    i = bisect.bisect_right(ranges, [start, float("inf")]) - 1
+    if i >= 0 and ranges[i][1] > start:
+        return True
+    return i + 1 < len(ranges) and ranges[i + 1][0] < end
+
+
+def summarise(pcap, port, ecn_host=None, n_side=None):
     port = int(port)
     res = {d: dict(packets=0, data=0, ect_data=0, ect_any=0, ce=0, ece=0, cwr=0,
                    retrans=0) for d in ("c2s", "s2c")}
@@ -56,6 +97,8 @@ def main(pcap, port, ecn_host=None):
     n_match = n_checked = n_ece = 0
     # the direction of packets from the non-ECN host toward the ECN host
     n2e = {"server": "c2s", "client": "s2c"}.get(ecn_host)
+    n_rexmit = rexmit_ranges(n_side, port, n2e) if n2e and n_side else None
+    judged = dict(data=0, ect_data=0, n_rexmit=0)
     for d, flags, ecn, tlen, seq in segments(pcap, port):
         r = res[d]
         r["packets"] += 1
@@ -75,6 +118,12 @@ def main(pcap, port, ecn_host=None):
                 if ecn in (1, 2):
                     r["ect_data"] += 1
             high[d] = max(high[d] or 0, seq + tlen)
+            if n_rexmit is not None and d == n2e:
+                if overlaps(n_rexmit, seq, seq + tlen):
+                    judged["n_rexmit"] += 1
+                else:
+                    judged["data"] += 1
+                    judged["ect_data"] += ecn in (1, 2)
         if ecn in (1, 2):
             r["ect_any"] += 1
         if ecn == 3:
@@ -99,10 +148,12 @@ def main(pcap, port, ecn_host=None):
     if n2e:
         res["echo"] = dict(checked=n_checked, ece=n_ece,
                            match=round(n_match / n_checked, 4) if n_checked else 0)
-    print(json.dumps(res))
+    if n_rexmit is not None:
+        res["n2e"] = judged
+    return res
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) not in (3, 4, 5):
         sys.exit(__doc__)
-    main(*sys.argv[1:])
+    print(json.dumps(summarise(*sys.argv[1:])))

@@ -169,7 +169,9 @@ tb_xfer() {
 		[ "$(jq -r .received "$c")" = "$down" ]
 }
 
-# pcap_ecn PCAP [ECN_HOST]: JSON summary of the xfer connection's ECN bits.
+# pcap_ecn PCAP [ECN_HOST [N_SIDE_PCAP]]: JSON summary of the xfer
+# connection's ECN bits; with N_SIDE_PCAP, "n2e" judges the data toward the
+# ECN host by what the non-ECN host sent (see pcap_ecn.py).
 pcap_ecn() {
-	python3 "$TB_LIB_DIR/pcap_ecn.py" "$1" $XFER_PORT ${2:+"$2"}
+	python3 "$TB_LIB_DIR/pcap_ecn.py" "$1" $XFER_PORT ${2:+"$2"} ${3:+"$3"}
 }

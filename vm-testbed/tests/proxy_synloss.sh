@@ -63,17 +63,19 @@ case_run() {
 	cs=$TB_OUT/$tag.cs.json
 	ss=$TB_OUT/$tag.ss.json
 	pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"
-	pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" >"$ss"
+	pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" "$TB_OUT/$tag.cs.pcap" >"$ss"
 	RET=0
 	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' "$cs")
 	[ "$ect$ce$ece$cwr" = 0000 ] ||
 		check_err 1 "toward the client: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
 	if [ "$ehost" = server ]; then
-		# proxied, E = server: the server's data is ECT, the client's too
-		# once the proxy sets it
-		read -r data ect < <(jq -r '.c2s | "\(.data) \(.ect_data)"' "$ss")
+		# proxied, E = server: every segment the client sent once is
+		# ECT toward the server (judged by the client-side capture: a
+		# retransmission of a segment the proxy dropped at the top of
+		# the sequence space looks new on the server side)
+		read -r data ect < <(jq -r '.n2e | "\(.data) \(.ect_data)"' "$ss")
 		[ "$data" -gt 0 ] && [ "$ect" = "$data" ] ||
-			check_err 1 "ECT on $ect of $data new data segments toward the server"
+			check_err 1 "ECT on $ect of the $data data segments the client sent once"
 		[ "$(jq .synack_ece "$ss")" = true ] ||
 			check_err 1 "the server did not negotiate ECN"
 	else
