@@ -79,15 +79,21 @@
  *       drop:   the next N->E new-data segment is dropped: one real loss,
  *               one window reduction by N's own loss recovery.
  *       dupack: a simulated loss (DUPACK.md).  On the first pure ACK
- *               from E with at least four of N's segments in flight
- *               beyond it: ACT_INJECT_DUPACKS (forward it, then three
- *               duplicates; with SACK they claim [L end, L end + 3 smss),
- *               L = [ack, ack + smss) being the "lost" segment), and the
- *               hold starts.  N's first retransmission of L is dropped
- *               (E has it) and fixes hold_end; until E's ACK reaches
- *               hold_end its ACKs are ACT_HOLD_ACK (ACK number L, the
- *               event's window, E's progress as SACK, TSecr no older than
- *               the retransmission), the releasing one ACT_SET_TSECR.
+ *               from E that advances E's ACK number, carries no SACK
+ *               block and has at least four of N's segments in flight
+ *               beyond it; without SACK, not inside a hole E reported by
+ *               repeating its ACK (until E acks all N had sent by then),
+ *               and after three such repeats not at all: N's own loss
+ *               recovery answers the event (ECNP_EV_CONG_ANSWERED, CWR
+ *               follows).  The signal: ACT_INJECT_DUPACKS (forward it,
+ *               then three duplicates; with SACK they claim [L end,
+ *               L end + 3 smss), L = [ack, ack + smss) being the "lost"
+ *               segment), and the hold starts.  N's first
+ *               retransmission of L is dropped (E has it) and fixes
+ *               hold_end; until E's ACK reaches hold_end its ACKs are
+ *               ACT_HOLD_ACK (ACK number L, the event's window, E's
+ *               progress as SACK, TSecr no older than the
+ *               retransmission), the releasing one ACT_SET_TSECR.
  *               Without SACK, a held ACK that would show N more
  *               duplicates than E has acked segments above L is dropped
  *               (ECNP_EV_ACK_ABSORBED).  A hole E reports inside the
@@ -251,6 +257,8 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->hold_ack = 0;
 	f->hold_win = 0;
 	f->e_ack = f->n_nxt;	/* E's ACK of N's SYN */
+	f->e_hole_end = 0;
+	f->e_rep = 0;
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
@@ -499,8 +507,45 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 * recovery repairs it).  The signal waits for the next suitable ACK.
 	 */
 	return advanced && !p->len && f->smss &&
-	       !(p->opt & ECNP_OPT_SACK) && !(f->dflags & ECNP_DF_HOLD) &&
+	       !(p->opt & ECNP_OPT_SACK) &&
+	       !(f->dflags & (ECNP_DF_HOLD | ECNP_DF_E_HOLE)) &&
 	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
+}
+
+/*
+ * A hole at E, without SACK (with SACK, E's blocks show it, and
+ * ecnp_dupack_ready() refuses ACKs that carry them).  A pure ACK from E
+ * that repeats its newest ACK number while N has data beyond it says that
+ * a later segment reached E first: reordering, or a real loss that N
+ * repairs itself (after ECNP_DUPACKS of them, its fast retransmit).  Until
+ * E acks all N had sent by its last repeat, an ACK that advances E's ACK
+ * number may be a partial ACK whose next segment E lacks too: lost in the
+ * same burst, or delayed and then discarded by PAWS behind a
+ * retransmission with a newer TSval (seen in proxy_dupack, CUBIC without
+ * SACK).  A simulated loss at such an ACK suppresses the one
+ * retransmission E needs, and N waits for its RTO.
+ * So no simulated loss starts inside the hole (ecnp_dupack_ready()).
+ */
+static void ecnp_e_track_hole(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			      bool advanced)
+{
+	if (!(p->flags & ECNP_TCP_ACK))
+		return;
+	if (advanced) {
+		if ((f->dflags & ECNP_DF_E_HOLE) &&
+		    !before(p->ack, f->e_hole_end)) {
+			f->dflags &= ~ECNP_DF_E_HOLE;
+			f->e_rep = 0;
+		}
+		return;
+	}
+	if (p->ack != f->e_ack || p->len || !before(p->ack, f->n_nxt) ||
+	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_FIN | ECNP_TCP_RST)))
+		return;
+	f->dflags |= ECNP_DF_E_HOLE;
+	f->e_hole_end = f->n_nxt;
+	if (f->e_rep != 0xff)
+		f->e_rep++;
 }
 
 static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
@@ -697,6 +742,8 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
 	u32 act = 0;
 
+	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
+		ecnp_e_track_hole(f, p, advanced);
 	if (advanced)
 		f->e_ack = p->ack;
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
@@ -730,6 +777,17 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->flags |= ECNP_FL_CWR_PENDING;
 		else
 			signal = true;
+	}
+	/*
+	 * dupack: E repeated its ACK ECNP_DUPACKS times or more within this
+	 * hole, so N is repairing a loss of this window and has already
+	 * reduced its window once for it: that answers the event.
+	 */
+	if (signal && mode == ECNP_FB_DUPACK &&
+	    (f->dflags & ECNP_DF_E_HOLE) && f->e_rep >= ECNP_DUPACKS) {
+		signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		act |= ECNP_EV_CONG_ANSWERED;
 	}
 	/* dupack: the signal is this ACK plus injected duplicates of it */
 	if (signal && mode == ECNP_FB_DUPACK &&

@@ -117,6 +117,7 @@ enum ecnp_state {
 #define ECNP_DF_TS		0x04	/* rexmit_tsval is valid */
 #define ECNP_DF_SACK_A		0x08	/* A's SYN offered SACK */
 #define ECNP_DF_SACK_B		0x10	/* B's SYN-ACK accepted SACK */
+#define ECNP_DF_E_HOLE		0x20	/* E repeated its ACK: a hole at E */
 
 /* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
 #define ECNP_DUPACKS		3
@@ -131,7 +132,7 @@ enum ecnp_state {
 #define ECNP_HOLE_ACKS		4
 
 /*
- * Per-flow state: 9 * u32 + 2 * u16 + 6 * u8 = 46, padded to 48 bytes
+ * Per-flow state: 10 * u32 + 2 * u16 + 7 * u8 = 51, padded to 52 bytes
  * (checked by the unit test).  All-zero is ECNP_S_INIT.
  */
 struct ecnp_fsm {
@@ -147,6 +148,7 @@ struct ecnp_fsm {
 	u32 rexmit_tsval; /* dupack: TSval of N's suppressed retransmission */
 	u32 hold_ack;	/* dupack: E's latest real ACK number while held */
 	u32 e_ack;	/* phase 2: highest ACK number E sent (up to n_nxt) */
+	u32 e_hole_end;	/* dupack: n_nxt when E last repeated its ACK */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
 	u8 state;	/* enum ecnp_state */
@@ -159,6 +161,7 @@ struct ecnp_fsm {
 	u8 dup_shown;	/* dupack without SACK: duplicate ACKs N has been
 			 * shown during the current simulated loss
 			 */
+	u8 e_rep;	/* dupack: E's repeated ACKs since ECNP_DF_E_HOLE */
 };
 
 /*
@@ -237,6 +240,10 @@ struct ecnp_ack_edit {
  * ACK whose only news would be one duplicate too many, see ecnp_hold()).
  */
 #define ECNP_EV_ACK_ABSORBED	0x08000000
+/* dupack: a congestion event N's own loss recovery answers (E repeated its
+ * ACK ECNP_DUPACKS times in this window): no simulated loss, CWR follows.
+ */
+#define ECNP_EV_CONG_ANSWERED	0x10000000
 #define ECNP_EV_MASK		0xffff0000
 
 void ecnp_fsm_init(struct ecnp_fsm *f);

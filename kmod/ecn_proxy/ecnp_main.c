@@ -109,6 +109,7 @@ enum ecnp_stat {
 	ECNP_STAT_REXMIT_SUPPRESSED,
 	ECNP_STAT_DUPACK_ABORTS,
 	ECNP_STAT_ACKS_ABSORBED,
+	ECNP_STAT_EVENTS_ANSWERED,
 	ECNP_STAT_TABLE_FULL,
 	ECNP_STAT_ALLOC_FAILED,
 	ECNP_STAT_MALFORMED,
@@ -143,6 +144,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_REXMIT_SUPPRESSED]		= "rexmit_suppressed",
 	[ECNP_STAT_DUPACK_ABORTS]		= "dupack_aborts",
 	[ECNP_STAT_ACKS_ABSORBED]		= "acks_absorbed",
+	[ECNP_STAT_EVENTS_ANSWERED]		= "events_answered",
 	[ECNP_STAT_TABLE_FULL]			= "table_full",
 	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
 	[ECNP_STAT_MALFORMED]			= "malformed",
@@ -355,6 +357,8 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 	}
 	if (ret & ECNP_EV_DUPACK_ABORT)
 		ecnp_count(en, ECNP_STAT_DUPACK_ABORTS);
+	if (ret & ECNP_EV_CONG_ANSWERED)
+		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
 	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return;

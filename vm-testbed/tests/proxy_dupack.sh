@@ -52,7 +52,7 @@ long_cross=${TB_DUPACK_LONG_CROSS:-20M}
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
-PROXY_KEYS="congestion_events dupacks_injected acks_held acks_absorbed tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
+PROXY_KEYS="congestion_events events_answered dupacks_injected acks_held acks_absorbed tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
 
 tb_proxy_load
 

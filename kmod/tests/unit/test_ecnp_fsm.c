@@ -61,7 +61,7 @@ static const char *act_str(u32 v)
 		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
 		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
-		"ACK_ABSORBED",
+		"ACK_ABSORBED", "CONG_ANSWERED",
 	};
 	static char bufs[4][256];
 	static unsigned int n;
@@ -2079,7 +2079,8 @@ static void test_dupack_waits_for_flight(void **state)
 {
 	struct ecnp_pkt p;
 	struct flow fl;
-	u32 r;
+	u32 r, hole_end;
+	int k;
 
 	(void)state;
 	CTX("dupack waits for four segments in flight");
@@ -2103,11 +2104,117 @@ static void test_dupack_waits_for_flight(void **state)
 	/* nor a pure ACK repeating its ACK number: a duplicate ACK */
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq - 4 * MSS, 0, 0, 9), 0);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	r = e_ack(&fl, 0, fl.n_seq - 4 * MSS, 0, 0, 9);
+	/* a hole at E: nor an ACK below what N had sent by then */
+	EXPECT(fl.f.dflags & ECNP_DF_E_HOLE);
+	hole_end = fl.n_seq;
+	for (k = 0; k < 4; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, 0, hole_end - MSS, 0, 0, 9), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	/* E acks all of it: the hole is closed, the signal given */
+	r = e_ack(&fl, 0, hole_end, 0, 0, 9);
+	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
 	EXPECT_R(r, ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
 	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+}
+
+/* A dupack flow (E = B) with @n full segments of N in flight: the first. */
+static u32 n_flight(struct flow *fl, enum ecnp_feedback mode, bool sack,
+		    int n)
+{
+	int k;
+
+	flow_open(fl, false, mode, 0x7ffff000u, 5);
+	if (sack)
+		flow_sack(fl);
+	for (k = 0; k < n; k++)
+		n_send(fl, 0, MSS);
+	return fl->n_seq - n * MSS;
+}
+
+/*
+ * Without SACK, E repeating its ACK is the only sign of a hole at E.  The
+ * ACK that then advances may be a partial ACK whose next segment E lacks
+ * too (proxy_dupack, CUBIC without SACK: the original was delayed and
+ * discarded by PAWS behind N's retransmission of the segment below; the
+ * simulated loss started there suppressed the retransmission E needed, and
+ * N waited for its RTO).  No simulated loss starts before E acks all that
+ * N had sent by the last repeat; after ECNP_DUPACKS repeats N is repairing
+ * a loss of this window itself, which answers the event.
+ */
+static void test_dupack_no_sack_hole_at_e(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 a, hole_end, r;
+	int k;
+
+	(void)state;
+	CTX("dupack without SACK: three repeats, N's own recovery answers");
+	a = n_flight(&fl, ECNP_FB_DUPACK, false, 10);
+	/* E's ACK at a, then three repeats: a real hole */
+	EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
+	for (k = 0; k < ECNP_DUPACKS; k++) {
+		EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
+		EXPECT(fl.f.dflags & ECNP_DF_E_HOLE);
+		EXPECT_EQ(fl.f.e_rep, k + 1);
+	}
+	hole_end = fl.n_seq;
+	EXPECT_EQ(fl.f.e_hole_end, hole_end);
+	/* N's retransmission fills it; E's partial ACK carries ECE */
+	EXPECT_R(n_retx(&fl, a + MSS, MSS), 0);
+	r = e_ack(&fl, ECE, a + 2 * MSS, 0, 0, 9);
+	EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_ANSWERED);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+	/* the proxy still sends CWR toward E, once */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	/* N retransmits the next hole itself: never suppressed */
+	p = mkp(n_dir(&fl), ACK, a + 2 * MSS, fl.e_seq, MSS, NOT_ECT);
+	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+	EXPECT_R(n_retx(&fl, a + 2 * MSS, MSS), 0);
+	/* E acks everything up to the hole's end: the hole is closed */
+	EXPECT_R(e_ack(&fl, 0, hole_end, 0, 0, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
+	EXPECT_EQ(fl.f.e_rep, 0);
+	/* the next window's ECE gives a simulated loss again */
+	for (k = 0; k < 4; k++)
+		n_send(&fl, 0, MSS);
+	r = e_ack(&fl, ECE, fl.n_seq - 5 * MSS, 0, 0, 9);
+	EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+
+	CTX("dupack without SACK: one repeat defers the signal");
+	a = n_flight(&fl, ECNP_FB_DUPACK, false, 10);
+	EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
+	hole_end = fl.n_seq;
+	/* ECE on the ACK that advances inside the hole: pending */
+	EXPECT_R(e_ack(&fl, ECE, a + 3 * MSS, 0, 0, 9), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	for (k = 0; k < 4; k++)
+		n_send(&fl, 0, MSS);
+	EXPECT_R(e_ack(&fl, 0, hole_end - MSS, 0, 0, 9), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	/* (a window update or an old ACK is not a repeat) */
+	EXPECT_R(e_ack(&fl, 0, hole_end - 2 * MSS, 0, 0, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, hole_end, 0, 0, 9),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+
+	CTX("dupack with SACK: E's blocks show holes, repeats are not tracked");
+	a = n_flight(&fl, ECNP_FB_DUPACK, true, 10);
+	for (k = 0; k < 4; k++)
+		EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
+	EXPECT_R(e_ack(&fl, ECE, a + 2 * MSS, 0, 0, 9),
+		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+
+	CTX("drop mode: repeats are not tracked");
+	a = n_flight(&fl, ECNP_FB_DROP, false, 10);
+	for (k = 0; k < 4; k++)
+		e_ack(&fl, 0, a + MSS, 0, 0, 9);
+	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
 }
 
 /*
@@ -2274,7 +2381,8 @@ static void test_dupack_hold_until_rexmit(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 
 	CTX("dupack: the ACK that ends a hold starts the next one");
-	for (k = 0; k < 6; k++)
+	/* (seven: the ACK below advances E's, a repeat would be a hole) */
+	for (k = 0; k < 7; k++)
 		n_send(&fl, 0, MSS);
 	/* a stale TSecr alone would be raised ... */
 	u = fl.n_seq - 5 * MSS;
@@ -3018,7 +3126,7 @@ static void test_struct_layout(void **state)
 {
 	(void)state;
 	CTX("struct sizes");
-	EXPECT_EQ(sizeof(struct ecnp_fsm), 48);
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 52);
 	EXPECT_EQ(sizeof(struct ecnp_pkt), 36);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
@@ -3115,6 +3223,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_sack_ts),
 		cmocka_unit_test(test_dupack_no_sack_no_ts),
 		cmocka_unit_test(test_dupack_waits_for_flight),
+		cmocka_unit_test(test_dupack_no_sack_hole_at_e),
 		cmocka_unit_test(test_dupack_not_on_a_hole),
 		cmocka_unit_test(test_dupack_sack_beyond_hold_end),
 		cmocka_unit_test(test_dupack_hold_until_rexmit),
