@@ -3059,7 +3059,25 @@ static void test_fuzz_invariants(void **state)
 				/* only on an ACK that advances E's newest */
 				EXPECT(after(p.ack, prev.e_ack));
 				EXPECT(!after(p.ack, prev.n_nxt));
+				/* never inside a hole E reported */
+				EXPECT(!(prev.dflags & ECNP_DF_E_HOLE) ||
+				       !before(p.ack, prev.e_hole_end));
 			}
+			if (r & ECNP_EV_CONG_ANSWERED) {
+				/* N repairs a loss: only without SACK */
+				EXPECT(mode == ECNP_FB_DUPACK &&
+				       (f.dflags & (ECNP_DF_SACK_A |
+						    ECNP_DF_SACK_B)) !=
+				       (ECNP_DF_SACK_A | ECNP_DF_SACK_B));
+				EXPECT(f.e_rep >= ECNP_DUPACKS);
+				EXPECT(!(r & ECNP_EV_CONG_SIGNAL));
+				EXPECT(f.flags & ECNP_FL_CWR_PENDING);
+			}
+			/* a hole at E is tracked without SACK only */
+			if ((f.dflags & ECNP_DF_E_HOLE) &&
+			    !(prev.dflags & ECNP_DF_E_HOLE))
+				EXPECT(mode == ECNP_FB_DUPACK && ecnp_from_e(&f, &p) &&
+				       p.ack == prev.e_ack && !p.len);
 			if (r & ECNP_EV_REXMIT_SUPPRESSED)
 				EXPECT(p.seq == prev.saved_ack &&
 				       before(p.seq, prev.n_nxt) &&
