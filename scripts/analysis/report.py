@@ -421,6 +421,17 @@ def report(d):
     return headline
 
 
+def _feedback(d):
+    """The proxy's feedback mode the runs of result directory D recorded."""
+    for r in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
+        with open(r) as f:
+            fb = json.load(f).get("sysctls", {}).get("proxy", {}).get(
+                "net/ecn_proxy/feedback")
+        if fb:
+            return fb
+    return "?"
+
+
 def write_index(results):
     """results/README.md: the published result directories and their
     headline ratios (from each one's headline.json)."""
@@ -429,16 +440,17 @@ def write_index(results):
          "produced by scripts from raw data and never edited by hand; this index is",
          "rewritten by `scripts/matrix_analyze.py`.  Start with a directory's",
          "`summary.md`; its `README.md` explains the files.", "",
-         "| directory | profile | runs | flagged | headline (cross traffic on) |",
-         "| --- | --- | --- | --- | --- |"]
+         "| directory | profile | feedback | runs | flagged | headline (cross traffic on) |",
+         "| --- | --- | --- | --- | --- | --- |"]
     for h in sorted(glob.glob(os.path.join(results, "*", "headline.json"))):
         with open(h) as f:
             j = json.load(f)
         name = os.path.basename(os.path.dirname(h))
         heads = "; ".join("%s %.2f [%.2f, %.2f]" % (k.replace(" cross-on ", ": "), *v)
                           for k, v in j["headline"].items())
-        L.append("| [`%s/`](%s/summary.md) | %s | %d | %d | %s |" % (
-            name, name, j["profile"], j["runs"], j["flagged"], heads))
+        L.append("| [`%s/`](%s/summary.md) | %s | %s | %d | %d | %s |" % (
+            name, name, j["profile"], _feedback(os.path.dirname(h)), j["runs"],
+            j["flagged"], heads))
     with open(os.path.join(results, "README.md"), "w") as f:
         f.write("\n".join(L) + "\n")
 
