@@ -508,7 +508,7 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 */
 	return advanced && !p->len && f->smss &&
 	       !(p->opt & ECNP_OPT_SACK) &&
-	       !(f->dflags & (ECNP_DF_HOLD | ECNP_DF_E_HOLE)) &&
+	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
 	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
 }
 
@@ -532,17 +532,13 @@ static void ecnp_e_track_hole(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (!(p->flags & ECNP_TCP_ACK))
 		return;
 	if (advanced) {
-		if ((f->dflags & ECNP_DF_E_HOLE) &&
-		    !before(p->ack, f->e_hole_end)) {
-			f->dflags &= ~ECNP_DF_E_HOLE;
+		if (f->e_rep && !before(p->ack, f->e_hole_end))
 			f->e_rep = 0;
-		}
 		return;
 	}
 	if (p->ack != f->e_ack || p->len || !before(p->ack, f->n_nxt) ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_FIN | ECNP_TCP_RST)))
 		return;
-	f->dflags |= ECNP_DF_E_HOLE;
 	f->e_hole_end = f->n_nxt;
 	if (f->e_rep != 0xff)
 		f->e_rep++;
@@ -783,8 +779,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * hole, so N is repairing a loss of this window and has already
 	 * reduced its window once for it: that answers the event.
 	 */
-	if (signal && mode == ECNP_FB_DUPACK &&
-	    (f->dflags & ECNP_DF_E_HOLE) && f->e_rep >= ECNP_DUPACKS) {
+	if (signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
 		signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
 		act |= ECNP_EV_CONG_ANSWERED;

@@ -117,7 +117,6 @@ enum ecnp_state {
 #define ECNP_DF_TS		0x04	/* rexmit_tsval is valid */
 #define ECNP_DF_SACK_A		0x08	/* A's SYN offered SACK */
 #define ECNP_DF_SACK_B		0x10	/* B's SYN-ACK accepted SACK */
-#define ECNP_DF_E_HOLE		0x20	/* E repeated its ACK: a hole at E */
 
 /* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
 #define ECNP_DUPACKS		3
@@ -161,7 +160,9 @@ struct ecnp_fsm {
 	u8 dup_shown;	/* dupack without SACK: duplicate ACKs N has been
 			 * shown during the current simulated loss
 			 */
-	u8 e_rep;	/* dupack: E's repeated ACKs since ECNP_DF_E_HOLE */
+	u8 e_rep;	/* dupack without SACK: E's repeated ACKs in the
+			 * current hole at E (0: none, see e_hole_end)
+			 */
 };
 
 /*

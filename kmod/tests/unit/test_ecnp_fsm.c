@@ -2105,7 +2105,7 @@ static void test_dupack_waits_for_flight(void **state)
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq - 4 * MSS, 0, 0, 9), 0);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	/* a hole at E: nor an ACK below what N had sent by then */
-	EXPECT(fl.f.dflags & ECNP_DF_E_HOLE);
+	EXPECT(fl.f.e_rep);
 	hole_end = fl.n_seq;
 	for (k = 0; k < 4; k++)
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
@@ -2113,7 +2113,7 @@ static void test_dupack_waits_for_flight(void **state)
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	/* E acks all of it: the hole is closed, the signal given */
 	r = e_ack(&fl, 0, hole_end, 0, 0, 9);
-	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
+	EXPECT_EQ(fl.f.e_rep, 0);
 	EXPECT_R(r, ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
 	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
@@ -2157,7 +2157,7 @@ static void test_dupack_no_sack_hole_at_e(void **state)
 	EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
 	for (k = 0; k < ECNP_DUPACKS; k++) {
 		EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
-		EXPECT(fl.f.dflags & ECNP_DF_E_HOLE);
+		EXPECT(fl.f.e_rep);
 		EXPECT_EQ(fl.f.e_rep, k + 1);
 	}
 	hole_end = fl.n_seq;
@@ -2177,7 +2177,7 @@ static void test_dupack_no_sack_hole_at_e(void **state)
 	EXPECT_R(n_retx(&fl, a + 2 * MSS, MSS), 0);
 	/* E acks everything up to the hole's end: the hole is closed */
 	EXPECT_R(e_ack(&fl, 0, hole_end, 0, 0, 9), 0);
-	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
+	EXPECT_EQ(fl.f.e_rep, 0);
 	EXPECT_EQ(fl.f.e_rep, 0);
 	/* the next window's ECE gives a simulated loss again */
 	for (k = 0; k < 4; k++)
@@ -2206,7 +2206,7 @@ static void test_dupack_no_sack_hole_at_e(void **state)
 	a = n_flight(&fl, ECNP_FB_DUPACK, true, 10);
 	for (k = 0; k < 4; k++)
 		EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
-	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
+	EXPECT_EQ(fl.f.e_rep, 0);
 	EXPECT_R(e_ack(&fl, ECE, a + 2 * MSS, 0, 0, 9),
 		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
 
@@ -2214,7 +2214,7 @@ static void test_dupack_no_sack_hole_at_e(void **state)
 	a = n_flight(&fl, ECNP_FB_DROP, false, 10);
 	for (k = 0; k < 4; k++)
 		e_ack(&fl, 0, a + MSS, 0, 0, 9);
-	EXPECT(!(fl.f.dflags & ECNP_DF_E_HOLE));
+	EXPECT_EQ(fl.f.e_rep, 0);
 }
 
 /*
@@ -3060,7 +3060,7 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(after(p.ack, prev.e_ack));
 				EXPECT(!after(p.ack, prev.n_nxt));
 				/* never inside a hole E reported */
-				EXPECT(!(prev.dflags & ECNP_DF_E_HOLE) ||
+				EXPECT(!prev.e_rep ||
 				       !before(p.ack, prev.e_hole_end));
 			}
 			if (r & ECNP_EV_CONG_ANSWERED) {
@@ -3074,8 +3074,7 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(f.flags & ECNP_FL_CWR_PENDING);
 			}
 			/* a hole at E is tracked without SACK only */
-			if ((f.dflags & ECNP_DF_E_HOLE) &&
-			    !(prev.dflags & ECNP_DF_E_HOLE))
+			if (f.e_rep && !prev.e_rep)
 				EXPECT(mode == ECNP_FB_DUPACK && ecnp_from_e(&f, &p) &&
 				       p.ack == prev.e_ack && !p.len);
 			if (r & ECNP_EV_REXMIT_SUPPRESSED)
