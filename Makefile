@@ -35,7 +35,7 @@ UNIT_LDLIBS := -lcmocka
 CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit check test vmtest matrix clean help \
+.PHONY: all deps modules unit check test vmtest matrix fairness clean help \
 	build-modules build-unit run-check
 
 all: modules
@@ -90,6 +90,13 @@ vmtest: deps
 matrix: deps
 	@$(SUBMAKE) build-modules
 	@scripts/matrix
+
+# Fairness and responsiveness of the proxy's feedback (README "Fairness"):
+# two long flows share the bottleneck, one through the proxy; resumable.
+# PROFILE=fairness (default here) or fairness-upload.
+fairness: deps
+	@$(SUBMAKE) build-modules
+	@PROFILE=$(if $(filter fairness%,$(PROFILE)),$(PROFILE),fairness) scripts/matrix
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean

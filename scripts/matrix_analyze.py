@@ -9,17 +9,30 @@ README.md and headline.json into RESULTS_DIR (and, for a directory under
 results/, rewrites the index results/README.md), then prints the path of summary.md and the
 headline ratios.
 """
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis import report  # noqa: E402
+from analysis import fairness, report  # noqa: E402
 
 
 def main():
     d = os.path.abspath(sys.argv[1])
-    headline = report.report(d)
+    with open(os.path.join(d, "plan.json")) as f:
+        kind = json.load(f)["profile"].get("kind", "matrix")
     results = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+    if kind == "fairness":
+        verdicts = fairness.report(d)
+        if os.path.dirname(d) == results:
+            report.write_index(results)
+        print("matrix: %s" % os.path.join(d, "summary.md"))
+        for k, v in verdicts.items():
+            print("matrix:   %-18s A's share %.3f, control [%.3f, %.3f]: %s" % (
+                k, v["share_A"], v["control"][0], v["control"][1],
+                "inside" if v["inside"] else "OUTSIDE"))
+        return 0
+    headline = report.report(d)
     if os.path.dirname(d) == results:
         report.write_index(results)
     print("matrix: %s" % os.path.join(d, "summary.md"))

@@ -29,6 +29,35 @@ def check(ok, name, why=""):
         print("not ok - %s # %s" % (name, why))
 
 
+def check_fairness(d, plan):
+    """A fairness results directory (PROFILE=fairness*)."""
+    ids = [r["id"] for r in plan["runs"]]
+    missing = [i for i in ids if not os.path.exists(os.path.join(d, "runs", i + ".json"))]
+    check(not missing, "every run of the plan has a record (%d)" % len(ids),
+          "%d missing, e.g. %s" % (len(missing), missing[:3]))
+    recs = []
+    for f in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
+        with open(f) as fh:
+            recs.append(json.load(fh))
+    bad = [r["id"] for r in recs if r.get("schema") != "ecnproxy-fairness-run/1"
+           or set(r.get("flows", {})) != {"A", "B"}]
+    check(not bad, "every record is a fairness record with flows A and B", ", ".join(bad[:3]))
+    flagged = ["%s (%s)" % (r["id"], ",".join(r["fidelity"]["flags"])) for r in recs
+               if r["fidelity"]["flags"]]
+    check(not flagged, "no run flagged (roles, transfers, captures, CPU)",
+          ", ".join(flagged[:5]))
+    for name in ("summary.md", "runs.csv", "README.md", "meta.json", "headline.json"):
+        p = os.path.join(d, name)
+        check(os.path.exists(p) and os.path.getsize(p) > 0, "%s exists" % name)
+    for name in ("cwnd.png", "share.png"):
+        p = os.path.join(d, name)
+        ok = os.path.exists(p) and open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        check(ok, "%s is a PNG" % name)
+    pc = glob.glob(os.path.join(d, "**", "*.pcap"), recursive=True)
+    check(not pc, "no pcaps left behind", "%d pcaps" % len(pc))
+    return 1 if failed else 0
+
+
 def main():
     d = os.path.abspath(sys.argv[1])
     try:
@@ -41,6 +70,8 @@ def main():
     if plan is None:
         return 1
     prof = plan["profile"]
+    if prof.get("kind", "matrix") == "fairness":
+        return check_fairness(d, plan)
     ids = [r["id"] for r in plan["runs"]]
     missing = [i for i in ids if not os.path.exists(os.path.join(d, "runs", i + ".json"))]
     check(not missing, "every run of the plan has a record (%d)" % len(ids),
@@ -81,13 +112,18 @@ def main():
             p = os.path.join(d, "boxplot_%s_cross-%s.png" % (di, c))
             ok = os.path.exists(p) and open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
             check(ok, "box plot %s / cross %s is a PNG" % (di, c))
+    probed = [r["id"] for r in recs if (r["ok"] or r["transfer"].get("timeout")) and (
+        (r.get("probes") or {}).get("rtt") or {}).get("p95_ms") is not None]
+    if probed:
+        p = os.path.join(d, "delay.png")
+        ok = os.path.exists(p) and open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        check(ok, "delay.png is a PNG (%d runs with probes)" % len(probed))
     try:
         with open(os.path.join(d, "summary.csv")) as f:
             rows = list(csv.DictReader(f))
     except OSError:
         rows = []
-    ncells = len(prof["configs"]) * len(prof["directions"]) * len(prof["cross"]) * (
-        len(prof["loads"]) + 1)
+    ncells = len({(r["config"], r["direction"], r["cross"], r["load"]) for r in plan["runs"]})
     check(len(rows) == ncells, "summary.csv has one row per cell (%d)" % ncells,
           "%d rows" % len(rows))
     try:

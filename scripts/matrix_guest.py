@@ -27,8 +27,10 @@ import os
 import platform
 import select
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -189,6 +191,146 @@ def qdisc_entry(snap, dev, kind):
     return {}
 
 
+def pctl(xs, q):
+    """The q-quantile (0..1) of xs by linear interpolation, None if empty."""
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q
+    i = int(k)
+    j = min(i + 1, len(xs) - 1)
+    return round(xs[i] + (xs[j] - xs[i]) * (k - i), 3)
+
+
+def link_stats(ns, dev):
+    js = subprocess.run(["ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev],
+                        stdout=subprocess.PIPE, text=True, check=True).stdout
+    st = json.loads(js)[0]["stats64"]
+    return {"tx_packets": st["tx"]["packets"], "tx_bytes": st["tx"]["bytes"],
+            "rx_packets": st["rx"]["packets"], "rx_bytes": st["rx"]["bytes"]}
+
+
+class Probes:
+    """What a transfer does to everyone else, measured while it runs (as
+    flent's RRUL does): the RTT through the bottleneck (ping from the client
+    to the server every PING_S; ICMP is Not-ECT, so RED may drop a probe:
+    that counts as probe loss), the bottleneck's RED backlog (one long-lived
+    `tc -s -j -batch -` in the router, fed a query every QUEUE_S) and, with
+    cross traffic, the UDP flow's packets sent and delivered (link counters
+    of its two hosts).  The RTT and backlog percentiles cover the transfer's
+    own interval only."""
+    PING_S = 0.05
+    QUEUE_S = 0.05
+
+    def __init__(self, bdev, cross_dir):
+        self.bdev = bdev
+        self.udp = cross_dir  # None, or ("udp1", "udp2"): sender, receiver
+        self.wall0 = time.time() - time.monotonic()
+        self.ping = subprocess.Popen(
+            ["ip", "netns", "exec", "client", "ping", "-n", "-D", "-i", str(self.PING_S),
+             "-W", "2", "198.18.2.2"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.rtt = []
+        self.seq_max = 0
+        self.queue = []
+        self.stop_ev = threading.Event()
+        self.tc = subprocess.Popen(["tc", "-n", "router", "-s", "-j", "-batch", "-"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.threads = [threading.Thread(target=self._read_ping, daemon=True),
+                        threading.Thread(target=self._poll_queue, daemon=True)]
+        for t in self.threads:
+            t.start()
+        self.udp0 = ({n: link_stats(n, "eth0") for n in self.udp}
+                     if self.udp else None)
+        self.t_start = time.monotonic()
+        self.sent = None
+
+    def _read_ping(self):
+        # "[1700000000.123456] 64 bytes from 198.18.2.2: icmp_seq=7 ttl=62 time=1.23 ms"
+        for line in self.ping.stdout:
+            if "packets transmitted" in line:  # ping's summary after SIGINT
+                try:
+                    self.sent = int(line.split()[0])
+                except ValueError:
+                    pass
+            if "time=" not in line or not line.startswith("["):
+                continue
+            try:
+                t = float(line[1:line.index("]")]) - self.wall0
+                seq = int(line.split("icmp_seq=")[1].split()[0])
+                ms = float(line.split("time=")[1].split()[0])
+            except (ValueError, IndexError):
+                continue
+            self.seq_max = max(self.seq_max, seq)
+            self.rtt.append([round(t, 4), ms])
+
+    def _poll_queue(self):
+        while not self.stop_ev.is_set():
+            try:
+                self.tc.stdin.write("qdisc show dev %s\n" % self.bdev)
+                self.tc.stdin.flush()
+                t = time.monotonic()
+                line = self.tc.stdout.readline()
+            except (OSError, ValueError):
+                return
+            if not line:
+                return
+            try:
+                red = [q for q in json.loads(line) if q.get("kind") == "red"]
+            except ValueError:
+                red = []
+            if red:
+                self.queue.append([round(t, 4), red[0].get("backlog", 0),
+                                   red[0].get("qlen", 0)])
+            self.stop_ev.wait(self.QUEUE_S)
+
+    def stop(self, start, end):
+        """-> the record's "probes" (percentiles over [start, end])."""
+        udp1 = {n: link_stats(n, "eth0") for n in self.udp} if self.udp else None
+        t_stop = time.monotonic()
+        time.sleep(0.3)  # replies to the last probes
+        self.ping.send_signal(signal.SIGINT)
+        self.stop_ev.set()
+        try:
+            self.tc.stdin.close()
+        except OSError:
+            pass
+        for p in (self.ping, self.tc):
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for t in self.threads:
+            t.join(timeout=5)
+        inside = [ms for t, ms in self.rtt if start <= t <= end]
+        sent = self.sent if self.sent is not None else self.seq_max
+        q_in = [b for t, b, _ in self.queue if start <= t <= end]
+        udp = None
+        if self.udp:
+            snd, rcv = self.udp
+            tx = udp1[snd]["tx_packets"] - self.udp0[snd]["tx_packets"]
+            rx = udp1[rcv]["rx_packets"] - self.udp0[rcv]["rx_packets"]
+            win = t_stop - self.t_start
+            udp = {"sender": snd, "receiver": rcv,
+                   "tx_packets": tx, "rx_packets": rx,
+                   "tx_bytes": udp1[snd]["tx_bytes"] - self.udp0[snd]["tx_bytes"],
+                   "rx_bytes": udp1[rcv]["rx_bytes"] - self.udp0[rcv]["rx_bytes"],
+                   "window_s": round(win, 4),
+                   "rate_bps": round((udp1[rcv]["rx_bytes"] - self.udp0[rcv]["rx_bytes"])
+                                     * 8 / win) if win > 0 else None,
+                   "loss": round(1 - rx / tx, 5) if tx > 0 else None}
+        return {"rtt": {"target": "198.18.2.2", "interval_s": self.PING_S,
+                        "sent": sent, "received": len(self.rtt),
+                        "received_in_transfer": len(inside),
+                        "p50_ms": pctl(inside, 0.5), "p95_ms": pctl(inside, 0.95),
+                        "samples": self.rtt},
+                "queue": {"dev": self.bdev, "interval_s": self.QUEUE_S,
+                          "p50_bytes": pctl(q_in, 0.5), "p95_bytes": pctl(q_in, 0.95),
+                          "samples": self.queue},
+                "udp": udp}
+
+
 class Testbed:
     def __init__(self, plan):
         self.plan = plan
@@ -306,17 +448,27 @@ def do_run(tb, run, plan, env, keep, resdir):
     q0, tq0 = tc_snapshot()
     cpu0 = cpu_times()
     phase("counters_before")
+    probes = Probes(tb.bottleneck_dev(),
+                    None if run["cross"] != "on" else
+                    ("udp2", "udp1") if run["direction"] == "download" else ("udp1", "udp2"))
+    phase("probes_start")
     wall = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     # a run that stalls (RTO back-off chains happen) ends at its deadline and
     # is recorded as a timeout: its completion time is then a lower bound
     deadline = prof.get("run_deadline_s", 30) + run["total_bytes"] / prof.get(
         "deadline_rate", 50e3)
-    xf = tb.client("xfer", timeout=deadline + 60, deadline_s=deadline,
-                   host="198.18.2.2", port=PORT,
-                   dir="down" if run["direction"] == "download" else "up",
-                   flows=run["flows"], bytes=run["flow_bytes"], series=run["series"])
+    try:
+        xf = tb.client("xfer", timeout=deadline + 60, deadline_s=deadline,
+                       host="198.18.2.2", port=PORT,
+                       dir="down" if run["direction"] == "download" else "up",
+                       flows=run["flows"], bytes=run["flow_bytes"], series=run["series"])
+    except Exception:
+        probes.stop(0, 0)
+        raise
     cpu1 = cpu_times()
     phase("transfer")
+    probe = probes.stop(xf.get("start") or 0, xf.get("end") or time.monotonic())
+    phase("probes_stop")
     q1, tq1 = tc_snapshot()
     tc1 = counters(tb.client), counters(tb.server)
     ps1 = parse_kv(tb.proxy("read", paths=["/proc/net/ecn_proxy/stats"])
@@ -392,6 +544,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         "transfer": dict(xf, tool="scripts/matrix_agent.py"),
         "qdisc": {"before": q0, "after": q1, "window_s": round(window, 4)},
         "proxy_stats": {"before": ps0, "after": ps1},
+        "probes": probe,
         "tcp_counters": {"client": counter_delta(tc0[0], tc1[0]),
                          "server": counter_delta(tc0[1], tc1[1])},
         "cpu": {"before": cpu0, "after": cpu1, "idle_share": idle},
@@ -431,9 +584,37 @@ def main():
     if not pending:
         return 0
     t_start = time.monotonic()
+    # topology settings the profile fixes (e.g. TB_DELAY_MS), unless the
+    # environment sets them; the records' env.tb shows what was in force
+    for k, v in prof.get("tb", {}).items():
+        os.environ.setdefault(k, str(v))
+        TB_ENV.setdefault(k, os.environ[k])
+    kind = prof.get("kind", "matrix")
+    if kind == "fairness":
+        import fairness_guest as exp
+        exp.mg = sys.modules[__name__]  # this module, not a second copy
+        run_one, setup = exp.do_run, exp.setup
+
+        def est(r):
+            return exp.estimate_s(prof, r)
+
+        def summary(rec):
+            return exp.log_line(rec)
+    else:
+        run_one, setup = do_run, None
+
+        def est(r):
+            return prof.get("overhead_s", 4) + r["total_bytes"] / (
+                450e3 if r["cross"] == "on" else 1.1e6)
+
+        def summary(rec):
+            return "%.2f s, util %s" % (rec["completion_s"],
+                                        rec["fidelity"]["bottleneck_utilisation"])
     tb = Testbed(plan)
     try:
         tb.up()
+        if setup:
+            setup(tb)
     except Exception as e:
         log("matrix: testbed setup failed: %s" % e)
         tb.down()
@@ -451,9 +632,6 @@ def main():
            "guest_cpus": cpus, "versions": versions(),
            "tb": {k: v for k, v in os.environ.items() if k.startswith("TB_")}}
 
-    def est(r):
-        return prof.get("overhead_s", 4) + r["total_bytes"] / (
-            450e3 if r["cross"] == "on" else 1.1e6)
     est_left = sum(est(r) for r in pending)
     est_done = 0.0
     t0 = time.monotonic()
@@ -463,9 +641,9 @@ def main():
         if os.path.exists(path):
             continue
         try:
-            if tb.set_block(run["direction"], run["cross"], prof["cross_rate"]):
+            if tb.set_block(run["direction"], run["cross"], prof.get("cross_rate")):
                 time.sleep(prof.get("cross_settle_s", 2))
-            rec = do_run(tb, run, plan, env, keep, resdir)
+            rec = run_one(tb, run, plan, env, keep, resdir)
         except Exception as e:
             failed += 1
             log("run %d/%d %s: FAILED: %s" % (len(done) + i + 1, n, run["id"], e))
@@ -476,6 +654,8 @@ def main():
                 tb.down()
                 tb = Testbed(plan)
                 tb.up()
+                if setup:
+                    setup(tb)
             except Exception as e2:
                 log("matrix: testbed restart failed: %s" % e2)
                 break
@@ -489,9 +669,8 @@ def main():
         el = time.monotonic() - t0
         eta = el / est_done * est_left
         fl = rec["fidelity"]
-        log("run %d/%d %s: %.2f s, util %s, cpu idle min %.2f%s | elapsed %s, ETA %s" % (
-            len(done) + i + 1, n, run["id"], rec["completion_s"],
-            fl["bottleneck_utilisation"], fl["cpu_idle_min"],
+        log("run %d/%d %s: %s, cpu idle min %.2f%s | elapsed %s, ETA %s" % (
+            len(done) + i + 1, n, run["id"], summary(rec), fl["cpu_idle_min"],
             (" [" + ",".join(fl["flags"]) + "]") if fl["flags"] else "",
             fmt(time.monotonic() - t_start), fmt(eta)))
         time.sleep(prof.get("settle_s", 0.5))

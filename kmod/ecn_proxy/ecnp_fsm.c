@@ -470,10 +470,19 @@ static bool ecnp_sack_ok(const struct ecnp_fsm *f)
 	       (ECNP_DF_SACK_A | ECNP_DF_SACK_B);
 }
 
-/* End of the range the injected duplicates SACK: three segments above L. */
+/*
+ * End of the range the injected duplicates SACK: f->claimed segments
+ * above L (ECNP_DUPACKS, or fewer when N had fewer in flight).
+ */
 static u32 ecnp_fake_end(const struct ecnp_fsm *f)
 {
-	return f->saved_ack + ECNP_DUPACK_MIN_FLIGHT * f->smss;
+	return f->saved_ack + (1 + f->claimed) * (u32)f->smss;
+}
+
+/* N's full segments in flight beyond @ack. */
+static u32 ecnp_flight_segs(const struct ecnp_fsm *f, u32 ack)
+{
+	return f->smss ? (f->n_nxt - ack) / f->smss : 0;
 }
 
 /* The ACK's TSecr predates N's retransmission: it would reveal the trick. */
@@ -486,8 +495,19 @@ static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
 
 /*
  * A pure ACK from E on which the simulated loss can start: N has at least
- * ECNP_DUPACK_MIN_FLIGHT segments in flight beyond it, so the segment L at
- * the ACK number can be shown lost with three segments (S)ACKed above it.
+ * ECNP_DUPACK_MIN_FLIGHT segments in flight beyond it (with SACK
+ * ECNP_DUPACK_MIN_FLIGHT_SACK), so the segment L at the ACK number can be
+ * shown lost with the segments (S)ACKed above it.
+ *
+ * With SACK one segment SACKed above L is enough: RACK marks L lost when
+ * a segment sent after it is delivered (tcp_rack_detect_loss(), after a
+ * quarter of min_rtt while fewer than three are SACKed).  Asking for four
+ * in flight left a sender at a small window (10 Mbit/s, a few ms of RTT:
+ * 2-4 segments) without any signal while an ECN sender beside it halved
+ * at every marked round trip: the proxied sender took more than its share
+ * (results/fairness-upload-20261123).  Without SACK the duplicates
+ * themselves must reach the dupthresh, and a Reno sender believes no more
+ * of them than it has segments beyond L (tcp_add_reno_sack()).
  */
 static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 			      const struct ecnp_pkt *p, bool advanced)
@@ -509,7 +529,9 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	return advanced && !p->len && f->smss &&
 	       !(p->opt & ECNP_OPT_SACK) &&
 	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
-	       f->n_nxt - p->ack >= ECNP_DUPACK_MIN_FLIGHT * (u32)f->smss;
+	       ecnp_flight_segs(f, p->ack) >= (ecnp_sack_ok(f) ?
+					       ECNP_DUPACK_MIN_FLIGHT_SACK :
+					       ECNP_DUPACK_MIN_FLIGHT);
 }
 
 /*
@@ -553,6 +575,7 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	f->hold_ack = p->ack;
 	f->dup_cnt = 0;
 	f->dup_shown = ECNP_DUPACKS;
+	f->claimed = min_t(u32, ecnp_flight_segs(f, p->ack) - 1, ECNP_DUPACKS);
 	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B)) |
 		    ECNP_DF_HOLD;
 }

@@ -120,8 +120,16 @@ enum ecnp_state {
 
 /* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
 #define ECNP_DUPACKS		3
-/* Segments N must have in flight beyond E's ACK for a simulated loss. */
+/*
+ * Segments N must have in flight beyond E's ACK for a simulated loss:
+ * without SACK, L and ECNP_DUPACKS segments the duplicates stand for (a
+ * Reno sender believes no more duplicates than segments in flight); with
+ * SACK, L and one segment the duplicates SACK (RACK marks L lost once a
+ * segment sent after it is SACKed; the ones beyond it, up to
+ * ECNP_DUPACKS, are claimed too when N has them in flight).
+ */
 #define ECNP_DUPACK_MIN_FLIGHT	(ECNP_DUPACKS + 1)
+#define ECNP_DUPACK_MIN_FLIGHT_SACK	2
 /*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss
@@ -162,6 +170,9 @@ struct ecnp_fsm {
 			 */
 	u8 e_rep;	/* dupack without SACK: E's repeated ACKs in the
 			 * current hole at E (0: none, see e_hole_end)
+			 */
+	u8 claimed;	/* dupack: segments above L the duplicates stand
+			 * for (SACK blocks, or duplicates without SACK)
 			 */
 };
 

@@ -2,9 +2,17 @@
 """Tables and figures of one matrix results directory (scripts only).
 
 report(RESULTS) reads plan.json, meta.json and runs/*.json and writes
-runs.csv (one row per run), summary.csv (one row per cell), summary.md,
-boxplot_DIRECTION_cross-on|off.png, timeseries.png and README.md.  Returns
-the headline ratios.
+runs.csv (one row per run), summary.csv (one row per cell), ratios.csv (one
+row per ratio of two configurations), summary.md,
+boxplot_DIRECTION_cross-on|off.png, timeseries.png, delay.png (records with
+probes only), headline.json and README.md.  Returns the headline ratios,
+{name: (ratio, low, high)}.
+
+Ratios of two configurations in one cell are Hodges-Lehmann ratios with
+their exact distribution-free interval, across the loads of one direction
+x cross setting the geometric mean of the per-load ratios
+(stats.hl_ratio, stats.gm_ratio); an interval that cannot reach 95 % is
+printed with the level it has.
 """
 import glob
 import warnings
@@ -31,10 +39,26 @@ PROXY_KEYS = ("congestion_events", "segs_dropped", "segs_ect_set", "segs_ce_clea
 COLORS = {"noecn": "#bbbbbb", "noecn+proxy": "#777777", "srvecn": "#f4a582",
           "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac"}
 HEADLINE = (("srvecn+proxy", "bothecn"), ("srvecn+proxy", "noecn"))
+# A/A: the proxy enabled where it has nothing to do; the ratio should be 1
+AA = (("noecn+proxy", "noecn"), ("bothecn+proxy", "bothecn"))
+AA_BAND = (0.97, 1.03)
+# the proxy's queueing delay against end-to-end ECN: goal within 10 %
+DELAY_PAIR = ("srvecn+proxy", "bothecn")
+DELAY_BAND = (0.90, 1.10)
+UDP_PAIR = ("srvecn+proxy", "srvecn")
+CONF = 0.95
+PROBE_COLS = ("rtt_p50_ms", "rtt_p95_ms", "rtt_loss", "queue_p50_bytes", "queue_p95_bytes",
+              "udp_rate_bps", "udp_loss")
 
 
 def load_order(loads):
     return sorted(set(loads), key=lambda x: (x == "series", int(x) if x.isdigit() else 0))
+
+
+def loads_of(df, direction, cross):
+    """The loads one direction x cross setting has runs of (a profile may
+    give cross traffic off fewer loads)."""
+    return load_order(df[(df.direction == direction) & (df.cross == cross)].load)
 
 
 def red_counters(snap, dev):
@@ -71,6 +95,10 @@ def run_row(rec):
     row["snd_retrans_segs"] = tc[snd].get("Tcp.RetransSegs", 0)
     row["snd_rtos"] = tc[snd].get("TcpExt.TCPTimeouts", 0)
     row["snd_syn_retrans"] = tc[snd].get("TcpExt.TCPSynRetrans", 0)
+    # TCPSynRetrans counts SYN retransmissions at the client and SYN-ACK
+    # retransmissions at the server
+    row["cli_syn_retrans"] = tc["client"].get("TcpExt.TCPSynRetrans", 0)
+    row["srv_syn_retrans"] = tc["server"].get("TcpExt.TCPSynRetrans", 0)
     b, a = rec["proxy_stats"]["before"], rec["proxy_stats"]["after"]
     for k in PROXY_KEYS:
         if k in a:
@@ -80,13 +108,58 @@ def run_row(rec):
     for k in ("marked", "early", "pdrop"):
         if k in ra:
             row["red_" + k] = ra[k] - rb.get(k, 0)
+    row.update(probe_cols(rec))
     return row
 
 
+def probe_cols(rec):
+    """The run's probe summary (None where the record has no probes)."""
+    pr = rec.get("probes") or {}
+    rtt = pr.get("rtt") or {}
+    q = pr.get("queue") or {}
+    u = pr.get("udp") or {}
+    sent, got = rtt.get("sent"), rtt.get("received")
+    return {"rtt_p50_ms": rtt.get("p50_ms"), "rtt_p95_ms": rtt.get("p95_ms"),
+            "rtt_loss": max(0.0, 1 - got / sent) if sent and got is not None else None,
+            "queue_p50_bytes": q.get("p50_bytes"), "queue_p95_bytes": q.get("p95_bytes"),
+            "udp_rate_bps": u.get("rate_bps"), "udp_loss": u.get("loss")}
+
+
 def fmt_ci(med, lo, hi):
+    """'1.10 [0.95, 1.30]'; with up to 4 decimals where 2 would show an
+    interval that has a width as one of none."""
     if med is None or (isinstance(med, float) and math.isnan(med)):
         return "-"
-    return "%.2f [%.2f, %.2f]" % (med, lo, hi)
+    p = 2
+    while p < 4 and lo != hi and "%.*f" % (p, lo) == "%.*f" % (p, hi):
+        p += 1
+    return "%.*f [%.*f, %.*f]" % (p, med, p, lo, p, hi)
+
+
+def fmt_cov(cov, conf=CONF):
+    """' (67 %)' for an interval short of conf; '' for one that reaches it."""
+    if cov >= conf - 1e-9:
+        return ""
+    pct = 100 * cov
+    if round(pct) >= 100 * conf:    # never print 95 % for 94.9 %
+        return " (%.1f %%)" % (math.floor(pct * 10) / 10)
+    return " (%.0f %%)" % pct
+
+
+def fmt_ratio(r, band=None):
+    """'1.10 [0.95, 1.30] (67 %)'; with band, ' **outside**' when the
+    interval does not lie inside it."""
+    if not r:
+        return "-"
+    v, lo, hi, cov = r
+    out = fmt_ci(v, lo, hi) + fmt_cov(cov)
+    if band and not inside(r, band):
+        out += " **outside**"
+    return out
+
+
+def inside(r, band):
+    return bool(r) and band[0] <= r[1] and r[2] <= band[1]
 
 
 def load_runs(d):
@@ -111,10 +184,13 @@ def cell_table(df):
     for (d, c, l, cfg), g in df.groupby(["direction", "cross", "load", "config"]):
         ok = g[g.use]
         med, lo, hi, cov = stats.median_ci(list(ok.completion_s))
+        p95, rank = stats.p95(list(ok.completion_s))
         row = {"direction": d, "cross": c, "load": l, "config": cfg, "n": len(g),
                "n_ok": len(ok), "n_timeout": int(g.timeout.sum()), "median_s": round(med, 4), "ci_low_s": round(lo, 4),
                "ci_high_s": round(hi, 4), "ci_coverage": round(cov, 4),
+               "p95_s": round(p95, 4), "p95_rank": rank,
                "flagged": int((g["flags"] != "").sum()),
+               "syn_retrans_runs": int(((g.cli_syn_retrans > 0) | (g.srv_syn_retrans > 0)).sum()),
                "min_s": ok.completion_s.min(), "max_s": ok.completion_s.max(),
                "median_utilisation": ok.utilisation.median(),
                "min_cpu_idle": ok.cpu_idle_min.min()}
@@ -125,26 +201,41 @@ def cell_table(df):
                   "rcv_ce_pkts", "snd_retrans_segs", "snd_rtos"):
             if k in ok:
                 row["median_" + k] = ok[k].median()
+        row["n_probes"] = int(ok.rtt_p50_ms.notna().sum())
+        for k in PROBE_COLS:
+            row["median_" + k] = ok[k].median()
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def ratios(df, direction, cross, num, den, loads):
-    ok = df[df.use & (df.direction == direction) & (df.cross == cross)]
-    ng = [list(ok[(ok.config == num) & (ok.load == l)].completion_s) for l in loads]
-    dg = [list(ok[(ok.config == den) & (ok.load == l)].completion_s) for l in loads]
-    if any(not g for g in ng + dg):
+def group(df, direction, cross, config, load, col="completion_s"):
+    return list(df[df.use & (df.direction == direction) & (df.cross == cross)
+                   & (df.config == config) & (df.load == load)][col].dropna())
+
+
+def ratios(df, direction, cross, num, den, loads, col="completion_s", partial=False):
+    """-> (ratio, low, high, coverage) of num over den in `col`: one load,
+    the Hodges-Lehmann ratio of the runs; several, the geometric mean of
+    the per-load ratios.  None if a load lacks runs of either (partial:
+    use the loads that have both) or the values are not all positive."""
+    pairs = [(group(df, direction, cross, num, l, col), group(df, direction, cross, den, l, col))
+             for l in loads]
+    if partial:
+        pairs = [(a, b) for a, b in pairs if a and b]
+    if not pairs or any(not a or not b for a, b in pairs):
         return None
-    return stats.ratio_ci(ng, dg)
+    r = stats.gm_ratio([a for a, _ in pairs], [b for _, b in pairs], CONF)
+    return None if math.isnan(r[0]) or math.isnan(r[1]) else r
 
 
-def boxplots(df, d, prof_note, loads, configs):
+def boxplots(df, d, prof_note, configs):
     out = []
     for direction in sorted(df.direction.unique()):
         for cross in sorted(df.cross.unique()):
             sub = df[df.use & (df.direction == direction) & (df.cross == cross)]
             if sub.empty:
                 continue
+            loads = loads_of(df, direction, cross)
             fig, axes = plt.subplots(1, len(loads), figsize=(3.2 * len(loads), 4.2),
                                      squeeze=False)
             for ax, l in zip(axes[0], loads):
@@ -215,6 +306,168 @@ def timeseries(recs, df, d, configs):
     return "timeseries.png"
 
 
+def delay_plot(recs, df, d, configs):
+    """delay.png: per direction (cross traffic on where there is any), box
+    plots of the runs' RTT p95 per configuration (all loads), and the RED
+    backlog over time of one representative run per configuration (at the
+    load with the most parallel flows, the run with the median RTT p95)."""
+    pr = df[df.use & df.rtt_p95_ms.notna()]
+    if pr.empty:
+        return None
+    byid = {r["id"]: r for r in recs}
+    panels = []
+    for direction in sorted(pr.direction.unique()):
+        sub = pr[pr.direction == direction]
+        cross = "on" if (sub.cross == "on").any() else sorted(sub.cross.unique())[0]
+        panels.append((direction, cross, sub[sub.cross == cross]))
+    fig, axes = plt.subplots(len(panels), 2, figsize=(13, 4.2 * len(panels)), squeeze=False)
+    for i, (direction, cross, sub) in enumerate(panels):
+        ax = axes[i][0]
+        cf = [c for c in configs if (sub.config == c).any()]
+        data = [list(sub[sub.config == c].rtt_p95_ms) for c in cf]
+        bp = ax.boxplot(data, patch_artist=True, widths=0.6, whis=1.5)
+        for patch, c in zip(bp["boxes"], cf):
+            patch.set_facecolor(COLORS.get(c, "white"))
+        for med in bp["medians"]:
+            med.set_color("black")
+        for k, x in enumerate(data):
+            ax.plot([k + 1 + 0.03 * ((j % 7) - 3) for j in range(len(x))], x, ".",
+                    color="black", ms=3, alpha=0.6)
+        ax.set_xticks(range(1, len(cf) + 1))
+        ax.set_xticklabels(cf, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("RTT p95 during the transfer (ms)")
+        ax.set_ylim(bottom=0)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_title("%s, cross traffic %s: ping RTT p95 per run (all loads)" % (
+            direction, cross), fontsize=10)
+        ax = axes[i][1]
+        # the same load for every configuration: the most parallel flows
+        numeric = sorted({l for l in sub.load if l.isdigit()}, key=int)
+        load = numeric[-1] if numeric else load_order(sub.load)[0]
+        for c in cf:
+            g = sub[(sub.config == c) & (sub.load == load)].sort_values("rtt_p95_ms")
+            if g.empty:
+                continue
+            rec = byid[g.iloc[(len(g) - 1) // 2].id]
+            q = ((rec.get("probes") or {}).get("queue") or {}).get("samples") or []
+            t0 = rec["transfer"].get("start")
+            t1 = rec["transfer"].get("end")
+            if not q or t0 is None:
+                continue
+            pts = [(t - t0, b / 1e3) for t, b, *_ in q
+                   if t1 is None or t0 - 0.5 <= t <= t1 + 0.5]
+            if pts:
+                ax.step([x for x, _ in pts], [y for _, y in pts], where="post",
+                        color=COLORS.get(c), lw=1.1, alpha=0.85, label=c)
+        ax.set_xlabel("time since the transfer started (s)")
+        ax.set_ylabel("RED backlog at the bottleneck (kB)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        ax.set_title("%s, cross traffic %s, load %s: backlog of the run with the "
+                     "median RTT p95" % (direction, cross, load), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "delay.png"), dpi=110)
+    plt.close(fig)
+    return "delay.png"
+
+
+def ratio_rows(df):
+    """Every ratio the report prints, one row each (ratios.csv), and a
+    lookup {(metric, direction, cross, load, num, den): ratio}."""
+    rows, look = [], {}
+    pairs = [(p, "headline", None) for p in HEADLINE] + [(p, "A/A", AA_BAND) for p in AA]
+    for direction in sorted(df.direction.unique()):
+        for cross in sorted(df.cross.unique()):
+            loads = loads_of(df, direction, cross)
+            if not loads:
+                continue
+            todo = [("completion_s", p, kind, band, False) for p, kind, band in pairs]
+            todo += [(col, DELAY_PAIR, "delay", DELAY_BAND, True)
+                     for col in ("rtt_p50_ms", "rtt_p95_ms")]
+            todo += [("udp_loss", UDP_PAIR, "udp loss", None, True)]
+            for col, (num, den), kind, band, partial in todo:
+                for l in loads + ["all"]:
+                    r = ratios(df, direction, cross, num, den, loads if l == "all" else [l],
+                               col, partial)
+                    look[(col, direction, cross, l, num, den)] = r
+                    if r is None:
+                        continue
+                    sel = loads if l == "all" else [l]
+                    rows.append({
+                        "metric": col, "kind": kind, "direction": direction, "cross": cross,
+                        "load": l, "num": num, "den": den, "ratio": round(r[0], 4),
+                        "low": round(r[1], 4), "high": round(r[2], 4),
+                        "coverage": round(r[3], 4),
+                        "n_num": sum(len(group(df, direction, cross, num, x, col)) for x in sel),
+                        "n_den": sum(len(group(df, direction, cross, den, x, col)) for x in sel),
+                        "band": "" if band is None else "%.2f-%.2f" % band,
+                        "inside": "" if band is None else int(inside(r, band))})
+    return rows, look
+
+
+def delay_section(w, df, configs, look, nrec):
+    """The "Queueing delay and loss" section of summary.md."""
+    w("## Queueing delay and loss")
+    w("")
+    pr = df[df.rtt_p50_ms.notna() | df.queue_p50_bytes.notna() | df.udp_loss.notna()]
+    if pr.empty:
+        w("No record in this directory has probes (RTT, RED backlog, UDP delivery); "
+          "records made since the probes were added to the matrix have them.")
+        w("")
+        return
+    w("While each transfer ran, the client pinged the server through the bottleneck "
+      "every 50 ms (ICMP is Not-ECT: RED may drop a probe; probe loss = 1 - replies / "
+      "requests), the router's RED backlog was read every 50 ms, and with cross traffic "
+      "the UDP flow's packets sent and delivered were counted (its hosts' link "
+      "counters; rate: delivered bits over the probe window).  Per run: RTT and backlog "
+      "p50 / p95 over the transfer; below, the medians of those over the runs of all "
+      "loads (per load: `summary.csv`).  %d of %d runs have probes.  Ratios: geometric "
+      "mean over the loads of the per-load Hodges-Lehmann ratios of the runs' values, "
+      "as for completion times; the proxy's goal is RTTs within 10 %% of end-to-end ECN "
+      "(**outside**: the interval does not lie inside [%.2f, %.2f]).  Figure: "
+      "`delay.png`." % (len(pr), nrec, DELAY_BAND[0], DELAY_BAND[1]))
+    w("")
+
+    def med(g, col, scale=1.0, fmt="%.1f"):
+        x = g[col].dropna()
+        return fmt % (x.median() * scale) if len(x) else "-"
+    for direction in sorted(pr.direction.unique()):
+        for cross in sorted(pr.cross.unique()):
+            sub = pr[pr.use & (pr.direction == direction) & (pr.cross == cross)]
+            if sub.empty:
+                continue
+            w("### %s, cross traffic %s" % (direction, cross))
+            w("")
+            w("| config | runs | RTT p50 (ms) | RTT p95 (ms) | probe loss | backlog p50 (kB) "
+              "| backlog p95 (kB) | UDP delivered (Mbit/s) | UDP loss |")
+            w("|" + " --- |" * 9)
+            for c in configs:
+                g = sub[sub.config == c]
+                if g.empty:
+                    continue
+                w("| %s | %d | %s |" % (c, len(g), " | ".join([
+                    med(g, "rtt_p50_ms"), med(g, "rtt_p95_ms"),
+                    med(g, "rtt_loss", 100, "%.1f %%"),
+                    med(g, "queue_p50_bytes", 1e-3), med(g, "queue_p95_bytes", 1e-3),
+                    med(g, "udp_rate_bps", 1e-6, "%.2f"), med(g, "udp_loss", 100, "%.1f %%")])))
+            w("")
+            num, den = DELAY_PAIR
+            w("- %s / %s, all loads: RTT p50 %s; RTT p95 %s." % (
+                num, den,
+                fmt_ratio(look.get(("rtt_p50_ms", direction, cross, "all", num, den)), DELAY_BAND),
+                fmt_ratio(look.get(("rtt_p95_ms", direction, cross, "all", num, den)), DELAY_BAND)))
+            num, den = UDP_PAIR
+            a = sub[sub.config == num].udp_loss.dropna()
+            b = sub[sub.config == den].udp_loss.dropna()
+            if len(a) and len(b):
+                r = look.get(("udp_loss", direction, cross, "all", num, den))
+                w("- UDP loss, %s vs %s: medians %.2f %% vs %.2f %%; ratio %s." % (
+                    num, den, 100 * a.median(), 100 * b.median(),
+                    fmt_ratio(r) if r else "- (a run without loss)"))
+            w("")
+
+
 def report(d):
     with open(os.path.join(d, "plan.json")) as f:
         plan = json.load(f)
@@ -227,6 +480,8 @@ def report(d):
     if not recs:
         raise SystemExit("report: no valid run records in %s" % d)
     df = pd.DataFrame([run_row(r) for r in recs]).sort_values("plan_index")
+    for k in PROBE_COLS:
+        df[k] = pd.to_numeric(df[k])
     df.to_csv(os.path.join(d, "runs.csv"), index=False)
     cells = cell_table(df)
     configs = [c for c in CONFIG_ORDER if c in set(df.config)]
@@ -235,16 +490,31 @@ def report(d):
     cells["load"] = pd.Categorical(cells.load, loads, ordered=True)
     cells = cells.sort_values(["direction", "cross", "load", "config"])
     cells.to_csv(os.path.join(d, "summary.csv"), index=False)
+    rrows, look = ratio_rows(df)
+    pd.DataFrame(rrows, columns=["metric", "kind", "direction", "cross", "load", "num", "den",
+                                 "ratio", "low", "high", "coverage", "n_num", "n_den", "band",
+                                 "inside"]).to_csv(os.path.join(d, "ratios.csv"), index=False)
 
     headline = {}
     for direction in ("download", "upload"):
         for num, den in HEADLINE:
-            r = ratios(df, direction, "on", num, den, loads)
+            r = look.get(("completion_s", direction, "on", "all", num, den))
             if r:
                 headline["%s cross-on %s/%s" % (direction, num, den)] = r
+    aa = {}
+    for direction in sorted(df.direction.unique()):
+        for cross in sorted(df.cross.unique()):
+            for num, den in AA:
+                r = look.get(("completion_s", direction, cross, "all", num, den))
+                if r:
+                    aa["%s cross-%s %s/%s" % (direction, cross, num, den)] = r
+    aa_cells = [(k, r) for k, r in look.items()
+                if k[0] == "completion_s" and k[3] != "all" and (k[4], k[5]) in AA and r]
+    aa_out = sum(not inside(r, AA_BAND) for _, r in aa_cells)
 
-    figs = boxplots(df, d, prof.get("note", ""), loads, configs)
+    figs = boxplots(df, d, prof.get("note", ""), configs)
     ts = timeseries(recs, df, d, configs)
+    dl = delay_plot(recs, df, d, configs)
 
     sessions = meta.get("sessions", [])
     r0 = recs[0]
@@ -256,19 +526,31 @@ def report(d):
     w("")
     w("Generated by `scripts/matrix_analyze.py` from `runs/*.json`; do not edit.")
     w("Completion time of a fixed volume (seconds, lower is better): median and a "
-      "distribution-free 95 %% confidence interval (order statistics; with fewer "
-      "than 6 runs the interval is [min, max] and its real coverage is given). "
-      "Ratios are of sums of cell medians over the loads (stratified bootstrap, "
-      "%d resamples, seed %d, 95 %% percentile interval): below 1 means the "
-      "first configuration is faster." % (stats.N_BOOT, stats.SEED))
+      "distribution-free 95 % confidence interval (order statistics; with fewer "
+      "than 6 runs the interval is [min, max] and its real coverage is given), and "
+      "p95, the ceil(0.95 n)-th smallest time: with fewer than 20 runs, the slowest run.")
+    w("Ratios (below 1: the first configuration is faster): in one cell, the "
+      "Hodges-Lehmann estimate, the median of the n x m ratios of a run of the first "
+      "configuration to a run of the second, with its exact distribution-free interval "
+      "(from the Mann-Whitney distribution; exact when one configuration's times are "
+      "the other's times scaled by a constant factor).  Too few runs for 95 % give "
+      "the widest such interval, [smallest, largest] of the ratios, with its real "
+      "level in parentheses (2 runs each: 67 %; 4 runs each reach 97 %).  Across "
+      "loads (`all` and the headline): the geometric mean of the per-load ratios, "
+      "with a normal interval from the per-load intervals' widths whose coverage was "
+      "checked by simulation (scripts/analysis/stats.py: at least 95 % with 5 loads "
+      "from 2 runs per cell up; a simulated level below 95 % is printed).")
     w("")
     w("## Headline (cross traffic on, all loads)")
     w("")
     w("| direction | ratio | value [95 % CI] |")
     w("| --- | --- | --- |")
-    for k, (v, lo, hi) in headline.items():
+    for k, r in headline.items():
         direction, _, rat = k.split(" ")
-        w("| %s | %s | %s |" % (direction, rat.replace("/", " / "), fmt_ci(v, lo, hi)))
+        w("| %s | %s | %s |" % (direction, rat.replace("/", " / "), fmt_ratio(r)))
+    if not headline:
+        w("| - | no runs of `srvecn+proxy` with `bothecn` or `noecn` under cross traffic "
+          "in every load | - |")
     w("")
     w("For comparison, the thesis (10 runs per cell, 20 MB flows with cross traffic, "
       "proxy feedback `none`): downloads through the proxy were close to end-to-end "
@@ -276,6 +558,29 @@ def report(d):
       "no ECN, while end-to-end ECN was much faster.  This run's proxy feedback mode: "
       "`%s`." % (plan.get("feedback") or r0["sysctls"]["proxy"].get("net/ecn_proxy/feedback")))
     w("")
+    w("## A/A: the proxy where it has nothing to do")
+    w("")
+    if not aa_cells:
+        w("These runs have neither pair of A/A configurations (`noecn+proxy` and "
+          "`noecn`, `bothecn+proxy` and `bothecn`).")
+        w("")
+    else:
+        w("`noecn+proxy / noecn` (no ECN anywhere) and `bothecn+proxy / bothecn` (end-to-end "
+          "ECN, nothing to translate) should be 1.  All loads, as above; **outside**: the "
+          "interval does not lie inside [%.2f, %.2f], i.e. these runs do not show the "
+          "proxy to be transparent within 3 %% (an interval that also excludes 1 shows a "
+          "difference; one inside the band at a level below 95 %%, printed, is weaker "
+          "evidence than it looks).  Per load: the tables of each section below; %d of %d per-load "
+          "A/A intervals are outside." % (AA_BAND[0], AA_BAND[1], aa_out, len(aa_cells)))
+        w("")
+        w("| direction | cross traffic | " + " | ".join("%s / %s" % p for p in AA) + " |")
+        w("| --- | --- |" + " --- |" * len(AA))
+        for direction in sorted(df.direction.unique()):
+            for cross in sorted(df.cross.unique()):
+                w("| %s | %s | %s |" % (direction, cross, " | ".join(
+                    fmt_ratio(aa.get("%s cross-%s %s/%s" % (direction, cross, *p)), AA_BAND)
+                    for p in AA)))
+        w("")
     nflag = int((df["flags"] != "").sum())
     w("## Fidelity")
     w("")
@@ -301,6 +606,9 @@ def report(d):
     else:
         w("Median bottleneck utilisation %.2f; lowest per-CPU idle share %.2f." % (
             df.utilisation.median(), df.cpu_idle_min.min()))
+    nsyn = int(((df.cli_syn_retrans > 0) | (df.srv_syn_retrans > 0)).sum())
+    w("%d of %d runs retransmitted a SYN or SYN-ACK (TcpExt.TCPSynRetrans of the client "
+      "or the server; per cell in each section below)." % (nsyn, len(df)))
     if bad:
         w("")
         w("Invalid records (not used): " + "; ".join("%s: %s" % (f, ", ".join(e[:3]))
@@ -312,15 +620,18 @@ def report(d):
             if sub.empty:
                 continue
             sz = prof["sizes"][direction][cross]
+            sec_loads = loads_of(df, direction, cross)
             w("## %s, cross traffic %s" % (direction, cross))
             w("")
-            w("Flows of %d bytes; series: %s. Box plot: `boxplot_%s_cross-%s.png`." % (
-                sz["flow_bytes"], "%d x %d bytes" % tuple(sz["series"]) if sz.get("series") else "-",
-                direction, cross))
+            w("Flows of %d bytes; series: %s. Box plot: `boxplot_%s_cross-%s.png`.  "
+              "Median [95 %% CI] (n, the interval's coverage); p95." % (
+                  sz["flow_bytes"],
+                  "%d x %d bytes" % tuple(sz["series"]) if sz.get("series") else "-",
+                  direction, cross))
             w("")
             w("| load | " + " | ".join(configs) + " |")
             w("| --- |" + " --- |" * len(configs))
-            for l in loads:
+            for l in sec_loads:
                 cells_l = sub[sub.load == l]
                 vals = []
                 for c in configs:
@@ -330,17 +641,35 @@ def report(d):
                     else:
                         r = r.iloc[0]
                         vals.append(fmt_ci(r.median_s, r.ci_low_s, r.ci_high_s) + (
-                            " (n=%d, %.0f %%)" % (r.n_ok, 100 * r.ci_coverage)) + (
+                            " (n=%d, %.0f %%); p95 %.2f" % (r.n_ok, 100 * r.ci_coverage,
+                                                            r.p95_s)) + (
                             " ⚑%d" % r.flagged if r.flagged else ""))
                 w("| %s | %s |" % (l, " | ".join(vals)))
             w("")
-            w("| load | " + " | ".join("%s / %s" % p for p in HEADLINE) + " |")
-            w("| --- |" + " --- |" * len(HEADLINE))
-            for l in loads + ["all"]:
+            pairs = list(HEADLINE) + list(AA)
+            w("Ratios (per load: Hodges-Lehmann; all: geometric mean over the loads); "
+              "A/A **outside**: not inside [%.2f, %.2f]." % AA_BAND)
+            w("")
+            w("| load | " + " | ".join("%s / %s%s" % (n, m, " (A/A)" if (n, m) in AA else "")
+                                       for n, m in pairs) + " |")
+            w("| --- |" + " --- |" * len(pairs))
+            for l in sec_loads + ["all"]:
+                w("| %s | %s |" % (l, " | ".join(
+                    fmt_ratio(look.get(("completion_s", direction, cross, l, n, m)),
+                              AA_BAND if (n, m) in AA else None) for n, m in pairs)))
+            w("")
+            w("Handshakes: runs with at least one SYN or SYN-ACK retransmission "
+              "(TcpExt.TCPSynRetrans at the client or the server) / runs.")
+            w("")
+            w("| load | " + " | ".join(configs) + " |")
+            w("| --- |" + " --- |" * len(configs))
+            for l in sec_loads:
+                cells_l = sub[sub.load == l]
                 vals = []
-                for num, den in HEADLINE:
-                    r = ratios(df, direction, cross, num, den, loads if l == "all" else [l])
-                    vals.append(fmt_ci(*r) if r else "-")
+                for c in configs:
+                    r = cells_l[cells_l.config == c]
+                    vals.append("-" if r.empty else "%d/%d" % (r.iloc[0].syn_retrans_runs,
+                                                               r.iloc[0].n))
                 w("| %s | %s |" % (l, " | ".join(vals)))
             w("")
             w("Per-flow analysis (medians per run over all loads; sums over the run's "
@@ -381,12 +710,17 @@ def report(d):
                     m("proxy_flows_proxied_ecn_responder") + " / " + m("proxy_flows_fallback")])
                   + " |")
             w("")
+    delay_section(w, df, configs, look, len(df))
     w("## Figures")
     w("")
     for f in figs:
         w("- `%s`" % f)
     if ts:
         w("- `%s`: delivered bytes over time of the median flow of each configuration" % ts)
+    if dl:
+        w("- `%s`: ping RTT p95 per run and configuration, and the RED backlog over time "
+          "of the run with the median RTT p95 of each configuration (at the load with "
+          "the most parallel flows)" % dl)
     w("")
     w("## How this was made")
     w("")
@@ -416,9 +750,13 @@ def report(d):
     write_readme(d, prof)
     with open(os.path.join(d, "headline.json"), "w") as f:
         json.dump({"profile": prof["name"], "runs": len(df), "flagged": nflag,
-                   "headline": {k: [round(x, 4) for x in v] for k, v in headline.items()}},
+                   # ratio, low, high, coverage of the interval
+                   "headline": {k: [round(x, 4) for x in v] for k, v in headline.items()},
+                   "aa": {k: {"ratio": [round(x, 4) for x in v], "band": list(AA_BAND),
+                              "inside": inside(v, AA_BAND)} for k, v in aa.items()},
+                   "aa_cells_outside": [aa_out, len(aa_cells)]},
                   f, indent=1)
-    return headline
+    return {k: tuple(v[:3]) for k, v in headline.items()}
 
 
 def _feedback(d):
@@ -436,21 +774,36 @@ def write_index(results):
     """results/README.md: the published result directories and their
     headline ratios (from each one's headline.json)."""
     L = ["# results", "",
-         "Output of `make matrix`, one directory per matrix (`<profile>-<date>/`),",
+         "Output of `make matrix` and `make fairness`, one directory per run of a",
+         "profile (`<profile>-<date>/`),",
          "produced by scripts from raw data and never edited by hand; this index is",
          "rewritten by `scripts/matrix_analyze.py`.  Start with a directory's",
          "`summary.md`; its `README.md` explains the files.", "",
-         "| directory | profile | feedback | runs | flagged | headline (cross traffic on) |",
-         "| --- | --- | --- | --- | --- | --- |"]
+         "| directory | profile | feedback | runs | flagged | headline (cross traffic on) "
+         "| A/A outside [0.97, 1.03] |",
+         "| --- | --- | --- | --- | --- | --- | --- |"]
     for h in sorted(glob.glob(os.path.join(results, "*", "headline.json"))):
         with open(h) as f:
             j = json.load(f)
         name = os.path.basename(os.path.dirname(h))
-        heads = "; ".join("%s %.2f [%.2f, %.2f]" % (k.replace(" cross-on ", ": "), *v)
+        if j.get("kind") == "fairness":
+            heads = "; ".join("%s: A's share %.2f, control %.2f-%.2f" % (
+                k, v["share_A"], v["control"][0], v["control"][1])
+                for k, v in j["verdicts"].items()) or "-"
+            L.append("| [`%s/`](%s/summary.md) | %s | per run | %d | %d | %s | - |" % (
+                name, name, j["profile"], j["runs"], j["flagged"], heads))
+            continue
+        # [ratio, low, high] (older) or [ratio, low, high, coverage]
+        heads = "; ".join("%s %s" % (k.replace(" cross-on ", ": "),
+                                     fmt_ci(*v[:3]) + (fmt_cov(v[3]) if len(v) > 3 else ""))
                           for k, v in j["headline"].items())
-        L.append("| [`%s/`](%s/summary.md) | %s | %s | %d | %d | %s |" % (
+        aa = j.get("aa")
+        aa = "-" if aa is None else "%d of %d (all loads), %d of %d (per load)" % (
+            sum(not v["inside"] for v in aa.values()), len(aa),
+            *j.get("aa_cells_outside", (0, 0)))
+        L.append("| [`%s/`](%s/summary.md) | %s | %s | %d | %d | %s | %s |" % (
             name, name, j["profile"], _feedback(os.path.dirname(h)), j["runs"],
-            j["flagged"], heads))
+            j["flagged"], heads, aa))
     with open(os.path.join(results, "README.md"), "w") as f:
         f.write("\n".join(L) + "\n")
 
@@ -462,19 +815,29 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
 
 > {note}
 
-- `summary.md`: start here.  Headline ratios, then for each direction x
-  cross-traffic setting a table of completion-time medians per load (rows) and
-  configuration (columns) with 95 % confidence intervals, the ratios
+- `summary.md`: start here.  Headline ratios and the A/A checks
+  (`noecn+proxy / noecn`, `bothecn+proxy / bothecn`: the proxy where it has
+  nothing to do; **outside** when the interval does not lie inside
+  [0.97, 1.03]), then for each direction x cross-traffic setting a table of
+  completion-time medians per load (rows) and configuration (columns) with
+  95 % confidence intervals and the 95th percentile, the ratios
   `srvecn+proxy / bothecn` (the proxy against end-to-end ECN: 1 means as good)
-  and `srvecn+proxy / noecn` (against no ECN: below 1 means the proxy helps),
-  and the per-flow ECN/loss analysis.  ⚑N marks cells with N runs flagged by
-  the fidelity checks.
+  and `srvecn+proxy / noecn` (against no ECN: below 1 means the proxy helps)
+  and the A/A ratios, SYN/SYN-ACK retransmissions per cell, and the per-flow
+  ECN/loss analysis; then queueing delay and loss (records with probes).
+  Intervals that cannot reach 95 % with the runs there are (2 per cell)
+  carry their real level in parentheses.  ⚑N marks cells with N runs flagged
+  by the fidelity checks.
 - `boxplot_<direction>_cross-<on|off>.png`: one panel per load, all
   configurations side by side (box: quartiles, line: median, whiskers:
   1.5 IQR).
 - `timeseries.png`: delivered bytes over time of the median flow of each
   configuration (cell with the fewest parallel flows).
-- `summary.csv` (one row per cell), `runs.csv` (one row per run).
+- `delay.png` (records with probes): ping RTT p95 per run and
+  configuration, and the RED backlog over time of a representative run.
+- `summary.csv` (one row per cell), `runs.csv` (one row per run),
+  `ratios.csv` (one row per ratio in `summary.md`, with its interval and
+  coverage), `headline.json` (the headline and A/A ratios).
 - `runs/<id>.json`: the raw record of each run: parameters, kernel,
   accelerator, sysctls of every namespace, the transfer (per connection
   start, end, bytes, receiver progress), HTB/RED counters before and after

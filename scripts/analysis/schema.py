@@ -3,7 +3,8 @@
 
 validate(record) -> list of problems (empty: well formed).  Used by the
 report (bad records are listed, not silently used), the smoke test and the
-unit tests.
+unit tests.  The key "probes" (RTT, RED backlog and UDP delivery measured
+during the transfer) is optional: older records do not have it.
 """
 SCHEMA = "ecnproxy-matrix-run/1"
 
@@ -52,6 +53,12 @@ DIR_KEYS = ("packets", "data", "new_bytes", "retrans", "fast_retrans", "dupacks"
 TOTAL_KEYS = ("data", "retrans", "fast_retrans", "dupacks", "ce", "ect", "ece",
               "cwr", "ect_share", "stalls", "stall_time", "flows", "ecn_negotiated")
 CONN_KEYS = ("start", "end", "bytes", "ok")
+# optional "probes" (records since the probes were added): each part None
+# (not measured) or an object; these fields None or a number
+PROBE_NUM = {"rtt": ("interval_s", "sent", "received", "p50_ms", "p95_ms"),
+             "queue": ("interval_s", "p50_bytes", "p95_bytes"),
+             "udp": ("tx_packets", "rx_packets", "tx_bytes", "rx_bytes", "window_s",
+                     "rate_bps", "loss")}
 
 
 def get(rec, path):
@@ -119,6 +126,33 @@ def validate(rec):
                 for k in DIR_KEYS:
                     if k not in fl.get(d, {}):
                         errs.append("capture.%s.flows.%s.%s without %s" % (side, port, d, k))
+    errs += validate_probes(rec.get("probes"))
+    return errs
+
+
+def validate_probes(pr):
+    """Problems of a record's optional "probes" (None: none measured)."""
+    if pr is None:
+        return []
+    if not isinstance(pr, dict):
+        return ["probes: %s, expected an object or null" % type(pr).__name__]
+    errs = []
+    for part, keys in PROBE_NUM.items():
+        v = pr.get(part)
+        if v is None:
+            continue
+        if not isinstance(v, dict):
+            errs.append("probes.%s: %s, expected an object or null" % (part, type(v).__name__))
+            continue
+        for k in keys:
+            x = v.get(k)
+            if x is not None and (isinstance(x, bool) or not isinstance(x, NUM)):
+                errs.append("probes.%s.%s: %s, expected a number or null" % (
+                    part, k, type(x).__name__))
+        s = v.get("samples")
+        if s is not None and (not isinstance(s, list) or not all(
+                isinstance(x, list) and len(x) >= 2 for x in s)):
+            errs.append("probes.%s.samples: expected a list of [t, value, ...]" % part)
     return errs
 
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Confidence intervals on known data."""
+"""Confidence intervals on known data, and their coverage by simulation."""
+import itertools
 import math
+from math import comb
 
 import pytest
 
@@ -43,28 +45,147 @@ def test_median_ci_small_n_reports_real_coverage():
     assert stats.median_ci([4.0])[3] == 0.0
 
 
-def test_ratio_ci_identical_groups():
-    r, lo, hi = stats.ratio_ci([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])
-    assert r == 1.0
-    assert lo <= 1.0 <= hi
+def test_p95_is_an_order_statistic():
+    assert stats.p95([3.0, 1.0, 2.0]) == (3.0, 3)          # n < 20: the largest
+    assert stats.p95(list(range(1, 11))) == (10, 10)
+    assert stats.p95(list(range(1, 20))) == (19, 19)
+    assert stats.p95(list(range(1, 21))) == (19, 19)        # ceil(0.95 * 20) = 19
+    assert stats.p95(list(range(1, 41))) == (38, 38)
+    assert stats.os_quantile([5, 1, 4, 2, 3], 0.5) == (3, 3)
+    v, r = stats.p95([])
+    assert math.isnan(v) and r == 0
 
 
-def test_ratio_ci_separated_and_deterministic():
-    a = [[2.0, 2.1, 1.9, 2.05, 1.95]]
-    b = [[1.0, 1.05, 0.95, 1.02, 0.98]]
-    r1 = stats.ratio_ci(a, b)
-    r2 = stats.ratio_ci(a, b)
-    assert r1 == r2  # fixed seed
-    assert r1[0] == pytest.approx(2.0)
-    assert 1.8 < r1[1] <= 2.0 <= r1[2] < 2.2
+def test_mw_counts_known_values():
+    # Gaussian binomials [4 choose 2]_q and [6 choose 3]_q
+    assert stats.mw_counts(2, 2) == (1, 1, 2, 1, 1)
+    assert stats.mw_counts(3, 3) == (1, 1, 2, 3, 3, 3, 3, 2, 1, 1)
+    assert stats.mw_counts(1, 4) == (1, 1, 1, 1, 1)
+    assert stats.mw_counts(0, 3) == (1,)
+    c = stats.mw_counts(30, 30)
+    assert sum(c) == comb(60, 30) and c == c[::-1]
 
 
-def test_ratio_ci_stratified_sum_of_medians():
-    num = [[1.0, 1.0, 1.0], [10.0, 10.0, 10.0]]
-    den = [[2.0, 2.0, 2.0], [20.0, 20.0, 20.0]]
-    r, lo, hi = stats.ratio_ci(num, den)
-    assert (r, lo, hi) == pytest.approx((0.5, 0.5, 0.5))
+@pytest.mark.parametrize("n,m", [(2, 3), (3, 4), (4, 4), (2, 6), (5, 3)])
+def test_mw_counts_brute_force(n, m):
+    # U = number of (x, y) pairs with x after y, over all orderings
+    counts = [0] * (n * m + 1)
+    for xs in itertools.combinations(range(n + m), n):
+        ys = [p for p in range(n + m) if p not in xs]
+        counts[sum(x > y for x in xs for y in ys)] += 1
+    assert stats.mw_counts(n, m) == tuple(counts)
 
 
-def test_ratio_ci_empty_group():
-    assert all(math.isnan(v) for v in stats.ratio_ci([[]], [[1.0]]))
+def test_hl_level_matches_tables():
+    # two-sided 5 % critical values of U: n = m = 5: 2, 6: 5, 8: 13, 10: 23
+    # (the interval is [D(crit+1), D(nm-crit)])
+    assert stats.hl_level(5, 5)[0] == 3
+    assert stats.hl_level(6, 6)[0] == 6
+    assert stats.hl_level(8, 8)[0] == 14
+    k, cov = stats.hl_level(10, 10)
+    assert k == 24 and cov == pytest.approx(1 - 2 * sum(stats.mw_counts(10, 10)[:24])
+                                            / comb(20, 10))
+    assert cov >= 0.95
+    # too few runs for 95 %: the widest interval and its true level
+    assert stats.hl_level(2, 2) == (1, pytest.approx(2 / 3))
+    assert stats.hl_level(2, 3) == (1, pytest.approx(0.8))
+    assert stats.hl_level(3, 3) == (1, pytest.approx(0.9))
+    assert stats.hl_level(4, 4) == (1, pytest.approx(1 - 2 / 70))
+
+
+def test_hl_ratio_hand_example():
+    # ratios x/y: 2/1, 2/2, 4/1, 4/2 = 2, 1, 4, 2: median 2, [min, max] = [1, 4]
+    r, lo, hi, cov = stats.hl_ratio([2.0, 4.0], [1.0, 2.0])
+    assert (r, lo, hi) == pytest.approx((2.0, 1.0, 4.0))
+    assert cov == pytest.approx(2 / 3)
+    # identical samples: 1, an interval around it, never of zero width
+    r, lo, hi, cov = stats.hl_ratio([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0])
+    assert r == pytest.approx(1.0) and lo < 1 < hi
+    assert cov == pytest.approx(1 - 2 / 70)
+
+
+def test_hl_ratio_is_scale_equivariant_and_separates():
+    a = [2.0, 2.1, 1.9, 2.05, 1.95, 2.02]
+    b = [1.0, 1.05, 0.95, 1.02, 0.98, 1.01]
+    r, lo, hi, cov = stats.hl_ratio(a, b)
+    assert 1.8 < lo <= r <= hi < 2.2 and cov >= 0.95
+    r2, lo2, hi2, _ = stats.hl_ratio([10 * x for x in a], [10 * x for x in b])
+    assert (r2, lo2, hi2) == pytest.approx((r, lo, hi))
+    ri, loi, hii, _ = stats.hl_ratio(b, a)
+    assert (ri, loi, hii) == pytest.approx((1 / r, 1 / hi, 1 / lo))
+
+
+def test_hl_ratio_bad_input():
+    for num, den in (([], [1.0]), ([1.0], []), ([0.0, 1.0], [1.0]), ([-1.0], [1.0])):
+        r, lo, hi, cov = stats.hl_ratio(num, den)
+        assert math.isnan(r) and math.isnan(lo) and cov == 0.0
+
+
+def test_gm_ratio_geometric_mean():
+    # per-cell HL ratios 2 and 8 (every pairwise ratio equal): geometric mean 4
+    num = [[2.0, 2.0, 2.0], [8.0, 8.0, 8.0]]
+    den = [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    r, lo, hi, cov = stats.gm_ratio(num, den)
+    assert (r, lo, hi) == pytest.approx((4.0, 4.0, 4.0))
+    # the estimate is the geometric mean of the per-cell estimates
+    num = [[1.0, 1.3, 1.1, 1.2], [3.0, 2.5, 2.9, 3.3], [0.5, 0.6, 0.55, 0.52]]
+    den = [[1.0, 1.1, 0.9, 1.05], [2.0, 2.2, 1.9, 2.1], [0.6, 0.7, 0.65, 0.61]]
+    per = [stats.hl_ratio(x, y)[0] for x, y in zip(num, den)]
+    r, lo, hi, cov = stats.gm_ratio(num, den)
+    assert r == pytest.approx(math.prod(per) ** (1 / 3))
+    assert lo < r < hi and cov == 0.95
+    # one cell: that cell's exact interval
+    assert stats.gm_ratio(num[:1], den[:1]) == pytest.approx(stats.hl_ratio(num[0], den[0]))
+    assert math.isnan(stats.gm_ratio([[1.0], []], [[1.0], [1.0]])[0])
+    assert math.isnan(stats.gm_ratio([], [])[0])
+
+
+def test_gm_ratio_reports_simulated_level_when_short():
+    assert stats.gm_ratio([[1.0, 1.1], [2.0, 2.1]], [[1.0, 1.2], [2.2, 2.0]])[3] == \
+        pytest.approx(0.929)
+    assert stats.gm_coverage(2, 5) == 0.95
+    assert stats.gm_coverage(7, 5) == 0.95      # row n = 6
+    assert stats.gm_coverage(1, 3) < 0.95
+    assert stats.gm_coverage(2, 40) == 0.95
+
+
+def test_jain():
+    assert stats.jain([1, 1, 1, 1]) == pytest.approx(1.0)
+    assert stats.jain([1, 0, 0, 0]) == pytest.approx(0.25)
+    assert stats.jain([1, 2]) == pytest.approx(9 / 10)
+    assert stats.jain([5.0, 5.0]) == pytest.approx(1.0)
+    assert math.isnan(stats.jain([0, 0]))
+
+
+# Coverage by simulation, through the code the report uses.  10000
+# replicates: the Monte Carlo SD of a coverage near 95 % is 0.0022, so the
+# tolerance 0.01 is 4.5 SDs (and the seed is fixed).
+REPS = 10000
+TOL = 0.01
+
+
+@pytest.mark.parametrize("dist", ["lognormal", "shifted-exp"])
+@pytest.mark.parametrize("n", [4, 8, 10])
+def test_coverage_at_least_claimed(dist, n):
+    s = stats.simulate(dist, n, K=5, reps=REPS)
+    assert s["hl_claimed"] >= 0.95 and s["gm_claimed"] == 0.95
+    assert s["hl"] >= s["hl_claimed"] - TOL
+    assert s["gm"] >= s["gm_claimed"] - TOL
+
+
+@pytest.mark.parametrize("dist", ["lognormal", "shifted-exp"])
+def test_true_coverage_n2_matches_simulation(dist):
+    s = stats.simulate(dist, 2, K=2, reps=REPS)
+    assert s["hl_claimed"] == pytest.approx(2 / 3)
+    assert s["hl"] == pytest.approx(s["hl_claimed"], abs=0.02)    # MC SD 0.0047
+    assert s["gm_claimed"] < 0.95
+    assert s["gm"] == pytest.approx(s["gm_claimed"], abs=0.015)
+    s = stats.simulate(dist, 2, K=5, reps=REPS)
+    assert s["gm"] >= s["gm_claimed"] - TOL
+
+
+def test_unequal_groups_coverage():
+    s = stats.simulate("lognormal", 3, 4, K=5, reps=REPS)
+    assert s["hl_claimed"] == pytest.approx(1 - 2 / 35)   # the widest: 94.3 %
+    assert s["hl"] >= s["hl_claimed"] - TOL
+    assert s["gm"] >= s["gm_claimed"] - TOL

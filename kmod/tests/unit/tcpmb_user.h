@@ -25,6 +25,10 @@ typedef int64_t s64;
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+#ifndef min_t
+#define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
+#endif
+
 /* Same definitions as include/net/tcp.h: sequence-space comparisons. */
 static inline bool before(u32 seq1, u32 seq2)
 {

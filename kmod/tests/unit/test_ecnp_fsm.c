@@ -2119,6 +2119,79 @@ static void test_dupack_waits_for_flight(void **state)
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 }
 
+/*
+ * With SACK, two segments in flight are enough: the duplicates SACK the
+ * one above L and RACK marks L lost.  A sender at a small window (2-4
+ * segments: 10 Mbit/s, a few ms of RTT) otherwise never got a signal
+ * while an ECN sender beside it reduced at every marked round trip
+ * (results/fairness-upload-20261123).  The claim never reaches beyond
+ * what N sent, and never beyond ECNP_DUPACKS segments.
+ */
+static void test_dupack_sack_small_window(void **state)
+{
+	static const struct { int flight; u8 claimed; } v[] = {
+		{ 2, 1 }, { 3, 2 }, { 4, 3 }, { 9, 3 },
+	};
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	size_t i;
+	u32 r, u;
+	int k;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		CTX("dupack with SACK, %d segments in flight", v[i].flight);
+		flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+		flow_sack(&fl);
+		/* E acks the first segment: @flight beyond its ACK */
+		for (k = 0; k <= v[i].flight; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		u = fl.n_seq - v[i].flight * MSS;
+		r = e_ack(&fl, ECE, u, 0, 0, 500);
+		EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
+			 ECNP_EV_CONG_SIGNAL);
+		EXPECT_EQ(fl.f.claimed, v[i].claimed);
+		e = edit_of(&fl, r);
+		EXPECT(e.sack);
+		EXPECT_EQ(e.sack_start, u + MSS);
+		EXPECT_EQ(e.sack_end, u + (1 + v[i].claimed) * MSS);
+		EXPECT(!after(e.sack_end, fl.n_seq));
+		/* N's retransmission of L is suppressed, as with more */
+		EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
+			 ECNP_EV_REXMIT_SUPPRESSED);
+	}
+
+	CTX("dupack with SACK, one segment in flight: waits");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 500), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	/*
+	 * Half a segment, then two: 2.5 segments beyond the next ACK, of
+	 * which two are full; the claim stops at the second.
+	 */
+	EXPECT_R(n_send(&fl, 0, MSS / 2), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - 2 * MSS - MSS / 2;
+	r = e_ack(&fl, 0, u, 0, 0, 500);
+	EXPECT_R(r, ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_EQ(fl.f.claimed, 1);
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.sack_end, u + 2 * MSS);
+
+	CTX("dupack without SACK, three segments in flight: waits");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	for (k = 0; k < 4; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - 3 * MSS, 0, 0, 500), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+}
+
 /* A dupack flow (E = B) with @n full segments of N in flight: the first. */
 static u32 n_flight(struct flow *fl, enum ecnp_feedback mode, bool sack,
 		    int n)
@@ -3240,6 +3313,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_sack_ts),
 		cmocka_unit_test(test_dupack_no_sack_no_ts),
 		cmocka_unit_test(test_dupack_waits_for_flight),
+		cmocka_unit_test(test_dupack_sack_small_window),
 		cmocka_unit_test(test_dupack_no_sack_hole_at_e),
 		cmocka_unit_test(test_dupack_not_on_a_hole),
 		cmocka_unit_test(test_dupack_sack_beyond_hold_end),

@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The report end to end on a small synthetic results directory: probes
+(RTT, RED backlog, UDP delivery), SYN retransmissions, ratios and their
+printed coverage, headline.json and the index."""
+import copy
+import csv
+import json
+import os
+
+import pytest
+
+from analysis import report, schema
+from test_schema import record
+
+pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice")
+
+CONFIG = schema.CONFIGS
+
+
+def probes(rtt_ms, backlog, udp_loss, t0=1.0, t1=2.5):
+    n = int((t1 - t0) / 0.05)
+    return {
+        "rtt": {"target": "198.18.2.2", "interval_s": 0.05, "sent": 40, "received": 38,
+                "p50_ms": rtt_ms, "p95_ms": 1.5 * rtt_ms,
+                "samples": [[t0 + 0.05 * i, rtt_ms] for i in range(n)]},
+        "queue": {"dev": "eth1", "interval_s": 0.05,
+                  "samples": [[t0 - 0.2 + 0.05 * i, backlog * (i % 5), i % 5]
+                              for i in range(n + 8)],
+                  "p50_bytes": 2.0 * backlog, "p95_bytes": 4.0 * backlog},
+        "udp": {"tx_packets": 1000, "rx_packets": round(1000 * (1 - udp_loss)),
+                "tx_bytes": 1000000, "rx_bytes": round(1e6 * (1 - udp_loss)),
+                "window_s": 2.0, "rate_bps": 4e6 * (1 - udp_loss), "loss": udp_loss},
+    }
+
+
+def make_rec(config, rep, completion, pr=None, syn=(0, 0), cross="on", load="1",
+             direction="download"):
+    r = record()
+    cli, srv, proxy = CONFIG[config]
+    r["id"] = "%s_%s_p%s_%s_r%02d" % (direction, "cross" if cross == "on" else "nocross",
+                                      load, config, rep)
+    r["params"].update(config=config, rep=rep, client_ecn=cli, server_ecn=srv, proxy=proxy,
+                       cross=cross, load=load, flows=int(load), direction=direction)
+    r["transfer"]["conns"] *= int(load)
+    r["completion_s"] = r["transfer"]["completion_s"] = completion
+    r["transfer"].update(start=1.0, end=1.0 + completion)
+    r["transfer"]["conns"][0].update(end=1.0 + completion)
+    if syn[0]:
+        r["tcp_counters"]["client"]["TcpExt.TCPSynRetrans"] = syn[0]
+    if syn[1]:
+        r["tcp_counters"]["server"]["TcpExt.TCPSynRetrans"] = syn[1]
+    if pr is not None:
+        r["probes"] = pr
+    return r
+
+
+def results_dir(tmp, recs):
+    os.makedirs(os.path.join(tmp, "runs"))
+    for i, r in enumerate(recs):
+        r["index"] = i
+        with open(os.path.join(tmp, "runs", r["id"] + ".json"), "w") as f:
+            json.dump(r, f)
+    size = {"flow_bytes": 1000, "series": None}
+    prof = {"name": "synthetic", "note": "SYNTHETIC DATA", "reps": 2, "cross_rate": "6M",
+            "configs": sorted({r["params"]["config"] for r in recs}),
+            "directions": sorted({r["params"]["direction"] for r in recs}),
+            "cross": sorted({r["params"]["cross"] for r in recs}), "loads": [1],
+            "sizes": {d: {"off": size, "on": size} for d in ("download", "upload")},
+            "fidelity": {"min_cpu_idle": 0.05}}
+    plan = {"profile": prof, "seed": 1, "feedback": None,
+            "runs": [dict(r["params"], id=r["id"], index=r["index"]) for r in recs]}
+    with open(os.path.join(tmp, "plan.json"), "w") as f:
+        json.dump(plan, f)
+    return str(tmp)
+
+
+def with_probes():
+    return [
+        make_rec("srvecn+proxy", 1, 1.50, probes(20.0, 3000, 0.02), syn=(1, 0)),
+        make_rec("srvecn+proxy", 2, 1.60, probes(22.0, 3200, 0.03)),
+        make_rec("bothecn", 1, 1.20, probes(21.0, 2900, 0.025)),
+        make_rec("bothecn", 2, 1.30, probes(19.0, 3100, 0.015), syn=(0, 2)),
+        make_rec("srvecn", 1, 2.00, probes(40.0, 9000, 0.05)),
+        make_rec("srvecn", 2, 2.20, dict(probes(44.0, 9500, 0.06), udp=None)),
+        make_rec("noecn", 1, 2.50),  # an older record: no probes
+    ]
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_probes_end_to_end(tmp_path):
+    d = results_dir(tmp_path, with_probes())
+    head = report.report(d)
+    # matrix_analyze.py unpacks (ratio, low, high)
+    v, lo, hi = head["download cross-on srvecn+proxy/bothecn"]
+    assert lo <= v <= hi
+
+    runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
+    r = runs["download_cross_p1_srvecn+proxy_r01"]
+    assert float(r["rtt_p50_ms"]) == 20.0 and float(r["rtt_p95_ms"]) == 30.0
+    assert float(r["rtt_loss"]) == pytest.approx(1 - 38 / 40)
+    assert float(r["queue_p50_bytes"]) == 6000 and float(r["queue_p95_bytes"]) == 12000
+    assert float(r["udp_loss"]) == 0.02 and float(r["udp_rate_bps"]) == pytest.approx(3.92e6)
+    assert (r["cli_syn_retrans"], r["srv_syn_retrans"]) == ("1", "0")
+    assert runs["download_cross_p1_srvecn_r02"]["udp_loss"] == ""
+    assert runs["download_cross_p1_noecn_r01"]["rtt_p50_ms"] == ""
+
+    cells = {r["config"]: r for r in read_csv(os.path.join(d, "summary.csv"))}
+    assert float(cells["srvecn+proxy"]["median_rtt_p50_ms"]) == 21.0
+    assert float(cells["srvecn"]["median_udp_loss"]) == 0.05
+    assert cells["srvecn"]["n_probes"] == "2" and cells["noecn"]["n_probes"] == "0"
+    assert cells["noecn"]["median_rtt_p50_ms"] == ""
+    assert cells["srvecn+proxy"]["syn_retrans_runs"] == "1"
+    assert cells["bothecn"]["syn_retrans_runs"] == "1"
+    assert float(cells["srvecn+proxy"]["p95_s"]) == 1.6     # n < 20: the slowest
+
+    rat = read_csv(os.path.join(d, "ratios.csv"))
+    rtt = [x for x in rat if x["metric"] == "rtt_p50_ms" and x["load"] == "all"]
+    assert len(rtt) == 1 and rtt[0]["num"] == "srvecn+proxy" and rtt[0]["den"] == "bothecn"
+    # ratios 20/21, 20/19, 22/21, 22/19: HL = median = (22/21 * 20/19)^(1/2)
+    assert float(rtt[0]["ratio"]) == pytest.approx((22 / 21 * 20 / 19) ** 0.5, abs=1e-4)
+    assert float(rtt[0]["coverage"]) == pytest.approx(2 / 3, abs=1e-4)
+
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "## Queueing delay and loss" in md and "6 of 7 runs have probes" in md
+    assert "| srvecn+proxy | 2 | 21.0 | 31.5 | 5.0 % | 6.2 | 12.4 | 3.90 | 2.5 % |" in md
+    assert "srvecn+proxy / bothecn, all loads: RTT p50 1.05 [0.95, 1.16] (67 %) **outside**" in md
+    assert "UDP loss, srvecn+proxy vs srvecn: medians 2.50 % vs 5.00 %" in md
+    # SYN retransmissions k/n: noecn, srvecn, srvecn+proxy, bothecn
+    assert "| 1 | 0/1 | 0/2 | 1/2 | 1/2 |" in md
+    assert "p95 1.60" in md
+    with open(os.path.join(d, "delay.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "`delay.png`" in md
+
+
+def test_no_probes(tmp_path):
+    recs = [r for r in with_probes() if r["params"]["config"] != "noecn"]
+    for r in recs:
+        del r["probes"]
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "## Queueing delay and loss\n\nNo record in this directory has probes" in md
+    assert not os.path.exists(os.path.join(d, "delay.png"))
+    assert "RTT p50" not in md
+    assert "neither pair of A/A configurations" in md
+
+
+def test_ratios_print_their_coverage_and_aa_flags(tmp_path):
+    recs = [make_rec("noecn", 1, 1.00), make_rec("noecn", 2, 1.10),
+            make_rec("noecn+proxy", 1, 1.01), make_rec("noecn+proxy", 2, 1.12),
+            make_rec("srvecn+proxy", 1, 1.0), make_rec("srvecn+proxy", 2, 1.0),
+            make_rec("bothecn", 1, 1.0), make_rec("bothecn", 2, 1.0)]
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    # 2 runs each: the widest interval, at its true 67 %, and flagged (A/A)
+    assert "| download | srvecn+proxy / bothecn | 1.00 [1.00, 1.00] (67 %) |" in md
+    assert "noecn+proxy / noecn" in md and "**outside**" in md
+    assert "1.01 [0.92, 1.12] (67 %) **outside**" in md
+    j = json.load(open(os.path.join(d, "headline.json")))
+    assert j["headline"]["download cross-on srvecn+proxy/bothecn"][3] == pytest.approx(
+        0.6667, abs=1e-4)
+    aa = j["aa"]["download cross-on noecn+proxy/noecn"]
+    assert aa["inside"] is False and aa["band"] == [0.97, 1.03]
+    assert j["aa_cells_outside"] == [1, 1]
+
+
+def test_formatting():
+    assert report.fmt_ratio((1.1, 0.95, 1.3, 2 / 3)) == "1.10 [0.95, 1.30] (67 %)"
+    assert report.fmt_ratio((1.1, 0.95, 1.3, 0.971)) == "1.10 [0.95, 1.30]"
+    assert report.fmt_ratio((1.0, 0.99, 1.02, 0.95), (0.97, 1.03)) == "1.00 [0.99, 1.02]"
+    assert report.fmt_ratio((1.0, 0.96, 1.02, 0.95), (0.97, 1.03)).endswith("**outside**")
+    assert report.fmt_cov(0.9495) == " (94.9 %)"
+    assert report.fmt_ratio(None) == "-"
+    # an interval with a width never prints as one without
+    assert report.fmt_ci(0.2577, 0.255, 0.2604) == "0.258 [0.255, 0.260]"
+
+
+def test_write_index_old_and_new_headlines(tmp_path):
+    for name, head in (("a-1", {"download cross-on srvecn+proxy/bothecn": [1.5, 1.0, 1.6]}),
+                       ("b-2", {"download cross-on srvecn+proxy/bothecn": [1.3, 1.1, 1.5, 0.93]})):
+        os.makedirs(tmp_path / name / "runs")
+        j = {"profile": "quick", "runs": 4, "flagged": 0, "headline": head}
+        if name == "b-2":
+            j["aa"] = {"download cross-on noecn+proxy/noecn": {
+                "ratio": [1.0, 0.9, 1.1, 0.95], "band": [0.97, 1.03], "inside": False}}
+            j["aa_cells_outside"] = [3, 4]
+        (tmp_path / name / "headline.json").write_text(json.dumps(j))
+    report.write_index(str(tmp_path))
+    idx = (tmp_path / "README.md").read_text()
+    assert "srvecn+proxy/bothecn 1.50 [1.00, 1.60] | - |" in idx
+    assert "srvecn+proxy/bothecn 1.30 [1.10, 1.50] (93 %) | 1 of 1 (all loads), 3 of 4" in idx
+
+
+def test_probe_schema():
+    r = record()
+    assert schema.validate(r) == []
+    r["probes"] = probes(20.0, 3000, 0.02)
+    assert schema.validate(r) == []
+    r["probes"] = {"rtt": None, "queue": None, "udp": None}
+    assert schema.validate(r) == []
+    r["probes"] = None
+    assert schema.validate(r) == []
+    bad = copy.deepcopy(probes(20.0, 3000, 0.02))
+    bad["rtt"]["p95_ms"] = "30"
+    bad["queue"]["samples"] = [1, 2]
+    r["probes"] = bad
+    errs = schema.validate(r)
+    assert any("probes.rtt.p95_ms" in e for e in errs)
+    assert any("probes.queue.samples" in e for e in errs)
+    r["probes"] = []
+    assert schema.validate(r)
+
+
+def test_loads_per_cross_setting_and_aa_only(tmp_path):
+    # a paper-like profile: cross traffic off has load 1 only, on has 1 and 3;
+    # an A/A-only profile has no headline pair
+    recs = []
+    for cross, loads in (("off", ("1",)), ("on", ("1", "3"))):
+        for load in loads:
+            for k in (1, 2):
+                recs.append(make_rec("noecn", k, 1.0 + 0.1 * k, cross=cross, load=load,
+                                     direction="upload"))
+                recs.append(make_rec("noecn+proxy", k, 1.2 + 0.1 * k, cross=cross, load=load,
+                                     direction="upload"))
+    d = results_dir(tmp_path, recs)
+    assert report.report(d) == {}
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "no runs of `srvecn+proxy`" in md
+    sec = md[md.index("## upload, cross traffic off"):md.index("## upload, cross traffic on")]
+    assert "| 3 |" not in sec                       # no empty rows for loads it lacks
+    assert "| all | - | - | 1.17 [1.08, 1.27] (67 %) **outside** | - |" in sec
+    sec = md[md.index("## upload, cross traffic on"):]
+    assert "| 3 | - | - | 1.17 [1.08, 1.27] (67 %) **outside** | - |" in sec
+    j = json.load(open(os.path.join(d, "headline.json")))
+    assert j["headline"] == {} and j["aa_cells_outside"] == [3, 3]
+    assert set(j["aa"]) == {"upload cross-off noecn+proxy/noecn",
+                            "upload cross-on noecn+proxy/noecn"}
