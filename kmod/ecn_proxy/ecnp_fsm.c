@@ -638,6 +638,17 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	 */
 	if (!before(p->ack, f->hold_end) &&
 	    ((f->dflags & ECNP_DF_REXMIT) || !before(p->ack, f->n_nxt))) {
+		/*
+		 * Released before N's retransmission: with few segments
+		 * SACKed, N's RACK waits a quarter of min_rtt (rounded up to
+		 * jiffies) before it retransmits L, and a small window is
+		 * all acked by then.  N may still send that copy, already
+		 * on its way or decided on before this ACK reaches it; E
+		 * has L, so it is dropped (ecnp_late_rexmit()), not
+		 * delivered as a duplicate that E would D-SACK.
+		 */
+		if (!(f->dflags & ECNP_DF_REXMIT))
+			f->dflags |= ECNP_DF_LATE;
 		f->dflags &= ~ECNP_DF_HOLD;
 		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
 	}
@@ -689,6 +700,15 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	    ++f->dup_cnt >= ECNP_HOLE_ACKS)
 		return ecnp_give_up(f, p);
 	return ECNP_ACT_HOLD_ACK;
+}
+
+/* N's retransmission of L after a release that came first (E acked L). */
+static bool ecnp_late_rexmit(const struct ecnp_fsm *f,
+			     const struct ecnp_pkt *p)
+{
+	return (f->dflags & ECNP_DF_LATE) && p->len &&
+	       p->seq == f->saved_ack && !after(p->seq + p->len, f->e_ack) &&
+	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST | ECNP_TCP_FIN));
 }
 
 /* N's first retransmission of L during the simulated loss (E got L). */
@@ -849,6 +869,10 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    p->seq == f->saved_ack && before(p->seq, f->n_nxt)) {
 		f->dflags &= ~ECNP_DF_HOLD;
 		ret_abort = ECNP_EV_DUPACK_ABORT;
+	}
+	if (ecnp_late_rexmit(f, p)) {
+		f->dflags &= ~ECNP_DF_LATE;
+		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 	}
 	if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: drop the copy, remember what N's clock said */
@@ -1061,7 +1085,7 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (!ecnp_fsm_in_phase2(f) || ecnp_from_e(f, p) ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
 		return false;
-	if (ecnp_rexmit_to_suppress(f, p))
+	if (ecnp_rexmit_to_suppress(f, p) || ecnp_late_rexmit(f, p))
 		return true;
 	return mode == ECNP_FB_DROP && ecnp_st_signal(f->state) &&
 	       ecnp_new_data(f, p);

@@ -117,6 +117,10 @@ enum ecnp_state {
 #define ECNP_DF_TS		0x04	/* rexmit_tsval is valid */
 #define ECNP_DF_SACK_A		0x08	/* A's SYN offered SACK */
 #define ECNP_DF_SACK_B		0x10	/* B's SYN-ACK accepted SACK */
+#define ECNP_DF_LATE		0x20	/* the hold ended before N's
+					 * retransmission of L: a copy of L
+					 * that still comes is dropped
+					 */
 
 /* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
 #define ECNP_DUPACKS		3

@@ -2192,6 +2192,82 @@ static void test_dupack_sack_small_window(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 }
 
+/*
+ * A small window is all acked before N's RACK timer (a quarter of min_rtt,
+ * rounded up to jiffies) makes it retransmit L: the hold ends at E's ACK
+ * of everything N sent, and the copy of L that N still sends is dropped,
+ * not delivered as a duplicate that E would D-SACK (proxy_dupack, CUBIC
+ * with SACK: 6 duplicates of a "lost" segment at E and 11 D-SACK undos in
+ * 1160 events before this rule).  Only that one copy, and only once E has
+ * acked it.
+ */
+static void test_dupack_late_rexmit(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 u, end;
+	int k;
+
+	(void)state;
+	CTX("dupack: release before N's retransmission, the late copy");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	for (k = 0; k < 3; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - 2 * MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	/* PRR lets N send on; E acks everything before N retransmits L */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	end = fl.n_seq;
+	EXPECT_R(e_ack(&fl, 0, end, 0, 0, 500), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT(fl.f.dflags & ECNP_DF_LATE);
+	/* a copy that is not L, or reaches beyond E's ACK, goes through */
+	EXPECT_R(n_retx(&fl, u + MSS, MSS), 0);
+	/* N's retransmission of L: dropped, once */
+	p = mkp(n_dir(&fl), ACK, u, fl.e_seq, MSS, NOT_ECT);
+	EXPECT(ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
+		 ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
+	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+	EXPECT_R(n_retx(&fl, u, MSS), 0);
+
+	CTX("dupack: release after N's retransmission: no late copy");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	for (k = 0; k < 3; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - 2 * MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
+		 ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
+	EXPECT(!(fl.f.dflags & (ECNP_DF_HOLD | ECNP_DF_LATE)));
+	/* N's RTO copy of L would be its own business: forwarded */
+	EXPECT_R(n_retx(&fl, u, MSS), 0);
+
+	CTX("dupack: the next event forgets a late copy never sent");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	for (k = 0; k < 3; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - 2 * MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
+	EXPECT(fl.f.dflags & ECNP_DF_LATE);
+	for (k = 0; k < 4; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - 3 * MSS, 0, 0, 500), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
+}
+
 /* A dupack flow (E = B) with @n full segments of N in flight: the first. */
 static u32 n_flight(struct flow *fl, enum ecnp_feedback mode, bool sack,
 		    int n)
@@ -3314,6 +3390,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_no_sack_no_ts),
 		cmocka_unit_test(test_dupack_waits_for_flight),
 		cmocka_unit_test(test_dupack_sack_small_window),
+		cmocka_unit_test(test_dupack_late_rexmit),
 		cmocka_unit_test(test_dupack_no_sack_hole_at_e),
 		cmocka_unit_test(test_dupack_not_on_a_hole),
 		cmocka_unit_test(test_dupack_sack_beyond_hold_end),
