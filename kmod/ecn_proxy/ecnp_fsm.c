@@ -647,8 +647,11 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		 * has L, so it is dropped (ecnp_late_rexmit()), not
 		 * delivered as a duplicate that E would D-SACK.
 		 */
-		if (!(f->dflags & ECNP_DF_REXMIT))
+		if (!(f->dflags & ECNP_DF_REXMIT)) {
+			/* this ACK may start the next event: keep L */
 			f->dflags |= ECNP_DF_LATE;
+			f->hold_ack = f->saved_ack;
+		}
 		f->dflags &= ~ECNP_DF_HOLD;
 		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
 	}
@@ -707,7 +710,7 @@ static bool ecnp_late_rexmit(const struct ecnp_fsm *f,
 			     const struct ecnp_pkt *p)
 {
 	return (f->dflags & ECNP_DF_LATE) && p->len &&
-	       p->seq == f->saved_ack && !after(p->seq + p->len, f->e_ack) &&
+	       p->seq == f->hold_ack && !after(p->seq + p->len, f->e_ack) &&
 	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST | ECNP_TCP_FIN));
 }
 

@@ -157,7 +157,9 @@ struct ecnp_fsm {
 			 */
 	u32 hold_end;	/* dupack: E's ACKs are held below this sequence */
 	u32 rexmit_tsval; /* dupack: TSval of N's suppressed retransmission */
-	u32 hold_ack;	/* dupack: E's latest real ACK number while held */
+	u32 hold_ack;	/* dupack: E's latest real ACK number while held;
+			 * with ECNP_DF_LATE, the start of the last L
+			 */
 	u32 e_ack;	/* phase 2: highest ACK number E sent (up to n_nxt) */
 	u32 e_hole_end;	/* dupack: n_nxt when E last repeated its ACK */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */

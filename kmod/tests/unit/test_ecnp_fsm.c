@@ -2235,6 +2235,23 @@ static void test_dupack_late_rexmit(void **state)
 	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
 	EXPECT_R(n_retx(&fl, u, MSS), 0);
 
+	CTX("dupack: the releasing ACK carries ECE: L is not forgotten");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	for (k = 0; k < 3; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - 2 * MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	/* E acked all, with a new ECE: the next event waits for data */
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 500), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.saved_ack, fl.n_seq);
+	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
+		 ECNP_EV_REXMIT_SUPPRESSED);
+
 	CTX("dupack: release after N's retransmission: no late copy");
 	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
 	flow_sack(&fl);
