@@ -176,9 +176,11 @@ def roles(run, flows, direction):
     itself for an ECN SYN, fall back to plain TCP; RFC 3168 6.1.1.1)."""
     cli_ecn, udp1_ecn = PAIRS[run["pair"]]
     bad = []
-    for k, want in (("A", True), ("B", bool(udp1_ecn))):
-        # A is ECT after the proxy when proxied (upload) or when E sends
-        # (download, the server's data); B is ECT iff it negotiated ECN
+    # A is ECT after the proxy when proxied (upload; not with feedback
+    # none, which never sets ECT toward E) or when E sends (download, the
+    # server's data); B is ECT iff it negotiated ECN
+    a_ect = not (direction == "upload" and run["feedback"] == "none" and not cli_ecn)
+    for k, want in (("A", a_ect), ("B", bool(udp1_ecn))):
         ac = flows[k].get("after_capture")
         if not ac or not ac["data"]:
             bad.append("%s: no data seen" % k)
