@@ -2192,6 +2192,22 @@ static void test_dupack_sack_small_window(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 }
 
+/* A SACK flow, 3 of N's segments out, E's ECE ACK for the first: signal. */
+static u32 small_window_signal(struct flow *fl)
+{
+	u32 u;
+	int k;
+
+	flow_open(fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(fl);
+	for (k = 0; k < 3; k++)
+		EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	u = fl->n_seq - 2 * MSS;
+	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 500), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	return u;
+}
+
 /*
  * A small window is all acked before N's RACK timer (a quarter of min_rtt,
  * rounded up to jiffies) makes it retransmit L: the hold ends at E's ACK
@@ -2210,13 +2226,7 @@ static void test_dupack_late_rexmit(void **state)
 
 	(void)state;
 	CTX("dupack: release before N's retransmission, the late copy");
-	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
-	flow_sack(&fl);
-	for (k = 0; k < 3; k++)
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - 2 * MSS;
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	u = small_window_signal(&fl);
 	/* PRR lets N send on; E acks everything before N retransmits L */
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
@@ -2236,13 +2246,7 @@ static void test_dupack_late_rexmit(void **state)
 	EXPECT_R(n_retx(&fl, u, MSS), 0);
 
 	CTX("dupack: the releasing ACK carries ECE: L is not forgotten");
-	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
-	flow_sack(&fl);
-	for (k = 0; k < 3; k++)
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - 2 * MSS;
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	u = small_window_signal(&fl);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	/* E acked all, with a new ECE: the next event waits for data */
@@ -2253,13 +2257,7 @@ static void test_dupack_late_rexmit(void **state)
 		 ECNP_EV_REXMIT_SUPPRESSED);
 
 	CTX("dupack: release after N's retransmission: no late copy");
-	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
-	flow_sack(&fl);
-	for (k = 0; k < 3; k++)
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - 2 * MSS;
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	u = small_window_signal(&fl);
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
 		 ECNP_EV_REXMIT_SUPPRESSED);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
@@ -2268,13 +2266,7 @@ static void test_dupack_late_rexmit(void **state)
 	EXPECT_R(n_retx(&fl, u, MSS), 0);
 
 	CTX("dupack: the next event forgets a late copy never sent");
-	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
-	flow_sack(&fl);
-	for (k = 0; k < 3; k++)
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - 2 * MSS;
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	u = small_window_signal(&fl);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 	EXPECT(fl.f.dflags & ECNP_DF_LATE);
