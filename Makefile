@@ -29,7 +29,7 @@ UNIT_SRCS := $(wildcard kmod/tests/unit/test_*.c)
 UNIT_BINS := $(patsubst kmod/tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -MMD -MP \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-I kmod/common -I kmod/tests/unit
+	-I kmod/core -I kmod/tests/unit
 UNIT_LDLIBS := -lcmocka
 
 CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl

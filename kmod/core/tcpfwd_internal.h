@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Inside tcpfwd.ko only: the flow table's life cycle and its collector,
+ * which tcpfwd_net.c runs for each user.
+ */
+#ifndef _TCPFWD_INTERNAL_H
+#define _TCPFWD_INTERNAL_H
+
+#include "tcpfwd.h"
+
+/*
+ * The collector looks at 1/TCPFWD_GC_SLICES of the buckets every
+ * TCPFWD_GC_INTERVAL, so at every bucket once a second, and does not run
+ * while the table is empty (tcpfwd_flow_insert() wakes it).
+ */
+#define TCPFWD_GC_SLICES	8
+#define TCPFWD_GC_INTERVAL	(HZ / TCPFWD_GC_SLICES)
+
+int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, unsigned int buckets,
+			size_t flow_size);
+void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t);
+unsigned int tcpfwd_flowtab_gc(struct tcpfwd_flowtab *t, unsigned int budget);
+
+#endif /* _TCPFWD_INTERNAL_H */
