@@ -14,7 +14,9 @@
  *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
  *               with incremental checksums;
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_insert()
- *               bounded by the caller's limit;
+ *               bounded by the caller's limit, tcpfwd_flow_count(); the
+ *               table is an rhashtable, sized by its number of flows, and
+ *               /proc/net/<name>/flows lists them with ops->flow_show;
  *   sending on  tcpfwd_gso_each() segments a GSO packet and decides on
  *               each segment, tcpfwd_pass_on() sends a packet (a segment,
  *               an injected copy) on as if the hook had accepted it.
@@ -28,9 +30,9 @@
  * the users' per-netns structs, so it is loaded first (modprobe does that)
  * and can be unloaded once no user is loaded.
  *
- * Locking: lookups run under rcu_read_lock(); inserts, removals and the
- * garbage collector take the table's spinlock (BH-safe); each flow's
- * private state is protected by flow->lock.  Flows are kmalloc()ed (the
+ * Locking: lookups run under rcu_read_lock(); inserts and removals are
+ * rhashtable's (per-bucket locks); each flow's private state and its dead
+ * flag are protected by flow->lock.  Flows are kmalloc()ed (the
  * user's struct begins with struct tcpfwd_flow) and freed with kfree_rcu(),
  * so the user's module exit must rcu_barrier().
  */
@@ -41,7 +43,7 @@
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/percpu.h>
-#include <linux/rculist.h>
+#include <linux/rhashtable.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/tcp.h>
@@ -71,7 +73,7 @@ struct tcpfwd_pkt {
 };
 
 struct tcpfwd_flow {
-	struct hlist_node node;
+	struct rhash_head node;
 	struct tcpfwd_flow_key key;
 	spinlock_t lock;	/* protects the user's private state */
 	bool a_is_lo;		/* the initiator (first SYN) is key.lo_* */
@@ -81,13 +83,11 @@ struct tcpfwd_flow {
 };
 
 struct tcpfwd_flowtab {
-	struct hlist_head *buckets;
-	unsigned int hmask;
-	unsigned int count;	/* under lock; read locklessly with READ_ONCE */
-	unsigned int gc_next;	/* the next bucket the collector looks at */
-	u32 seed;
-	spinlock_t lock;	/* protects buckets (writers) and count */
+	struct rhashtable ht;
+	atomic_t count;		/* flows in the table, or about to be */
 	size_t flow_size;	/* the user's struct, tcpfwd_flow first */
+	struct rhashtable_iter gc_iter;	/* the collector's place */
+	bool gc_walking;	/* gc_iter is entered */
 };
 
 enum tcpfwd_insert_err {
@@ -107,7 +107,10 @@ struct tcpfwd_ops {
 	unsigned int nr_stats;
 	unsigned int stat_expired;	/* counts the flows the GC removes */
 	size_t flow_size;		/* struct tcpfwd_flow first */
-	unsigned int buckets;
+	/* optional: one flow's line in /proc/net/<name>/flows (if set) */
+	void (*flow_show)(struct seq_file *seq, struct tcpfwd_net *tn,
+			  struct tcpfwd_flow *f);
+	umode_t flows_mode;		/* of that file */
 	/* optional: lines after the counters in /proc/net/<name>/stats */
 	void (*stats_show)(struct seq_file *seq, struct tcpfwd_net *tn);
 	/* optional: after a collector run (table count may be 0) */
@@ -131,6 +134,11 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 		    const struct tcpfwd_ops *ops);
 void tcpfwd_net_exit(struct tcpfwd_net *tn);
 int tcpfwd_set_hooks(struct tcpfwd_net *tn, bool on);
+
+static inline unsigned int tcpfwd_flow_count(const struct tcpfwd_net *tn)
+{
+	return atomic_read(&tn->ft.count);
+}
 
 static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
 {

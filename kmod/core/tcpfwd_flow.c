@@ -1,65 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The bounded RCU flow table of tcpfwd.ko (see tcpfwd.h).
+ * The flow table of tcpfwd.ko (see tcpfwd.h): an rhashtable, so its size
+ * follows the number of flows (grown and shrunk by rhashtable's worker,
+ * lookups stay RCU and O(1) at any size), bounded by the user's limit with
+ * an exact count, and a collector that walks it in slices.
  */
-#include <linux/jhash.h>
-#include <linux/random.h>
+#include <linux/rhashtable.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "tcpfwd.h"
 #include "tcpfwd_internal.h"
 
-static u32 tcpfwd_hash(const struct tcpfwd_flowtab *t,
-		       const struct tcpfwd_flow_key *key)
-{
-	return jhash2((const u32 *)key, sizeof(*key) / sizeof(u32), t->seed) &
-	       t->hmask;
-}
+static const struct rhashtable_params tcpfwd_ht_params = {
+	.head_offset		= offsetof(struct tcpfwd_flow, node),
+	.key_offset		= offsetof(struct tcpfwd_flow, key),
+	.key_len		= sizeof(struct tcpfwd_flow_key),
+	.automatic_shrinking	= true,
+};
 
-int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, unsigned int buckets,
-			size_t flow_size)
+int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size)
 {
-	unsigned int i;
-
-	buckets = roundup_pow_of_two(buckets);
-	t->buckets = kvmalloc_array(buckets, sizeof(*t->buckets), GFP_KERNEL);
-	if (!t->buckets)
-		return -ENOMEM;
-	for (i = 0; i < buckets; i++)
-		INIT_HLIST_HEAD(&t->buckets[i]);
-	t->hmask = buckets - 1;
-	t->count = 0;
-	t->gc_next = 0;
-	t->seed = get_random_u32();
+	atomic_set(&t->count, 0);
 	t->flow_size = flow_size;
-	spin_lock_init(&t->lock);
-	return 0;
+	t->gc_walking = false;
+	return rhashtable_init(&t->ht, &tcpfwd_ht_params);
 }
 
-static unsigned int tcpfwd_bucket_gc(struct tcpfwd_flowtab *t,
-				     unsigned int i, bool all);
+static void tcpfwd_flow_free(void *ptr, void *arg)
+{
+	kfree(ptr);
+}
 
-/* Call only when no packet path can reach @t any more. */
+/* Call only when no packet path can reach @t and an RCU grace period has
+ * passed since the last one did: flows are freed at once.
+ */
 void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t)
 {
-	unsigned int i;
-
-	for (i = 0; i <= t->hmask; i++)
-		tcpfwd_bucket_gc(t, i, true);
-	kvfree(t->buckets);
-	t->buckets = NULL;
+	if (t->gc_walking)
+		rhashtable_walk_exit(&t->gc_iter);
+	t->gc_walking = false;
+	rhashtable_free_and_destroy(&t->ht, tcpfwd_flow_free, NULL);
 }
 
 /* Under rcu_read_lock(); the flow may be dead (check under its lock). */
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 				       const struct tcpfwd_flow_key *key)
 {
-	struct tcpfwd_flow *f;
-
-	hlist_for_each_entry_rcu(f, &t->buckets[tcpfwd_hash(t, key)], node)
-		if (!memcmp(&f->key, key, sizeof(*key)))
-			return f;
-	return NULL;
+	return rhashtable_lookup(&t->ht, key, tcpfwd_ht_params);
 }
 EXPORT_SYMBOL_GPL(tcpfwd_flow_lookup);
 
@@ -73,8 +61,8 @@ EXPORT_SYMBOL_GPL(tcpfwd_flow_lookup);
  * @err: why NULL was returned
  *
  * Under rcu_read_lock(), from the packet path.  The new flow is zeroed
- * beyond struct tcpfwd_flow, expires now + 1 s unless the owner sets a
- * timeout, and may be returned to a concurrent lookup at once, so the owner
+ * beyond struct tcpfwd_flow, expires now + 1 s unless the user sets a
+ * timeout, and may be returned to a concurrent lookup at once, so the user
  * initialises its state under flow->lock.  If another CPU inserted the same
  * key first, that flow is returned with @err = TCPFWD_INSERT_EXISTS.
  *
@@ -88,87 +76,111 @@ struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
 	struct tcpfwd_flowtab *t = &tn->ft;
 	struct tcpfwd_flow *f, *old;
 
-	if (READ_ONCE(t->count) >= max) {
+	/* reserve a place first: the count never exceeds @max */
+	if (atomic_inc_return(&t->count) > max) {
+		atomic_dec(&t->count);
 		*err = TCPFWD_INSERT_FULL;
 		return NULL;
 	}
 	f = kzalloc(t->flow_size, GFP_ATOMIC | __GFP_NOWARN);
-	if (!f) {
-		*err = TCPFWD_INSERT_NOMEM;
-		return NULL;
-	}
+	if (!f)
+		goto nomem;
 	f->key = *key;
 	f->a_is_lo = a_is_lo;
 	f->expires = jiffies + HZ;
 	spin_lock_init(&f->lock);
 
-	spin_lock_bh(&t->lock);
-	old = tcpfwd_flow_lookup(t, key);
-	if (old || t->count >= max) {
-		spin_unlock_bh(&t->lock);
+	old = rhashtable_lookup_get_insert_fast(&t->ht, &f->node,
+						tcpfwd_ht_params);
+	if (old) {
 		kfree(f);
-		*err = old ? TCPFWD_INSERT_EXISTS : TCPFWD_INSERT_FULL;
+		if (IS_ERR(old))
+			goto nomem;	/* -ENOMEM, or -EBUSY while resizing */
+		atomic_dec(&t->count);
+		*err = TCPFWD_INSERT_EXISTS;
 		return old;
 	}
-	hlist_add_head_rcu(&f->node, &t->buckets[tcpfwd_hash(t, key)]);
-	WRITE_ONCE(t->count, t->count + 1);
-	spin_unlock_bh(&t->lock);
 	if (!delayed_work_pending(&tn->gc_work))
 		queue_delayed_work(system_power_efficient_wq, &tn->gc_work,
 				   TCPFWD_GC_INTERVAL);
 	*err = TCPFWD_INSERT_OK;
 	return f;
+
+nomem:
+	atomic_dec(&t->count);
+	*err = TCPFWD_INSERT_NOMEM;
+	return NULL;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_flow_insert);
 
-/* Unlink and free the expired flows of bucket @i (all of them with @all). */
-static unsigned int tcpfwd_bucket_gc(struct tcpfwd_flowtab *t,
-				     unsigned int i, bool all)
+/* Remove @f if it has expired; the walk holds rcu_read_lock(). */
+static bool tcpfwd_flow_reap(struct tcpfwd_flowtab *t, struct tcpfwd_flow *f,
+			     unsigned long now)
 {
-	unsigned long now = jiffies;
-	struct hlist_node *tmp;
-	struct tcpfwd_flow *f;
-	unsigned int n = 0;
+	bool gone = false;
 
-	if (hlist_empty(&t->buckets[i]))
-		return 0;
-	spin_lock_bh(&t->lock);
-	hlist_for_each_entry_safe(f, tmp, &t->buckets[i], node) {
-		spin_lock(&f->lock);
-		if (all || time_after_eq(now, f->expires)) {
-			f->dead = true;
-			hlist_del_rcu(&f->node);
-			WRITE_ONCE(t->count, t->count - 1);
-			n++;
-			spin_unlock(&f->lock);
-			kfree_rcu(f, rcu);
-			continue;
-		}
-		spin_unlock(&f->lock);
+	spin_lock_bh(&f->lock);
+	if (!f->dead && time_after_eq(now, f->expires) &&
+	    !rhashtable_remove_fast(&t->ht, &f->node, tcpfwd_ht_params)) {
+		f->dead = true;
+		gone = true;
 	}
-	spin_unlock_bh(&t->lock);
-	return n;
+	spin_unlock_bh(&f->lock);
+	if (gone) {
+		atomic_dec(&t->count);
+		kfree_rcu(f, rcu);
+	}
+	return gone;
 }
 
 /**
- * tcpfwd_flowtab_gc - unlink and free expired flows, a few buckets at a time
+ * tcpfwd_flowtab_gc - unlink and free expired flows, a slice at a time
  * @t: the table
- * @budget: how many buckets to look at, from where the last call stopped
+ * @budget: how many flows to look at, from where the last call stopped
  *
  * A flow expires when jiffies passes flow->expires.  Freeing waits for an
  * RCU grace period (kfree_rcu), and flow->dead tells a packet that already
- * holds the flow not to touch it.  The table lock is taken per bucket.
+ * holds the flow not to touch it.  The walk leaves RCU every
+ * TCPFWD_GC_BATCH flows to reschedule; a resize of the table restarts the
+ * pass (rhashtable_walk_next() says -EAGAIN), which only delays expiry.
+ * Process context.
  *
  * Return: the number of flows removed.
  */
 unsigned int tcpfwd_flowtab_gc(struct tcpfwd_flowtab *t, unsigned int budget)
 {
-	unsigned int n = 0;
+	unsigned long now = jiffies;
+	unsigned int n = 0, batch = 0;
+	struct tcpfwd_flow *f;
 
-	budget = min(budget, t->hmask + 1);
-	while (budget--) {
-		n += tcpfwd_bucket_gc(t, t->gc_next, false);
-		t->gc_next = (t->gc_next + 1) & t->hmask;
+	if (!t->gc_walking) {
+		rhashtable_walk_enter(&t->ht, &t->gc_iter);
+		t->gc_walking = true;
 	}
+	rhashtable_walk_start(&t->gc_iter);
+	while (budget) {
+		f = rhashtable_walk_next(&t->gc_iter);
+		if (IS_ERR(f)) {
+			if (PTR_ERR(f) == -EAGAIN)
+				continue;
+			break;
+		}
+		if (!f) {
+			/* end of a pass: the next call starts a new one */
+			rhashtable_walk_stop(&t->gc_iter);
+			rhashtable_walk_exit(&t->gc_iter);
+			t->gc_walking = false;
+			return n;
+		}
+		budget--;
+		n += tcpfwd_flow_reap(t, f, now);
+		if (++batch == TCPFWD_GC_BATCH) {
+			batch = 0;
+			rhashtable_walk_stop(&t->gc_iter);
+			cond_resched();
+			rhashtable_walk_start(&t->gc_iter);
+		}
+	}
+	rhashtable_walk_stop(&t->gc_iter);
 	return n;
 }

@@ -9,15 +9,16 @@
 #include "tcpfwd.h"
 
 /*
- * The collector looks at 1/TCPFWD_GC_SLICES of the buckets every
- * TCPFWD_GC_INTERVAL, so at every bucket once a second, and does not run
- * while the table is empty (tcpfwd_flow_insert() wakes it).
+ * The collector looks at 1/TCPFWD_GC_SLICES of the flows every
+ * TCPFWD_GC_INTERVAL, so at every flow about once a second, leaves RCU to
+ * reschedule every TCPFWD_GC_BATCH flows, and does not run while the table
+ * is empty (tcpfwd_flow_insert() wakes it).
  */
 #define TCPFWD_GC_SLICES	8
 #define TCPFWD_GC_INTERVAL	(HZ / TCPFWD_GC_SLICES)
+#define TCPFWD_GC_BATCH		256
 
-int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, unsigned int buckets,
-			size_t flow_size);
+int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size);
 void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t);
 unsigned int tcpfwd_flowtab_gc(struct tcpfwd_flowtab *t, unsigned int budget);
 

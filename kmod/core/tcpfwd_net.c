@@ -31,7 +31,7 @@ static int tcpfwd_stats_show(struct seq_file *seq, void *v)
 			sum += READ_ONCE(*per_cpu_ptr(&tn->stats[i], cpu));
 		seq_printf(seq, "%s %llu\n", ops->stat_names[i], sum);
 	}
-	seq_printf(seq, "flows_active %u\n", READ_ONCE(tn->ft.count));
+	seq_printf(seq, "flows_active %u\n", tcpfwd_flow_count(tn));
 	/* memory per flow: the struct and the kmalloc bucket it lands in */
 	seq_printf(seq, "flow_struct_bytes %zu\n", ops->flow_size);
 	seq_printf(seq, "flow_alloc_bytes %zu\n",
@@ -41,20 +41,125 @@ static int tcpfwd_stats_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+/*
+ * /proc/net/<name>/flows: a seq_file iterator over the table, one
+ * ops->flow_show line per flow.  The rhashtable walker lives as long as the
+ * open file, so each read(2) resumes where the last one stopped instead of
+ * walking from the start; only a seek elsewhere restarts the walk.  A
+ * resize during a read restarts it too (rhashtable_walk_next() says
+ * -EAGAIN), so a flow may be listed twice then.
+ */
+struct tcpfwd_flows_iter {
+	struct tcpfwd_net *tn;
+	struct rhashtable_iter hti;
+	loff_t pos;		/* the position of the walker's current flow */
+};
+
+static struct tcpfwd_flow *tcpfwd_walk(struct rhashtable_iter *hti,
+				       bool peek)
+{
+	struct tcpfwd_flow *f;
+
+	do {
+		f = peek ? rhashtable_walk_peek(hti) : rhashtable_walk_next(hti);
+	} while (IS_ERR(f) && PTR_ERR(f) == -EAGAIN);
+	return IS_ERR(f) ? NULL : f;
+}
+
+static void *tcpfwd_flows_start(struct seq_file *seq, loff_t *pos)
+	__acquires(RCU)
+{
+	struct tcpfwd_flows_iter *it = seq->private;
+	struct tcpfwd_flow *f;
+
+	if (*pos && *pos == it->pos) {
+		rhashtable_walk_start(&it->hti);
+		return tcpfwd_walk(&it->hti, true);
+	}
+	/* from the start: the first read, or a seek */
+	rhashtable_walk_exit(&it->hti);
+	rhashtable_walk_enter(&it->tn->ft.ht, &it->hti);
+	rhashtable_walk_start(&it->hti);
+	f = tcpfwd_walk(&it->hti, false);
+	for (it->pos = 0; f && it->pos < *pos; it->pos++)
+		f = tcpfwd_walk(&it->hti, false);
+	return f;
+}
+
+static void *tcpfwd_flows_next(struct seq_file *seq, void *v, loff_t *pos)
+{
+	struct tcpfwd_flows_iter *it = seq->private;
+
+	it->pos = ++*pos;
+	return tcpfwd_walk(&it->hti, false);
+}
+
+static void tcpfwd_flows_stop(struct seq_file *seq, void *v)
+	__releases(RCU)
+{
+	struct tcpfwd_flows_iter *it = seq->private;
+
+	rhashtable_walk_stop(&it->hti);
+}
+
+static int tcpfwd_flows_show(struct seq_file *seq, void *v)
+{
+	struct tcpfwd_flows_iter *it = seq->private;
+
+	it->tn->ops->flow_show(seq, it->tn, v);
+	return 0;
+}
+
+static const struct seq_operations tcpfwd_flows_seq_ops = {
+	.start	= tcpfwd_flows_start,
+	.next	= tcpfwd_flows_next,
+	.stop	= tcpfwd_flows_stop,
+	.show	= tcpfwd_flows_show,
+};
+
+static int tcpfwd_flows_open(struct inode *inode, struct file *file)
+{
+	struct tcpfwd_flows_iter *it;
+
+	it = __seq_open_private(file, &tcpfwd_flows_seq_ops, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->tn = pde_data(inode);
+	rhashtable_walk_enter(&it->tn->ft.ht, &it->hti);
+	return 0;
+}
+
+/* Also run by remove_proc_subtree() for files still open at netns exit. */
+static int tcpfwd_flows_release(struct inode *inode, struct file *file)
+{
+	struct tcpfwd_flows_iter *it = ((struct seq_file *)file->private_data)->private;
+
+	rhashtable_walk_exit(&it->hti);
+	return seq_release_private(inode, file);
+}
+
+static const struct proc_ops tcpfwd_flows_ops = {
+	.proc_open	= tcpfwd_flows_open,
+	.proc_read	= seq_read,
+	.proc_lseek	= seq_lseek,
+	.proc_release	= tcpfwd_flows_release,
+};
+
 static void tcpfwd_gc_work(struct work_struct *work)
 {
 	struct tcpfwd_net *tn = container_of(to_delayed_work(work),
 					     struct tcpfwd_net, gc_work);
 	unsigned int n, budget;
 
-	budget = DIV_ROUND_UP(tn->ft.hmask + 1, TCPFWD_GC_SLICES);
+	budget = max(tcpfwd_flow_count(tn) / TCPFWD_GC_SLICES + 1,
+		     TCPFWD_GC_BATCH);
 	n = tcpfwd_flowtab_gc(&tn->ft, budget);
 	if (n)
 		tcpfwd_add(tn, tn->ops->stat_expired, n);
 	if (tn->ops->gc_done)
 		tn->ops->gc_done(tn);
 	/* idle while empty: tcpfwd_flow_insert() queues us again */
-	if (READ_ONCE(tn->ft.count))
+	if (tcpfwd_flow_count(tn))
 		queue_delayed_work(system_power_efficient_wq, &tn->gc_work,
 				   TCPFWD_GC_INTERVAL);
 }
@@ -127,7 +232,7 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 	tn->stats = __alloc_percpu(ops->nr_stats * sizeof(u64), sizeof(u64));
 	if (!tn->stats)
 		return -ENOMEM;
-	err = tcpfwd_flowtab_init(&tn->ft, ops->buckets, ops->flow_size);
+	err = tcpfwd_flowtab_init(&tn->ft, ops->flow_size);
 	if (err)
 		goto err_stats;
 	err = -ENOMEM;
@@ -136,6 +241,10 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 		goto err_ft;
 	if (!proc_create_net_single("stats", 0444, tn->proc_dir,
 				    tcpfwd_stats_show, tn))
+		goto err_proc;
+	if (ops->flow_show &&
+	    !proc_create_data("flows", ops->flows_mode, tn->proc_dir,
+			      &tcpfwd_flows_ops, tn))
 		goto err_proc;
 	return 0;
 

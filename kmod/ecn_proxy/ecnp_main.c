@@ -89,7 +89,6 @@ module_param(enable_init_net, bool, 0444);
 MODULE_PARM_DESC(enable_init_net,
 		 "enable the proxy in the initial network namespace at load (default: 1)");
 
-#define ECNP_BUCKETS		4096
 #define ECNP_FB_SLOTS		256
 #define ECNP_FB_NAME_MAX	16
 
@@ -1001,48 +1000,34 @@ static void ecnp_show_ep(struct seq_file *seq, const struct tcpfwd_flow *f,
  * A is the initiator (first SYN), B the responder, e the ECN endpoint of a
  * proxied flow.
  */
-static int ecnp_flows_show(struct seq_file *seq, void *v)
+static void ecnp_flow_show(struct seq_file *seq, struct tcpfwd_net *tn,
+			   struct tcpfwd_flow *f)
 {
-	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
-	struct tcpfwd_flowtab *t = &en->tn.ft;
-	struct tcpfwd_flow *f;
-	unsigned int i;
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+	struct ecnp_flow_view c;
+	bool dead;
 
-	rcu_read_lock();
-	for (i = 0; i <= t->hmask; i++) {
-		hlist_for_each_entry_rcu(f, &t->buckets[i], node) {
-			struct ecnp_flow *ef = container_of(f, struct ecnp_flow,
-							    base);
-			struct ecnp_flow_view c;
-			bool dead;
-
-			spin_lock_bh(&f->lock);
-			dead = f->dead;
-			c.fsm = ef->fsm;
-			c.cnt = ef->cnt;
-			c.expires = f->expires;
-			spin_unlock_bh(&f->lock);
-			if (dead)
-				continue;
-			seq_printf(seq, "%s ", f->key.family == NFPROTO_IPV4 ?
-				   "ipv4" : "ipv6");
-			ecnp_show_ep(seq, f, f->a_is_lo);
-			seq_putc(seq, ' ');
-			ecnp_show_ep(seq, f, !f->a_is_lo);
-			seq_printf(seq, " e=%s phase=%d state=%s expires=%ld",
-				   !ecnp_fsm_proxied(&c.fsm) ? "-" :
-				   ecnp_fsm_e_is_a(&c.fsm) ? "A" : "B",
-				   ecnp_fsm_in_phase2(&c.fsm) ? 2 : 1,
-				   ecnp_state_name(c.fsm.state),
-				   (long)(c.expires - jiffies) / HZ);
-			seq_printf(seq, " segs=%u ect_set=%u ce_cleared=%u ece_set=%u cwr_set=%u cong_events=%u dropped=%u\n",
-				   c.cnt.segs, c.cnt.ect_set, c.cnt.ce_cleared,
-				   c.cnt.ece_set, c.cnt.cwr_set, c.cnt.cong_events,
-				   c.cnt.dropped);
-		}
-	}
-	rcu_read_unlock();
-	return 0;
+	spin_lock_bh(&f->lock);
+	dead = f->dead;
+	c.fsm = ef->fsm;
+	c.cnt = ef->cnt;
+	c.expires = f->expires;
+	spin_unlock_bh(&f->lock);
+	if (dead)
+		return;
+	seq_printf(seq, "%s ", f->key.family == NFPROTO_IPV4 ? "ipv4" : "ipv6");
+	ecnp_show_ep(seq, f, f->a_is_lo);
+	seq_putc(seq, ' ');
+	ecnp_show_ep(seq, f, !f->a_is_lo);
+	seq_printf(seq, " e=%s phase=%d state=%s expires=%ld",
+		   !ecnp_fsm_proxied(&c.fsm) ? "-" :
+		   ecnp_fsm_e_is_a(&c.fsm) ? "A" : "B",
+		   ecnp_fsm_in_phase2(&c.fsm) ? 2 : 1,
+		   ecnp_state_name(c.fsm.state),
+		   (long)(c.expires - jiffies) / HZ);
+	seq_printf(seq, " segs=%u ect_set=%u ce_cleared=%u ece_set=%u cwr_set=%u cong_events=%u dropped=%u\n",
+		   c.cnt.segs, c.cnt.ect_set, c.cnt.ce_cleared, c.cnt.ece_set,
+		   c.cnt.cwr_set, c.cnt.cong_events, c.cnt.dropped);
 }
 
 /*
@@ -1093,12 +1078,10 @@ static int ecnp_fallback_write(struct file *file, char *buf, size_t size)
 	return 0;
 }
 
-/* The files next to tcpfwd's "stats"; removed with the directory. */
+/* The file next to tcpfwd's "stats" and "flows"; removed with the dir. */
 static int ecnp_proc_init(struct ecnp_net *en)
 {
-	if (!proc_create_net_single("flows", 0440, en->tn.proc_dir,
-				    ecnp_flows_show, NULL) ||
-	    !proc_create_net_single_write("fallback", 0640, en->tn.proc_dir,
+	if (!proc_create_net_single_write("fallback", 0640, en->tn.proc_dir,
 					  ecnp_fallback_show,
 					  ecnp_fallback_write, NULL))
 		return -ENOMEM;
@@ -1114,7 +1097,8 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.nr_stats	= ECNP_STAT_NR,
 	.stat_expired	= ECNP_STAT_FLOWS_EXPIRED,
 	.flow_size	= sizeof(struct ecnp_flow),
-	.buckets	= ECNP_BUCKETS,
+	.flow_show	= ecnp_flow_show,
+	.flows_mode	= 0440,
 };
 
 static int __net_init ecnp_net_init(struct net *net)

@@ -62,7 +62,6 @@ static unsigned int flow_timeout = 300;
 module_param(flow_timeout, uint, 0644);
 MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten (default 300)");
 
-#define IMPAIR_BUCKETS		4096
 #define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
 #define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
 
@@ -890,7 +889,7 @@ static void impair_gc_done(struct tcpfwd_net *tn)
 {
 	struct impair_net *in = container_of(tn, struct impair_net, tn);
 
-	if (!READ_ONCE(tn->ft.count))
+	if (!tcpfwd_flow_count(tn))
 		WRITE_ONCE(in->seq_used, false);
 }
 
@@ -981,7 +980,6 @@ static const struct tcpfwd_ops impair_tcpfwd_ops = {
 	.nr_stats	= IMPAIR_STAT_NR,
 	.stat_expired	= IMPAIR_STAT_FLOWS_EXPIRED,
 	.flow_size	= sizeof(struct impair_flow),
-	.buckets	= IMPAIR_BUCKETS,
 	.stats_show	= impair_stats_show,
 	.gc_done	= impair_gc_done,
 };
