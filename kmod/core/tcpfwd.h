@@ -113,8 +113,8 @@ struct tcpfwd_ops {
 	umode_t flows_mode;		/* of that file */
 	/* optional: lines after the counters in /proc/net/<name>/stats */
 	void (*stats_show)(struct seq_file *seq, struct tcpfwd_net *tn);
-	/* optional: after a collector run (table count may be 0) */
-	void (*gc_done)(struct tcpfwd_net *tn);
+	/* optional: the collector unlinked @f (under f->lock, f->dead set) */
+	void (*flow_gone)(struct tcpfwd_net *tn, struct tcpfwd_flow *f);
 };
 
 /* One user module in one network namespace; embedded in its pernet data. */

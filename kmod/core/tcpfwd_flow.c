@@ -114,9 +114,10 @@ nomem:
 EXPORT_SYMBOL_GPL(tcpfwd_flow_insert);
 
 /* Remove @f if it has expired; the walk holds rcu_read_lock(). */
-static bool tcpfwd_flow_reap(struct tcpfwd_flowtab *t, struct tcpfwd_flow *f,
+static bool tcpfwd_flow_reap(struct tcpfwd_net *tn, struct tcpfwd_flow *f,
 			     unsigned long now)
 {
+	struct tcpfwd_flowtab *t = &tn->ft;
 	bool gone = false;
 
 	spin_lock_bh(&f->lock);
@@ -124,6 +125,8 @@ static bool tcpfwd_flow_reap(struct tcpfwd_flowtab *t, struct tcpfwd_flow *f,
 	    !rhashtable_remove_fast(&t->ht, &f->node, tcpfwd_ht_params)) {
 		f->dead = true;
 		gone = true;
+		if (tn->ops->flow_gone)
+			tn->ops->flow_gone(tn, f);
 	}
 	spin_unlock_bh(&f->lock);
 	if (gone) {
@@ -135,7 +138,7 @@ static bool tcpfwd_flow_reap(struct tcpfwd_flowtab *t, struct tcpfwd_flow *f,
 
 /**
  * tcpfwd_flowtab_gc - unlink and free expired flows, a slice at a time
- * @t: the table
+ * @tn: the user's netns state, whose table it is
  * @budget: how many flows to look at, from where the last call stopped
  *
  * A flow expires when jiffies passes flow->expires.  Freeing waits for an
@@ -147,8 +150,9 @@ static bool tcpfwd_flow_reap(struct tcpfwd_flowtab *t, struct tcpfwd_flow *f,
  *
  * Return: the number of flows removed.
  */
-unsigned int tcpfwd_flowtab_gc(struct tcpfwd_flowtab *t, unsigned int budget)
+unsigned int tcpfwd_flowtab_gc(struct tcpfwd_net *tn, unsigned int budget)
 {
+	struct tcpfwd_flowtab *t = &tn->ft;
 	unsigned long now = jiffies;
 	unsigned int n = 0, batch = 0;
 	struct tcpfwd_flow *f;
@@ -173,7 +177,7 @@ unsigned int tcpfwd_flowtab_gc(struct tcpfwd_flowtab *t, unsigned int budget)
 			return n;
 		}
 		budget--;
-		n += tcpfwd_flow_reap(t, f, now);
+		n += tcpfwd_flow_reap(tn, f, now);
 		if (++batch == TCPFWD_GC_BATCH) {
 			batch = 0;
 			rhashtable_walk_stop(&t->gc_iter);

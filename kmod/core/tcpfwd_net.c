@@ -19,7 +19,8 @@
 /* /proc/net/<name>/stats: the counters summed over CPUs, then the table. */
 static int tcpfwd_stats_show(struct seq_file *seq, void *v)
 {
-	struct tcpfwd_net *tn = seq->private;
+	/* single_open_net() leaves the netns in seq->private, ours in the PDE */
+	struct tcpfwd_net *tn = pde_data(file_inode(seq->file));
 	const struct tcpfwd_ops *ops = tn->ops;
 	unsigned int i;
 	int cpu;
@@ -151,13 +152,11 @@ static void tcpfwd_gc_work(struct work_struct *work)
 					     struct tcpfwd_net, gc_work);
 	unsigned int n, budget;
 
-	budget = max(tcpfwd_flow_count(tn) / TCPFWD_GC_SLICES + 1,
-		     TCPFWD_GC_BATCH);
-	n = tcpfwd_flowtab_gc(&tn->ft, budget);
+	budget = clamp(tcpfwd_flow_count(tn) / TCPFWD_GC_SLICES + 1,
+		       TCPFWD_GC_BATCH, TCPFWD_GC_MAX_RUN);
+	n = tcpfwd_flowtab_gc(tn, budget);
 	if (n)
 		tcpfwd_add(tn, tn->ops->stat_expired, n);
-	if (tn->ops->gc_done)
-		tn->ops->gc_done(tn);
 	/* idle while empty: tcpfwd_flow_insert() queues us again */
 	if (tcpfwd_flow_count(tn))
 		queue_delayed_work(system_power_efficient_wq, &tn->gc_work,
@@ -171,7 +170,8 @@ static void tcpfwd_gc_work(struct work_struct *work)
  *
  * The hooks run last in FORWARD (NF_IP_PRI_LAST): after filtering, and a
  * packet the user steals and hands to tcpfwd_pass_on() skips no later
- * FORWARD hook, except one registered at the same priority after ours.
+ * FORWARD hook, except one at the same priority registered before ours
+ * (at equal priority, netfilter runs the later registration first).
  * nf_unregister_net_hooks() does not wait for packets already in the hook:
  * callers free what the hook uses only after an RCU grace period.
  *

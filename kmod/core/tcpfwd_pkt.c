@@ -192,8 +192,8 @@ EXPORT_SYMBOL_GPL(tcpfwd_pass_on);
  * tcpfwd_gso_each - segment a GSO packet and decide on each segment
  * @skb: the GSO packet
  * @state: the hook state (see tcpfwd_pass_on())
- * @verdict: called for each segment; NF_ACCEPT sends it on, anything else
- *	frees it
+ * @verdict: called for each segment; NF_ACCEPT sends it on, NF_STOLEN
+ *	means the verdict consumed it, anything else frees it
  * @ctx: passed to @verdict
  *
  * Return: NF_STOLEN (@skb is consumed), or a negative errno if it could not
@@ -212,10 +212,15 @@ int tcpfwd_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
 		return segs ? PTR_ERR(segs) : -EINVAL;
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
-		if (verdict(seg, state, ctx) == NF_ACCEPT)
+		switch (verdict(seg, state, ctx)) {
+		case NF_ACCEPT:
 			tcpfwd_pass_on(state, seg);
-		else
+			break;
+		case NF_STOLEN:		/* the verdict consumed it */
+			break;
+		default:
 			kfree_skb(seg);
+		}
 	}
 	consume_skb(skb);
 	return NF_STOLEN;

@@ -31,16 +31,18 @@
  *            then CWR toward E.
  *
  * The decisions are made by the pure state machine in ecnp_fsm.c (its header
- * comment has the state diagrams); this file is the plumbing around it:
+ * comment has the state diagrams); this file is the plumbing around it,
+ * on top of tcpfwd.ko (kmod/core/tcpfwd.h), which keeps the table, the
+ * counters, the hooks and procfs for it:
  *
  *   - a netfilter hook at the end of FORWARD, IPv4 and IPv6, registered per
  *     network namespace while net.ecn_proxy.enabled = 1 (the initial
  *     namespace is enabled at load unless enable_init_net=0);
- *   - per-flow state in a bounded RCU hash table (kmod/core/tcpfwd_flow.c),
- *     created only by a SYN, per-flow spinlock, garbage-collected by a
- *     per-namespace worker with separate handshake, established and closed
- *     idle timeouts; when the table is full (net.ecn_proxy.max_flows) or an
- *     atomic allocation fails, the flow passes untouched and is counted;
+ *   - per-flow state in tcpfwd's bounded RCU table (an rhashtable), created
+ *     only by a SYN, per-flow spinlock, collected in the background with
+ *     separate handshake, established and closed idle timeouts; when the
+ *     table is full (net.ecn_proxy.max_flows) or an atomic allocation
+ *     fails, the flow passes untouched and is counted;
  *   - a per-destination cache of failed SYN upgrades (RFC 3168 6.1.1.1
  *     fallback), direct-mapped, bounded and expiring;
  *   - header edits with skb_ensure_writable() and incremental checksums
@@ -56,9 +58,10 @@
  *     copies, so on a masquerading router a duplicate ACK toward a WAN
  *     host would leave with the LAN source address; synproxy_send_tcp()
  *     passes LOCAL_OUT and the OUTPUT rules, which a forwarded ACK should
- *     not.  The cost: a FORWARD hook at our own priority (LAST) that is
- *     registered after ours does not see stolen packets; VM test
- *     proxy_inject_path measures both facts;
+ *     not.  The cost: a FORWARD hook at our own priority (LAST) that was
+ *     registered before ours runs after it (netfilter puts a later hook in
+ *     front of earlier ones of equal priority) and does not see stolen
+ *     packets; VM test proxy_inject_path measures all of this;
  *   - per-CPU counters in /proc/net/ecn_proxy/stats, one line per flow in
  *     /proc/net/ecn_proxy/flows, the fallback cache in
  *     /proc/net/ecn_proxy/fallback ("flush" empties it), per-netns sysctls
@@ -1121,18 +1124,20 @@ static int __net_init ecnp_net_init(struct net *net)
 	err = ecnp_proc_init(en);
 	if (err)
 		goto err_tn;
-	err = ecnp_sysctl_init(en);
-	if (err)
-		goto err_tn;
 	if (net_eq(net, &init_net) && enable_init_net) {
 		err = ecnp_set_hooks(en, true);
 		if (err)
-			goto err_sysctl;
+			goto err_tn;
 	}
+	/* last: no sysctl write reaches a half set-up namespace */
+	err = ecnp_sysctl_init(en);
+	if (err)
+		goto err_hooks;
 	return 0;
 
-err_sysctl:
-	ecnp_sysctl_exit(en);
+err_hooks:
+	ecnp_set_hooks(en, false);
+	synchronize_net();	/* packets in the hooks hold flows */
 err_tn:
 	tcpfwd_net_exit(&en->tn);
 	return err;

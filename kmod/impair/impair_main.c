@@ -18,7 +18,8 @@
  *     number and token); reading lists "flush" and the rules in canonical
  *     syntax with "# hits N", which can be written back as is;
  *   - per-flow state (segment count, initiator, random ISN offsets) in the
- *     bounded, expiring RCU flow table of kmod/core/tcpfwd_flow.c;
+ *     bounded, expiring RCU flow table of tcpfwd.ko (kmod/core/tcpfwd.h),
+ *     which also keeps the counters, the hooks and procfs for it;
  *   - header edits after skb_ensure_writable(), with incremental checksums
  *     that are correct under CHECKSUM_PARTIAL; option compaction works in
  *     place on GSO packets too (the IP header moves, the payload stays); a
@@ -139,7 +140,7 @@ struct impair_net {
 	struct tcpfwd_net tn;			/* flows, counters, hooks, procfs */
 	struct impair_ruleset __rcu *rules;	/* NULL: no rules */
 	struct mutex lock;			/* serialises rule writers */
-	bool seq_used;		/* flows may have seqrand state */
+	atomic_t seq_flows;	/* flows with seqrand state (seq_on) */
 };
 
 /* Per-flow state.  Direction 0 is A (initiator) -> B, 1 is B -> A. */
@@ -593,6 +594,8 @@ static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 	ef->syn_seen = true;
 	ef->picked_up = false;
 	ef->segs = 0;
+	if (ef->seq_on)
+		atomic_dec(&in->seq_flows);
 	ef->seq_on = false;
 	ef->rst = false;
 	ef->fin = 0;
@@ -733,7 +736,7 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 		impair_seqadj_init(&ef->adj[0], get_random_u32() | 1);
 		impair_seqadj_init(&ef->adj[1], get_random_u32() | 1);
 		impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
-		WRITE_ONCE(in->seq_used, true);
+		atomic_inc(&in->seq_flows);
 	}
 	if (flags & TCPHDR_RST)
 		ef->rst = true;
@@ -877,20 +880,20 @@ static unsigned int impair_hook(void *priv, struct sk_buff *skb,
 	const struct impair_ruleset *rs = rcu_dereference(in->rules);
 
 	if (!rs) {
-		if (likely(!READ_ONCE(in->seq_used)))
+		if (likely(!atomic_read(&in->seq_flows)))
 			return NF_ACCEPT;
 		rs = &impair_no_rules;
 	}
 	return impair_process(in, rs, skb, state, true);
 }
 
-/* After each collector run: with no flows left, no seqrand state either. */
-static void impair_gc_done(struct tcpfwd_net *tn)
+/* The collector unlinked @f (under its lock): one seqrand flow fewer? */
+static void impair_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
 	struct impair_net *in = container_of(tn, struct impair_net, tn);
 
-	if (!tcpfwd_flow_count(tn))
-		WRITE_ONCE(in->seq_used, false);
+	if (container_of(f, struct impair_flow, base)->seq_on)
+		atomic_dec(&in->seq_flows);
 }
 
 /* --- procfs ------------------------------------------------------------------------ */
@@ -981,7 +984,7 @@ static const struct tcpfwd_ops impair_tcpfwd_ops = {
 	.stat_expired	= IMPAIR_STAT_FLOWS_EXPIRED,
 	.flow_size	= sizeof(struct impair_flow),
 	.stats_show	= impair_stats_show,
-	.gc_done	= impair_gc_done,
+	.flow_gone	= impair_flow_gone,
 };
 
 static int __net_init impair_net_init(struct net *net)

@@ -5,22 +5,27 @@
 # (tcpfwd_pass_on(): state->okfn from inside its FORWARD hook, as
 # nf_queue's reinject does after the last hook).  In dupack mode the proxy
 # steals the E->N ACK that starts a simulated loss and sends it on with
-# ECNP_DUPACKS (3) rewritten copies.  Three nft counters in the proxy
+# ECNP_DUPACKS (3) rewritten copies.  Four nft counters in the proxy
 # namespace count the server -> client TCP packets of an upload from the
 # non-ECN client N to the ECN server E:
 #
 #   client(N) -- eth0 PROXY eth1 -- router(eth2: HTB + RED ecn) -- server(E)
-#                  forward prio -300 ("first", before the proxy)
-#                  forward prio LAST, added after the proxy's ("after")
-#                  postrouting prio 0 ("post")
+#     "first"  forward, priority -300: before the proxy
+#     "early"  forward, priority LAST, registered before the proxy's hooks
+#     "late"   forward, priority LAST, registered after them
+#     "post"   postrouting, priority 0
 #
-# Asserted, with D = dupacks_injected and edit_failed unchanged:
+# At equal priority netfilter puts a hook registered later in front of the
+# earlier ones (nf_hook_entries_grow()), so "late" runs just before the
+# proxy and "early" just after it.  Asserted, with D = dupacks_injected and
+# edit_failed unchanged:
 #   - post = first + D: the copies leave through POSTROUTING (conntrack
 #     confirmation, NAT, egress filters) like the original;
-#   - after = first - D / 3: a FORWARD hook at the proxy's own priority,
-#     registered after it, misses each stolen ACK and its copies; every
-#     other packet reaches it.  That is the one hook a stolen packet skips,
-#     documented in kmod/core/tcpfwd.h and kmod/ecn_proxy/ecnp_main.c.
+#   - late = first: a hook in front of the proxy sees every original;
+#   - early = first - D / 3: the one kind of hook a stolen packet skips, a
+#     FORWARD hook at priority LAST registered before the proxy's, misses
+#     each stolen ACK and its copies.  Documented in kmod/ecn_proxy/
+#     ecnp_main.c and kmod/core/tcpfwd_net.c.
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap 'tb_ns proxy nft delete table inet probe 2>/dev/null || true; tb_cleanup' EXIT
@@ -33,28 +38,22 @@ TB_SETUP=upload
 tb_up
 tb_tcp server ecn=1
 tb_tcp client ecn=0 sack=1 ts=1
-tb_proxy on dupack
 tb_cross_start 4M up
 
 srv=$(tb_addr server 4)
 cli=$(tb_addr client 4)
 match="ip saddr $srv ip daddr $cli tcp sport $XFER_PORT"
-tb_ns proxy nft -f - <<EOF
-table inet probe {
-	chain first {
-		type filter hook forward priority -300; policy accept;
-		$match counter
-	}
-	chain after {
-		type filter hook forward priority 2147483647; policy accept;
-		$match counter
-	}
-	chain post {
-		type filter hook postrouting priority 0; policy accept;
-		$match counter
-	}
+# chain NAME HOOK PRIORITY: a counting chain in table inet probe
+chain() {
+	tb_ns proxy nft add chain inet probe "$1" "{ type filter hook $2 priority $3; policy accept; }"
+	tb_ns proxy nft add rule inet probe "$1" $match counter
 }
-EOF
+tb_ns proxy nft add table inet probe
+chain first forward -300
+chain early forward 2147483647
+chain post postrouting 0
+tb_proxy on dupack
+chain late forward 2147483647
 
 # count CHAIN: packets its counter saw
 count() {
@@ -72,9 +71,10 @@ log_test "upload through the dupack proxy with nft counters: byte-exact"
 d=$(($(tb_proxy_stat dupacks_injected) - d0))
 e=$(($(tb_proxy_stat edit_failed) - e0))
 first=$(count first)
-after=$(count after)
+early=$(count early)
+late=$(count late)
 post=$(count post)
-log_info "server->client packets: first $first, after $after, post $post; dupacks injected $d, edit failures $e"
+log_info "server->client packets: first $first, late $late, early $early, post $post; dupacks injected $d, edit failures $e"
 
 RET=0
 [ "$d" -gt 0 ] || check_err 1 "no duplicate ACK was injected: nothing to observe"
@@ -87,8 +87,13 @@ RET=0
 log_test "POSTROUTING sees every original and every injected copy"
 
 RET=0
-[ "$after" = $((first - d / 3)) ] ||
-	check_err 1 "the later FORWARD chain saw $after packets, expected $first - $d / 3"
-log_test "a FORWARD hook at the proxy's priority, registered later, misses exactly the $((d / 3)) stolen ACKs"
+[ "$late" = "$first" ] ||
+	check_err 1 "the FORWARD chain registered after the proxy saw $late packets, expected $first"
+log_test "a FORWARD hook at priority LAST registered after the proxy runs before it: every original"
+
+RET=0
+[ "$early" = $((first - d / 3)) ] ||
+	check_err 1 "the FORWARD chain registered before the proxy saw $early packets, expected $first - $d / 3"
+log_test "a FORWARD hook at priority LAST registered before the proxy runs after it: misses the $((d / 3)) stolen ACKs"
 
 exit "$EXIT_STATUS"

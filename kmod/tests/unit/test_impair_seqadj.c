@@ -23,18 +23,8 @@
 
 /* ---- helpers ---- */
 
-static u32 rnd_state = 0x2545f491;
-
-static u32 rnd(void)
-{
-	u32 x = rnd_state;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	rnd_state = x;
-	return x;
-}
+#define RND_SEED 0x2545f491
+#include "rnd.h"
 
 #include "csum_ref.h"
 

@@ -60,18 +60,8 @@ struct exp_opt {
 
 /* ---- helpers ---- */
 
-static u32 rnd_state = 0x12345678;
-
-static u32 rnd(void)
-{
-	u32 x = rnd_state;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	rnd_state = x;
-	return x;
-}
+#define RND_SEED 0x12345678
+#include "rnd.h"
 
 /* Heap copy of exactly @len bytes (ASan catches overreads). */
 static u8 *xdup(const u8 *src, unsigned int len)
@@ -113,26 +103,39 @@ static int check_walk(const u8 *opts, unsigned int len,
 
 #include "csum_ref.h"
 
-/* Test oracles the modules do not need: read MSS and window scale. */
-static int tcpfwd_opt_get_mss(const u8 *opts, unsigned int len, u16 *mss)
+/*
+ * Test oracles the modules do not need: the value bytes of an option of
+ * exactly @want bytes (MSS, window scale), read big-endian.
+ */
+static int opt_get_value(const u8 *opts, unsigned int len, u8 kind,
+			 unsigned int want, u32 *val)
 {
 	struct tcpfwd_opt o;
-	int ret = tcpfwd_opt_find_sized(opts, len, TCPFWD_OPT_MSS,
-					TCPFWD_OPTLEN_MSS, &o);
+	int ret = tcpfwd_opt_find_sized(opts, len, kind, want, &o);
+	unsigned int i;
 
 	if (ret == 1)
-		*mss = tcpfwd_get_be16(opts + o.off + 2);
+		for (*val = 0, i = 2; i < want; i++)
+			*val = *val << 8 | opts[o.off + i];
+	return ret;
+}
+
+static int tcpfwd_opt_get_mss(const u8 *opts, unsigned int len, u16 *mss)
+{
+	u32 v = 0;
+	int ret = opt_get_value(opts, len, TCPFWD_OPT_MSS, TCPFWD_OPTLEN_MSS, &v);
+
+	*mss = ret == 1 ? (u16)v : *mss;
 	return ret;
 }
 
 static int tcpfwd_opt_get_wscale(const u8 *opts, unsigned int len, u8 *ws)
 {
-	struct tcpfwd_opt o;
-	int ret = tcpfwd_opt_find_sized(opts, len, TCPFWD_OPT_WSCALE,
-					TCPFWD_OPTLEN_WSCALE, &o);
+	u32 v = 0;
+	int ret = opt_get_value(opts, len, TCPFWD_OPT_WSCALE,
+				TCPFWD_OPTLEN_WSCALE, &v);
 
-	if (ret == 1)
-		*ws = opts[o.off + 2];
+	*ws = ret == 1 ? (u8)v : *ws;
 	return ret;
 }
 
