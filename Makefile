@@ -29,13 +29,14 @@ UNIT_SRCS := $(wildcard kmod/tests/unit/test_*.c)
 UNIT_BINS := $(patsubst kmod/tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -MMD -MP \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-I kmod/common -I kmod/tests/unit
+	-I kmod/core -I kmod/tests/unit
 UNIT_LDLIBS := -lcmocka
 
 CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit check test vmtest matrix fairness clean help \
+.PHONY: all deps modules unit check test vmtest matrix fairness bench-hook \
+	bench-flows clean help \
 	build-modules build-unit run-check
 
 all: modules
@@ -97,6 +98,17 @@ matrix: deps
 fairness: deps
 	@$(SUBMAKE) build-modules
 	@PROFILE=$(if $(filter fairness%,$(PROFILE)),$(PROFILE),fairness) scripts/matrix
+
+# Benchmarks of issue 14 (README "What a hook costs"), one guest session
+# each, output under results/: the forwarding rate per configuration, and
+# the per-packet cost and memory at 10^3-10^6 flows.
+bench-hook: deps
+	@$(SUBMAKE) build-modules
+	@scripts/bench-hook
+
+bench-flows: deps
+	@$(SUBMAKE) build-modules
+	@scripts/bench-flows
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean

@@ -41,6 +41,7 @@ from analysis.schema import SCHEMA, CONFIGS  # noqa: E402
 
 TOPO = os.path.join(TOP, "vm-testbed", "lib", "topology.sh")
 MODULE = os.path.join(TOP, "kmod", "ecn_proxy", "ecn_proxy.ko")
+CORE_MODULE = os.path.join(TOP, "kmod", "core", "tcpfwd.ko")
 PORT = 5001
 STATE = "/tmp/mx-state"
 PCAPS = "/tmp/mx-pcap"
@@ -340,6 +341,8 @@ class Testbed:
         self.high = os.environ.get("TB_RATE_HIGH", "100mbit")
 
     def up(self):
+        if not os.path.isdir("/sys/module/tcpfwd"):
+            subprocess.run(["insmod", CORE_MODULE], check=True)
         if not os.path.isdir("/sys/module/ecn_proxy"):
             subprocess.run(["insmod", MODULE, "enable_init_net=0"], check=True)
         sh("tb_up", TB_SETUP="download")

@@ -12,7 +12,7 @@
 #ifndef _ECNP_FSM_H
 #define _ECNP_FSM_H
 
-#include "../common/tcpmb_types.h"
+#include "../core/tcpfwd_pure.h"
 
 /* Direction of a segment: from the host that sent the first SYN, or not. */
 enum ecnp_dir {

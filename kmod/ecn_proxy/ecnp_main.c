@@ -31,21 +31,37 @@
  *            then CWR toward E.
  *
  * The decisions are made by the pure state machine in ecnp_fsm.c (its header
- * comment has the state diagrams); this file is the plumbing around it:
+ * comment has the state diagrams); this file is the plumbing around it,
+ * on top of tcpfwd.ko (kmod/core/tcpfwd.h), which keeps the table, the
+ * counters, the hooks and procfs for it:
  *
  *   - a netfilter hook at the end of FORWARD, IPv4 and IPv6, registered per
  *     network namespace while net.ecn_proxy.enabled = 1 (the initial
  *     namespace is enabled at load unless enable_init_net=0);
- *   - per-flow state in a bounded RCU hash table (kmod/common/tcpmb_flow.c),
- *     created only by a SYN, per-flow spinlock, garbage-collected by a
- *     per-namespace worker with separate handshake, established and closed
- *     idle timeouts; when the table is full (net.ecn_proxy.max_flows) or an
- *     atomic allocation fails, the flow passes untouched and is counted;
+ *   - per-flow state in tcpfwd's bounded RCU table (an rhashtable), created
+ *     only by a SYN, per-flow spinlock, collected in the background with
+ *     separate handshake, established and closed idle timeouts; when the
+ *     table is full (net.ecn_proxy.max_flows) or an atomic allocation
+ *     fails, the flow passes untouched and is counted;
  *   - a per-destination cache of failed SYN upgrades (RFC 3168 6.1.1.1
  *     fallback), direct-mapped, bounded and expiring;
  *   - header edits with skb_ensure_writable() and incremental checksums
  *     (correct under CHECKSUM_PARTIAL); a GSO packet that would be dropped
  *     whole is segmented first and only one segment is dropped;
+ *   - packets it sends itself (the segments of such a GSO packet, an ACK
+ *     and its injected duplicates) are stolen and handed to the hook's
+ *     okfn (tcpfwd_pass_on()), as nf_reinject() does after the last hook:
+ *     they go on exactly as an accepted packet would, through routing's
+ *     output, POSTROUTING (conntrack confirmation, NAT) and the egress
+ *     qdisc, carrying the original's conntrack entry.  The in-tree
+ *     alternatives send through ip_local_out(): nf_dup_ipv4 untracks its
+ *     copies, so on a masquerading router a duplicate ACK toward a WAN
+ *     host would leave with the LAN source address; synproxy_send_tcp()
+ *     passes LOCAL_OUT and the OUTPUT rules, which a forwarded ACK should
+ *     not.  The cost: a FORWARD hook at our own priority (LAST) that was
+ *     registered before ours runs after it (netfilter puts a later hook in
+ *     front of earlier ones of equal priority) and does not see stolen
+ *     packets; VM test proxy_inject_path measures all of this;
  *   - per-CPU counters in /proc/net/ecn_proxy/stats, one line per flow in
  *     /proc/net/ecn_proxy/flows, the fallback cache in
  *     /proc/net/ecn_proxy/fallback ("flush" empties it), per-netns sysctls
@@ -67,9 +83,8 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
-#include "../common/tcpmb_flow.h"
-#include "../common/tcpmb_opt.h"
-#include "../common/tcpmb_seq.h"
+#include "../core/tcpfwd.h"
+#include "../core/tcpfwd_opt.h"
 #include "ecnp_fsm.h"
 
 static bool enable_init_net = true;
@@ -77,10 +92,8 @@ module_param(enable_init_net, bool, 0444);
 MODULE_PARM_DESC(enable_init_net,
 		 "enable the proxy in the initial network namespace at load (default: 1)");
 
-#define ECNP_BUCKETS		4096
 #define ECNP_FB_SLOTS		256
 #define ECNP_FB_NAME_MAX	16
-#define ECNP_GC_INTERVAL	HZ
 
 enum ecnp_stat {
 	ECNP_STAT_FLOWS_SEEN,
@@ -151,10 +164,6 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_EDIT_FAILED]			= "edit_failed",
 };
 
-struct ecnp_stats {
-	u64 c[ECNP_STAT_NR];
-};
-
 static const char * const ecnp_fb_names[] = {
 	[ECNP_FB_NONE]		= "none",
 	[ECNP_FB_DROP]		= "drop",
@@ -169,14 +178,8 @@ struct ecnp_fb_slot {
 };
 
 struct ecnp_net {
-	struct tcpmb_flowtab ft;
-	struct ecnp_stats __percpu *stats;
+	struct tcpfwd_net tn;		/* flows, counters, hooks, procfs */
 	struct ctl_table_header *sysctl_hdr;
-	struct proc_dir_entry *proc_dir;
-	struct delayed_work gc_work;
-	struct net *net;
-	struct mutex hook_mutex;	/* serialises hook (un)registration */
-	bool hooks_on;
 
 	/* sysctls */
 	int enabled;
@@ -204,7 +207,7 @@ struct ecnp_flow_counters {
 
 /* Per-flow state: the shared flow header, the FSM and counters. */
 struct ecnp_flow {
-	struct tcpmb_flow base;
+	struct tcpfwd_flow base;
 	struct ecnp_fsm fsm;
 	bool closed;		/* RST or both FINs: closed timeout */
 	bool decided;		/* SAME/PASS: expiry fixed, not refreshed */
@@ -227,7 +230,7 @@ static struct ecnp_net *ecnp_pernet(const struct net *net)
 
 static void ecnp_count(struct ecnp_net *en, enum ecnp_stat s)
 {
-	this_cpu_inc(en->stats->c[s]);
+	tcpfwd_count(&en->tn, s);
 }
 
 /* --- SYN fallback cache ------------------------------------------------ */
@@ -267,19 +270,19 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 
 /* --- packet path --------------------------------------------------------- */
 
-static const struct in6_addr *ecnp_b_addr(const struct tcpmb_flow *f)
+static const struct in6_addr *ecnp_b_addr(const struct tcpfwd_flow *f)
 {
 	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
 }
 
 /* The options the state machine needs: timestamps, SACK(-permitted). */
 static void ecnp_fill_opts(const struct sk_buff *skb,
-			   const struct tcpmb_pkt *p, struct ecnp_pkt *ep)
+			   const struct tcpfwd_pkt *p, struct ecnp_pkt *ep)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	struct tcpmb_sack_block blk[TCPMB_SACK_MAX_BLOCKS];
-	u8 buf[TCPMB_OPT_MAX_LEN];
-	struct tcpmb_opt o;
+	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
+	u8 buf[TCPFWD_OPT_MAX_LEN];
+	struct tcpfwd_opt o;
 	unsigned int i, n;
 	const u8 *opts;
 
@@ -289,15 +292,15 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 				  buf);
 	if (!opts)
 		return;
-	if (tcpmb_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
+	if (tcpfwd_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
 		ep->opt |= ECNP_OPT_TS;
 	if (p->th.syn) {
-		if (tcpmb_opt_find(opts, olen, TCPMB_OPT_SACK_PERM, &o) == 1)
+		if (tcpfwd_opt_find(opts, olen, TCPFWD_OPT_SACK_PERM, &o) == 1)
 			ep->opt |= ECNP_OPT_SACK_PERM;
 		return;
 	}
 	if (!p->th.ack ||
-	    tcpmb_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
+	    tcpfwd_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
 		return;
 	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++) {
 		if (!after(blk[i].start, ep->ack))
@@ -311,17 +314,17 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 
 /* Options are walked only when the state machine reads them. */
 static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
-			  const struct tcpmb_pkt *p, enum ecnp_feedback mode,
+			  const struct tcpfwd_pkt *p, enum ecnp_feedback mode,
 			  struct ecnp_pkt *ep)
 {
-	const struct tcpmb_flow *f = &ef->base;
+	const struct tcpfwd_flow *f = &ef->base;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->seq = ntohl(p->th.seq);
 	ep->ack = ntohl(p->th.ack_seq);
 	ep->len = p->payload;
 	ep->flags = tcp_flag_byte(&p->th) | ((p->th.res1 & 1) << 8);
-	ep->dir = tcpmb_from_a(f, p) ? ECNP_DIR_A : ECNP_DIR_B;
+	ep->dir = tcpfwd_from_a(f, p) ? ECNP_DIR_A : ECNP_DIR_B;
 	ep->ecn = p->ecn;
 	ep->win = ntohs(p->th.window);
 	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
@@ -331,7 +334,7 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 }
 
 static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
-			 const struct tcpmb_pkt *p, u32 ret)
+			 const struct tcpfwd_pkt *p, u32 ret)
 {
 	static const struct {
 		u32 ev;
@@ -430,7 +433,7 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
 }
 
 static int ecnp_apply(struct sk_buff *skb, u8 family,
-		      const struct tcpmb_pkt *p, u32 ret)
+		      const struct tcpfwd_pkt *p, u32 ret)
 {
 	u8 set = 0, clear = 0;
 	int err = 0;
@@ -444,11 +447,11 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 	if (ret & ECNP_ACT_CLEAR_CWR)
 		clear |= TCPHDR_CWR;
 	if (set | clear)
-		err = tcpmb_set_tcp_flags(skb, p, set, clear);
+		err = tcpfwd_set_tcp_flags(skb, p, set, clear);
 	if (!err && (ret & ECNP_ACT_SET_ECT0))
-		err = tcpmb_set_ecn(skb, family, INET_ECN_ECT_0);
+		err = tcpfwd_set_ecn(skb, family, INET_ECN_ECT_0);
 	else if (!err && (ret & ECNP_ACT_CLEAR_ECN))
-		err = tcpmb_set_ecn(skb, family, INET_ECN_NOT_ECT);
+		err = tcpfwd_set_ecn(skb, family, INET_ECN_NOT_ECT);
 	return err;
 }
 
@@ -457,14 +460,14 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 /* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */
 static bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
 {
-	struct tcpmb_opt_iter it;
-	struct tcpmb_opt o;
+	struct tcpfwd_opt_iter it;
+	struct tcpfwd_opt o;
 	int ret;
 
-	tcpmb_opt_iter_init(&it, opts, len);
-	while ((ret = tcpmb_opt_next(&it, &o)) > 0)
-		if (o.kind != TCPMB_OPT_NOP && o.kind != TCPMB_OPT_TIMESTAMP &&
-		    o.kind != TCPMB_OPT_SACK)
+	tcpfwd_opt_iter_init(&it, opts, len);
+	while ((ret = tcpfwd_opt_next(&it, &o)) > 0)
+		if (o.kind != TCPFWD_OPT_NOP && o.kind != TCPFWD_OPT_TIMESTAMP &&
+		    o.kind != TCPFWD_OPT_SACK)
 			return false;
 	return ret == 0;
 }
@@ -477,24 +480,24 @@ static bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
 static unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
 				    const struct ecnp_ack_edit *e)
 {
-	struct tcpmb_sack_block blk[TCPMB_SACK_MAX_BLOCKS + 1];
-	struct tcpmb_sack_block own[TCPMB_SACK_MAX_BLOCKS];
+	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS + 1];
+	struct tcpfwd_sack_block own[TCPFWD_SACK_MAX_BLOCKS];
 	unsigned int pos = 0, n = 0, nown = 0, i;
 	u32 tsval, tsecr;
 	int ret;
 
-	if (tcpmb_opt_get_ts(opts, len, &tsval, &tsecr) == 1) {
-		out[0] = TCPMB_OPT_NOP;
-		out[1] = TCPMB_OPT_NOP;
-		out[2] = TCPMB_OPT_TIMESTAMP;
-		out[3] = TCPMB_OPTLEN_TIMESTAMP;
-		tcpmb_put_be32(out + 4, tsval);
-		tcpmb_put_be32(out + 8, e->set_tsecr ? e->tsecr : tsecr);
+	if (tcpfwd_opt_get_ts(opts, len, &tsval, &tsecr) == 1) {
+		out[0] = TCPFWD_OPT_NOP;
+		out[1] = TCPFWD_OPT_NOP;
+		out[2] = TCPFWD_OPT_TIMESTAMP;
+		out[3] = TCPFWD_OPTLEN_TIMESTAMP;
+		tcpfwd_put_be32(out + 4, tsval);
+		tcpfwd_put_be32(out + 8, e->set_tsecr ? e->tsecr : tsecr);
 		pos = 12;
 	}
 	if (e->sack)
-		blk[n++] = (struct tcpmb_sack_block){ e->sack_start, e->sack_end };
-	if (tcpmb_opt_get_sack(opts, len, own, ARRAY_SIZE(own), &nown) == 1) {
+		blk[n++] = (struct tcpfwd_sack_block){ e->sack_start, e->sack_end };
+	if (tcpfwd_opt_get_sack(opts, len, own, ARRAY_SIZE(own), &nown) == 1) {
 		nown = min_t(unsigned int, nown, ARRAY_SIZE(own));
 		for (i = 0; i < nown; i++) {
 			if (before(own[i].start, e->lost_end) &&
@@ -506,8 +509,8 @@ static unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
 		}
 	}
 	if (n) {
-		ret = tcpmb_sack_build(out + pos, TCPMB_OPT_MAX_LEN - pos, blk,
-				       n);
+		ret = tcpfwd_sack_build(out + pos, TCPFWD_OPT_MAX_LEN - pos, blk,
+					n);
 		if (ret > 0)
 			pos += ret;
 	}
@@ -539,11 +542,11 @@ static void ecnp_tcp_csum(struct sk_buff *skb, u8 family, unsigned int thoff)
  * or shrinks with the TCP header, the IP length and both checksums follow.
  */
 static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
-			    const struct tcpmb_pkt *p,
+			    const struct tcpfwd_pkt *p,
 			    const struct ecnp_ack_edit *e, const u8 *opts)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	u8 nopts[TCPMB_OPT_MAX_LEN];
+	u8 nopts[TCPFWD_OPT_MAX_LEN];
 	unsigned int nlen;
 	struct tcphdr *th;
 	int delta;
@@ -585,11 +588,11 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
  * TSecr edited in place with incremental checksums.
  */
 static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
-			    const struct tcpmb_pkt *p,
+			    const struct tcpfwd_pkt *p,
 			    const struct ecnp_ack_edit *e)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	u8 opts[TCPMB_OPT_MAX_LEN];
+	u8 opts[TCPFWD_OPT_MAX_LEN];
 	struct tcphdr *th;
 	u32 tsval, tsecr, diff = 0;
 
@@ -608,8 +611,8 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 				 false);
 	th->window = htons(e->win);
 	if (e->set_tsecr &&
-	    tcpmb_opt_get_ts((u8 *)(th + 1), olen, &tsval, &tsecr) == 1 &&
-	    tcpmb_opt_set_ts((u8 *)(th + 1), olen, tsval, e->tsecr, &diff) == 1)
+	    tcpfwd_opt_get_ts((u8 *)(th + 1), olen, &tsval, &tsecr) == 1 &&
+	    tcpfwd_opt_set_ts((u8 *)(th + 1), olen, tsval, e->tsecr, &diff) == 1)
 		inet_proto_csum_replace_by_diff(&th->check, skb,
 						(__force __wsum)diff, false,
 						false);
@@ -619,11 +622,12 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 /*
  * The simulated loss: forward E's ACK, then ECNP_DUPACKS copies of it as
  * duplicate ACKs (with SACK, claiming the segments above the "lost" one).
- * Like ecnp_gso_drop(), the packets continue with okfn: our hook is last.
+ * Like ecnp_gso_drop(), the packets continue with okfn (see the file
+ * comment for why, and for the one hook they skip).
  */
 static unsigned int ecnp_inject(struct ecnp_net *en, struct sk_buff *skb,
 				const struct nf_hook_state *state,
-				const struct tcpmb_pkt *p,
+				const struct tcpfwd_pkt *p,
 				const struct ecnp_ack_edit *e)
 {
 	struct sk_buff *dup[ECNP_DUPACKS];
@@ -641,35 +645,146 @@ static unsigned int ecnp_inject(struct ecnp_net *en, struct sk_buff *skb,
 	}
 	if (n < ECNP_DUPACKS)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	this_cpu_add(en->stats->c[ECNP_STAT_DUPACKS_INJECTED], n);
-	tcpmb_okfn(state, skb);
+	tcpfwd_add(&en->tn, ECNP_STAT_DUPACKS_INJECTED, n);
+	tcpfwd_pass_on(state, skb);
 	for (i = 0; i < n; i++)
-		tcpmb_okfn(state, dup[i]);
+		tcpfwd_pass_on(state, dup[i]);
 	return NF_STOLEN;
 }
 
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state);
 
+/* The packet's flow; only a SYN (no ACK, no RST) creates one. */
+static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
+				       const struct tcpfwd_pkt *p)
+{
+	enum tcpfwd_insert_err err;
+	struct tcpfwd_flow *f;
+
+	f = tcpfwd_flow_lookup(&en->tn.ft, &p->key);
+	if (f)
+		return container_of(f, struct ecnp_flow, base);
+	if ((tcp_flag_byte(&p->th) & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) !=
+	    TCPHDR_SYN)
+		return NULL;
+	f = tcpfwd_flow_insert(&en->tn, &p->key, p->src_is_lo,
+			       READ_ONCE(en->max_flows), &err);
+	if (!f) {
+		ecnp_count(en, err == TCPFWD_INSERT_FULL ?
+			   ECNP_STAT_TABLE_FULL : ECNP_STAT_ALLOC_FAILED);
+		return NULL;
+	}
+	if (err == TCPFWD_INSERT_OK)
+		ecnp_count(en, ECNP_STAT_FLOWS_SEEN);
+	/* TCPFWD_INSERT_EXISTS: another CPU created it first */
+	return container_of(f, struct ecnp_flow, base);
+}
+
+/* The outcome of one state machine step, applied after the flow's lock. */
+struct ecnp_step {
+	u32 ret;			/* ECNP_ACT_* | ECNP_EV_* */
+	struct ecnp_ack_edit edit;	/* with ECNP_ACT_ACK_EDITS */
+};
+
 /*
- * One packet (or GSO packet) of a TCP flow.  @may_segment is false for the
+ * Under the flow's lock: feed the packet to the state machine and update
+ * the flow's counters and expiry.  Returns false if the flow is dead or if
+ * a GSO packet must be segmented first (*segment set) because one of its
+ * segments is to be dropped.
+ */
+static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
+		      const struct sk_buff *skb, const struct tcpfwd_pkt *p,
+		      bool may_segment, struct ecnp_step *st, bool *segment)
+{
+	int mode = READ_ONCE(en->feedback);
+	bool no_upgrade = false, syn_from_a;
+	struct ecnp_pkt ep;
+
+	/*
+	 * _bh: after an NFQUEUE verdict, nf_reinject() runs the rest of the
+	 * FORWARD hooks in process context.
+	 */
+	spin_lock_bh(&ef->base.lock);
+	if (ef->base.dead)
+		goto out_unlock;
+	ecnp_fill_pkt(ef, skb, p, mode, &ep);
+	if (may_segment && skb_is_gso(skb) &&
+	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
+		*segment = true;
+		goto out_unlock;
+	}
+	/* the FSM reads the fallback cache for SYNs from A and until B answers */
+	syn_from_a = ep.dir == ECNP_DIR_A &&
+		     (ep.flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
+		     ECNP_TCP_SYN;
+	if (syn_from_a || ef->fsm.state == ECNP_S_A_C ||
+	    ef->fsm.state == ECNP_S_A_NC) {
+		no_upgrade = ecnp_fb_lookup(en, ecnp_b_addr(&ef->base),
+					    p->key.family);
+		if (no_upgrade && syn_from_a)
+			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
+	}
+	st->ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
+	if (st->ret & ECNP_ACT_ACK_EDITS)
+		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
+	ef->cnt.segs++;
+	ecnp_account(en, ef, p, st->ret);
+	ecnp_set_expiry(en, ef, st->ret);
+	spin_unlock_bh(&ef->base.lock);
+	return true;
+
+out_unlock:
+	spin_unlock_bh(&ef->base.lock);
+	return false;
+}
+
+/* Apply a step to the packet: drop, edit, or send it on with duplicates. */
+static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
+			     struct sk_buff *skb,
+			     const struct nf_hook_state *state,
+			     const struct tcpfwd_pkt *p,
+			     const struct ecnp_step *st)
+{
+	u32 ret = st->ret;
+
+	if (ret & ECNP_EV_SYN_FALLBACK)
+		ecnp_fb_insert(en, ecnp_b_addr(&ef->base), p->key.family);
+	if (ret & ECNP_ACT_DROP)
+		return NF_DROP;
+	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret))
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	/* never both: the copies are made from this skb, as parsed in p */
+	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
+	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
+		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit))
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		else if (st->edit.set_tsecr)
+			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
+	}
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
+		if (!tcpfwd_bridged(skb))
+			return ecnp_inject(en, skb, state, p, &st->edit);
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	}
+	return NF_ACCEPT;
+}
+
+/*
+ * One packet (or GSO packet) of a TCP flow: find or create its flow, step
+ * the state machine, act on the packet.  @may_segment is false for the
  * segments of a GSO packet that ecnp_gso_drop() feeds back in.
  */
 static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 				 const struct nf_hook_state *state,
 				 bool may_segment)
 {
-	enum tcpmb_insert_err err;
-	struct tcpmb_flow *f;
+	struct ecnp_step st = { };
+	bool segment = false;
 	struct ecnp_flow *ef;
-	struct ecnp_ack_edit edit;
-	struct tcpmb_pkt p;
-	struct ecnp_pkt ep;
-	bool no_upgrade, syn_from_a;
-	int mode;
-	u32 ret;
+	struct tcpfwd_pkt p;
 
-	switch (tcpmb_parse(skb, state->pf, &p)) {
+	switch (tcpfwd_parse(skb, state->pf, &p)) {
 	case 0:
 		break;
 	case -EINVAL:
@@ -678,89 +793,20 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	default:
 		return NF_ACCEPT;
 	}
-
-	f = tcpmb_flow_lookup(&en->ft, &p.key);
-	if (!f) {
-		/* Only a SYN (no ACK, no RST) starts a flow. */
-		if ((tcp_flag_byte(&p.th) &
-		     (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) != TCPHDR_SYN)
-			return NF_ACCEPT;
-		f = tcpmb_flow_insert(&en->ft, &p.key, p.src_is_lo,
-				      READ_ONCE(en->max_flows), &err);
-		if (!f) {
-			ecnp_count(en, err == TCPMB_INSERT_FULL ?
-				   ECNP_STAT_TABLE_FULL :
-				   ECNP_STAT_ALLOC_FAILED);
-			return NF_ACCEPT;
-		}
-		if (err == TCPMB_INSERT_OK)
-			ecnp_count(en, ECNP_STAT_FLOWS_SEEN);
-		/* TCPMB_INSERT_EXISTS: another CPU created it first */
-	}
-	ef = container_of(f, struct ecnp_flow, base);
-
-	/*
-	 * _bh: after an NFQUEUE verdict, nf_reinject() runs the rest of the
-	 * FORWARD hooks in process context.
-	 */
-	mode = READ_ONCE(en->feedback);
-	spin_lock_bh(&f->lock);
-	if (f->dead) {
-		spin_unlock_bh(&f->lock);
+	ef = ecnp_flow_get(en, &p);
+	if (!ef)
 		return NF_ACCEPT;
-	}
-	ecnp_fill_pkt(ef, skb, &p, mode, &ep);
-	if (may_segment && skb_is_gso(skb) &&
-	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
-		spin_unlock_bh(&f->lock);
+	if (!ecnp_step(en, ef, skb, &p, may_segment, &st, &segment)) {
 		/*
 		 * Bridged packets (br_netfilter) would need their MAC header
 		 * carried over to each segment: leave the drop pending for
 		 * the next packet instead.
 		 */
-		if (tcpmb_bridged(skb))
-			return NF_ACCEPT;
-		return ecnp_gso_drop(en, skb, state);
+		if (segment && !tcpfwd_bridged(skb))
+			return ecnp_gso_drop(en, skb, state);
+		return NF_ACCEPT;
 	}
-	/* the FSM reads the fallback cache for SYNs from A and until B answers */
-	no_upgrade = false;
-	syn_from_a = ep.dir == ECNP_DIR_A &&
-		     (ep.flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
-		     ECNP_TCP_SYN;
-	if (syn_from_a || ef->fsm.state == ECNP_S_A_C ||
-	    ef->fsm.state == ECNP_S_A_NC) {
-		no_upgrade = ecnp_fb_lookup(en, ecnp_b_addr(f), p.key.family);
-		if (no_upgrade && syn_from_a)
-			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
-	}
-	ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
-	if (ret & ECNP_ACT_ACK_EDITS)
-		ecnp_fsm_ack_edit(&ef->fsm, &ep, ret, &edit);
-	ef->cnt.segs++;
-	ecnp_account(en, ef, &p, ret);
-	ecnp_set_expiry(en, ef, ret);
-	spin_unlock_bh(&f->lock);
-
-	if (ret & ECNP_EV_SYN_FALLBACK)
-		ecnp_fb_insert(en, ecnp_b_addr(f), p.key.family);
-	if (ret & ECNP_ACT_DROP)
-		return NF_DROP;
-	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, &p, ret))
-		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	/* never both: the copies are made from this skb, as parsed in p */
-	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
-	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
-		if (ecnp_ack_rewrite(skb, state->pf, &p, &edit))
-			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-		else if (edit.set_tsecr)
-			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
-	}
-	if (ret & ECNP_ACT_INJECT_DUPACKS) {
-		if (!tcpmb_bridged(skb))
-			return ecnp_inject(en, skb, state, &p, &edit);
-		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	}
-	return NF_ACCEPT;
+	return ecnp_act(en, ef, skb, state, &p, &st);
 }
 
 /*
@@ -778,7 +824,7 @@ static unsigned int ecnp_seg_verdict(struct sk_buff *seg,
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state)
 {
-	int ret = tcpmb_gso_each(skb, state, ecnp_seg_verdict, en);
+	int ret = tcpfwd_gso_each(skb, state, ecnp_seg_verdict, en);
 
 	if (ret < 0) {
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
@@ -791,59 +837,17 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,
 			      const struct nf_hook_state *state)
 {
-	return ecnp_process(ecnp_pernet(state->net), skb, state, true);
+	return ecnp_process(container_of(priv, struct ecnp_net, tn), skb,
+			    state, true);
 }
-
-/* Last in FORWARD: after filtering, and nothing after us is skipped when
- * ecnp_gso_drop() hands segments to okfn.
- */
-static const struct nf_hook_ops ecnp_hook_ops[] = {
-	{
-		.hook		= ecnp_hook,
-		.pf		= NFPROTO_IPV4,
-		.hooknum	= NF_INET_FORWARD,
-		.priority	= NF_IP_PRI_LAST,
-	},
-	{
-		.hook		= ecnp_hook,
-		.pf		= NFPROTO_IPV6,
-		.hooknum	= NF_INET_FORWARD,
-		.priority	= NF_IP6_PRI_LAST,
-	},
-};
 
 static int ecnp_set_hooks(struct ecnp_net *en, bool on)
 {
-	int err = 0;
+	int err = tcpfwd_set_hooks(&en->tn, on);
 
-	mutex_lock(&en->hook_mutex);
-	if (on && !en->hooks_on) {
-		err = nf_register_net_hooks(en->net, ecnp_hook_ops,
-					    ARRAY_SIZE(ecnp_hook_ops));
-		if (!err)
-			en->hooks_on = true;
-	} else if (!on && en->hooks_on) {
-		nf_unregister_net_hooks(en->net, ecnp_hook_ops,
-					ARRAY_SIZE(ecnp_hook_ops));
-		en->hooks_on = false;
-	}
 	if (!err)
 		WRITE_ONCE(en->enabled, on);
-	mutex_unlock(&en->hook_mutex);
 	return err;
-}
-
-/* --- garbage collection -------------------------------------------------- */
-
-static void ecnp_gc_work(struct work_struct *work)
-{
-	struct ecnp_net *en = container_of(to_delayed_work(work),
-					   struct ecnp_net, gc_work);
-	unsigned int n = tcpmb_flowtab_gc(&en->ft, false);
-
-	if (n)
-		this_cpu_add(en->stats->c[ECNP_STAT_FLOWS_EXPIRED], n);
-	schedule_delayed_work(&en->gc_work, ECNP_GC_INTERVAL);
 }
 
 /* --- sysctl -------------------------------------------------------------- */
@@ -961,7 +965,8 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 	/* turn the template's offsets into this netns's fields */
 	for (i = 0; table[i].procname; i++)
 		table[i].data = (char *)en + (uintptr_t)table[i].data;
-	en->sysctl_hdr = register_net_sysctl(en->net, "net/ecn_proxy", table);
+	en->sysctl_hdr = register_net_sysctl(en->tn.net, "net/ecn_proxy",
+					     table);
 	if (!en->sysctl_hdr) {
 		kfree(table);
 		return -ENOMEM;
@@ -979,29 +984,7 @@ static void ecnp_sysctl_exit(struct ecnp_net *en)
 
 /* --- procfs -------------------------------------------------------------- */
 
-static int ecnp_stats_show(struct seq_file *seq, void *v)
-{
-	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
-	u64 sum[ECNP_STAT_NR] = { };
-	int cpu, i;
-
-	for_each_possible_cpu(cpu) {
-		const struct ecnp_stats *s = per_cpu_ptr(en->stats, cpu);
-
-		for (i = 0; i < ECNP_STAT_NR; i++)
-			sum[i] += READ_ONCE(s->c[i]);
-	}
-	for (i = 0; i < ECNP_STAT_NR; i++)
-		seq_printf(seq, "%s %llu\n", ecnp_stat_names[i], sum[i]);
-	seq_printf(seq, "flows_active %u\n", READ_ONCE(en->ft.count));
-	/* memory per flow: the struct and the kmalloc bucket it lands in */
-	seq_printf(seq, "flow_struct_bytes %zu\n", sizeof(struct ecnp_flow));
-	seq_printf(seq, "flow_alloc_bytes %zu\n",
-		   kmalloc_size_roundup(sizeof(struct ecnp_flow)));
-	return 0;
-}
-
-static void ecnp_show_ep(struct seq_file *seq, const struct tcpmb_flow *f,
+static void ecnp_show_ep(struct seq_file *seq, const struct tcpfwd_flow *f,
 			 bool lo)
 {
 	const struct in6_addr *a = lo ? &f->key.lo_addr : &f->key.hi_addr;
@@ -1020,48 +1003,34 @@ static void ecnp_show_ep(struct seq_file *seq, const struct tcpmb_flow *f,
  * A is the initiator (first SYN), B the responder, e the ECN endpoint of a
  * proxied flow.
  */
-static int ecnp_flows_show(struct seq_file *seq, void *v)
+static void ecnp_flow_show(struct seq_file *seq, struct tcpfwd_net *tn,
+			   struct tcpfwd_flow *f)
 {
-	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
-	struct tcpmb_flowtab *t = &en->ft;
-	struct tcpmb_flow *f;
-	unsigned int i;
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+	struct ecnp_flow_view c;
+	bool dead;
 
-	rcu_read_lock();
-	for (i = 0; i <= t->hmask; i++) {
-		hlist_for_each_entry_rcu(f, &t->buckets[i], node) {
-			struct ecnp_flow *ef = container_of(f, struct ecnp_flow,
-							    base);
-			struct ecnp_flow_view c;
-			bool dead;
-
-			spin_lock_bh(&f->lock);
-			dead = f->dead;
-			c.fsm = ef->fsm;
-			c.cnt = ef->cnt;
-			c.expires = f->expires;
-			spin_unlock_bh(&f->lock);
-			if (dead)
-				continue;
-			seq_printf(seq, "%s ", f->key.family == NFPROTO_IPV4 ?
-				   "ipv4" : "ipv6");
-			ecnp_show_ep(seq, f, f->a_is_lo);
-			seq_putc(seq, ' ');
-			ecnp_show_ep(seq, f, !f->a_is_lo);
-			seq_printf(seq, " e=%s phase=%d state=%s expires=%ld",
-				   !ecnp_fsm_proxied(&c.fsm) ? "-" :
-				   ecnp_fsm_e_is_a(&c.fsm) ? "A" : "B",
-				   ecnp_fsm_in_phase2(&c.fsm) ? 2 : 1,
-				   ecnp_state_name(c.fsm.state),
-				   (long)(c.expires - jiffies) / HZ);
-			seq_printf(seq, " segs=%u ect_set=%u ce_cleared=%u ece_set=%u cwr_set=%u cong_events=%u dropped=%u\n",
-				   c.cnt.segs, c.cnt.ect_set, c.cnt.ce_cleared,
-				   c.cnt.ece_set, c.cnt.cwr_set, c.cnt.cong_events,
-				   c.cnt.dropped);
-		}
-	}
-	rcu_read_unlock();
-	return 0;
+	spin_lock_bh(&f->lock);
+	dead = f->dead;
+	c.fsm = ef->fsm;
+	c.cnt = ef->cnt;
+	c.expires = f->expires;
+	spin_unlock_bh(&f->lock);
+	if (dead)
+		return;
+	seq_printf(seq, "%s ", f->key.family == NFPROTO_IPV4 ? "ipv4" : "ipv6");
+	ecnp_show_ep(seq, f, f->a_is_lo);
+	seq_putc(seq, ' ');
+	ecnp_show_ep(seq, f, !f->a_is_lo);
+	seq_printf(seq, " e=%s phase=%d state=%s expires=%ld",
+		   !ecnp_fsm_proxied(&c.fsm) ? "-" :
+		   ecnp_fsm_e_is_a(&c.fsm) ? "A" : "B",
+		   ecnp_fsm_in_phase2(&c.fsm) ? 2 : 1,
+		   ecnp_state_name(c.fsm.state),
+		   (long)(c.expires - jiffies) / HZ);
+	seq_printf(seq, " segs=%u ect_set=%u ce_cleared=%u ece_set=%u cwr_set=%u cong_events=%u dropped=%u\n",
+		   c.cnt.segs, c.cnt.ect_set, c.cnt.ce_cleared, c.cnt.ece_set,
+		   c.cnt.cwr_set, c.cnt.cong_events, c.cnt.dropped);
 }
 
 /*
@@ -1112,73 +1081,65 @@ static int ecnp_fallback_write(struct file *file, char *buf, size_t size)
 	return 0;
 }
 
+/* The file next to tcpfwd's "stats" and "flows"; removed with the dir. */
 static int ecnp_proc_init(struct ecnp_net *en)
 {
-	/* proc_net_mkdir: the files find their netns through the dir */
-	en->proc_dir = proc_net_mkdir(en->net, "ecn_proxy", en->net->proc_net);
-	if (!en->proc_dir)
-		return -ENOMEM;
-	if (!proc_create_net_single("stats", 0444, en->proc_dir,
-				    ecnp_stats_show, NULL) ||
-	    !proc_create_net_single("flows", 0440, en->proc_dir,
-				    ecnp_flows_show, NULL) ||
-	    !proc_create_net_single_write("fallback", 0640, en->proc_dir,
+	if (!proc_create_net_single_write("fallback", 0640, en->tn.proc_dir,
 					  ecnp_fallback_show,
-					  ecnp_fallback_write, NULL)) {
-		remove_proc_subtree("ecn_proxy", en->net->proc_net);
+					  ecnp_fallback_write, NULL))
 		return -ENOMEM;
-	}
 	return 0;
 }
 
 /* --- per-netns setup ------------------------------------------------------- */
+
+static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
+	.name		= "ecn_proxy",
+	.hook		= ecnp_hook,
+	.stat_names	= ecnp_stat_names,
+	.nr_stats	= ECNP_STAT_NR,
+	.stat_expired	= ECNP_STAT_FLOWS_EXPIRED,
+	.flow_size	= sizeof(struct ecnp_flow),
+	.flow_show	= ecnp_flow_show,
+	.flows_mode	= 0440,
+};
 
 static int __net_init ecnp_net_init(struct net *net)
 {
 	struct ecnp_net *en = ecnp_pernet(net);
 	int err;
 
-	en->net = net;
 	en->feedback = ECNP_FB_DROP;
 	en->max_flows = 65536;
 	en->timeout_handshake = 30;
 	en->timeout_established = 600;
 	en->timeout_closed = 10;
 	en->fallback_timeout = 600;
-	mutex_init(&en->hook_mutex);
 	spin_lock_init(&en->fb_lock);
 	en->fb_seed = get_random_u32();
-	INIT_DELAYED_WORK(&en->gc_work, ecnp_gc_work);
 
-	en->stats = alloc_percpu(struct ecnp_stats);
-	if (!en->stats)
-		return -ENOMEM;
-	err = tcpmb_flowtab_init(&en->ft, ECNP_BUCKETS,
-				 sizeof(struct ecnp_flow));
+	err = tcpfwd_net_init(&en->tn, net, &ecnp_tcpfwd_ops);
 	if (err)
-		goto err_stats;
-	err = ecnp_sysctl_init(en);
-	if (err)
-		goto err_ft;
+		return err;
 	err = ecnp_proc_init(en);
 	if (err)
-		goto err_sysctl;
+		goto err_tn;
 	if (net_eq(net, &init_net) && enable_init_net) {
 		err = ecnp_set_hooks(en, true);
 		if (err)
-			goto err_proc;
+			goto err_tn;
 	}
-	schedule_delayed_work(&en->gc_work, ECNP_GC_INTERVAL);
+	/* last: no sysctl write reaches a half set-up namespace */
+	err = ecnp_sysctl_init(en);
+	if (err)
+		goto err_hooks;
 	return 0;
 
-err_proc:
-	remove_proc_subtree("ecn_proxy", net->proc_net);
-err_sysctl:
-	ecnp_sysctl_exit(en);
-err_ft:
-	tcpmb_flowtab_destroy(&en->ft);
-err_stats:
-	free_percpu(en->stats);
+err_hooks:
+	ecnp_set_hooks(en, false);
+	synchronize_net();	/* packets in the hooks hold flows */
+err_tn:
+	tcpfwd_net_exit(&en->tn);
 	return err;
 }
 
@@ -1198,12 +1159,7 @@ static void __net_exit ecnp_net_pre_exit(struct net *net)
 
 static void __net_exit ecnp_net_exit(struct net *net)
 {
-	struct ecnp_net *en = ecnp_pernet(net);
-
-	remove_proc_subtree("ecn_proxy", net->proc_net);
-	cancel_delayed_work_sync(&en->gc_work);
-	tcpmb_flowtab_destroy(&en->ft);
-	free_percpu(en->stats);
+	tcpfwd_net_exit(&ecnp_pernet(net)->tn);
 }
 
 static struct pernet_operations ecnp_net_ops = {
@@ -1214,15 +1170,10 @@ static struct pernet_operations ecnp_net_ops = {
 	.size		= sizeof(struct ecnp_net),
 };
 
+/* The flow size is in /proc/net/ecn_proxy/stats (flow_struct_bytes). */
 static int __init ecnp_init(void)
 {
-	int err;
-
-	err = register_pernet_subsys(&ecnp_net_ops);
-	if (err)
-		return err;
-	pr_info("loaded (flow state %zu bytes)\n", sizeof(struct ecnp_flow));
-	return 0;
+	return register_pernet_subsys(&ecnp_net_ops);
 }
 
 static void __exit ecnp_exit(void)

@@ -6,7 +6,7 @@
  * stripping, sequence-number randomising with or without SACK fix-up,
  * window-scale / MSS / window rewriting, ECN blocking, clearing, marking and
  * bleaching, random loss).  The rule grammar, parser and matcher are the pure
- * code in kmod/common/impair_rule.c (unit-tested in userspace); this file is
+ * code in kmod/impair/impair_rule.c (unit-tested in userspace); this file is
  * the plumbing:
  *
  *   - a netfilter hook at the end of FORWARD, IPv4 and IPv6, in every
@@ -18,7 +18,8 @@
  *     number and token); reading lists "flush" and the rules in canonical
  *     syntax with "# hits N", which can be written back as is;
  *   - per-flow state (segment count, initiator, random ISN offsets) in the
- *     bounded, expiring RCU flow table of kmod/common/tcpmb_flow.c;
+ *     bounded, expiring RCU flow table of tcpfwd.ko (kmod/core/tcpfwd.h),
+ *     which also keeps the counters, the hooks and procfs for it;
  *   - header edits after skb_ensure_writable(), with incremental checksums
  *     that are correct under CHECKSUM_PARTIAL; option compaction works in
  *     place on GSO packets too (the IP header moves, the payload stays); a
@@ -49,10 +50,10 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
-#include "../common/tcpmb_flow.h"
-#include "../common/tcpmb_opt.h"
-#include "../common/tcpmb_seq.h"
-#include "../common/impair_rule.h"
+#include "../core/tcpfwd.h"
+#include "../core/tcpfwd_opt.h"
+#include "impair_seqadj.h"
+#include "impair_rule.h"
 
 static unsigned int max_flows = 65536;
 module_param(max_flows, uint, 0644);
@@ -62,8 +63,6 @@ static unsigned int flow_timeout = 300;
 module_param(flow_timeout, uint, 0644);
 MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten (default 300)");
 
-#define IMPAIR_BUCKETS		4096
-#define IMPAIR_GC_INTERVAL	HZ
 #define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
 #define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
 
@@ -124,10 +123,6 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 	[IMPAIR_STAT_EDIT_FAILED]	= "edit_failed",
 };
 
-struct impair_stats {
-	u64 c[IMPAIR_STAT_NR];
-};
-
 /* A rule and its hit counter; shared by consecutive rule sets. */
 struct impair_krule {
 	struct impair_rule r;
@@ -142,20 +137,15 @@ struct impair_ruleset {
 };
 
 struct impair_net {
-	struct net *net;
+	struct tcpfwd_net tn;			/* flows, counters, hooks, procfs */
 	struct impair_ruleset __rcu *rules;	/* NULL: no rules */
 	struct mutex lock;			/* serialises rule writers */
-	struct tcpmb_flowtab ft;
-	struct impair_stats __percpu *stats;
-	struct proc_dir_entry *proc_dir;
-	struct delayed_work gc_work;
-	bool hooks_on;
-	bool seq_used;		/* flows may have seqrand state */
+	atomic_t seq_flows;	/* flows with seqrand state (seq_on) */
 };
 
 /* Per-flow state.  Direction 0 is A (initiator) -> B, 1 is B -> A. */
 struct impair_flow {
-	struct tcpmb_flow base;
+	struct tcpfwd_flow base;
 	u32 segs;		/* segments seen, both directions */
 	u32 isn;		/* A's SYN sequence number */
 	bool syn_seen;		/* created (or restarted) by A's SYN */
@@ -165,7 +155,7 @@ struct impair_flow {
 	bool seq_both;
 	bool rst;
 	u8 fin;			/* 1: FIN from A, 2: FIN from B */
-	struct tcpmb_seqadj adj[2];
+	struct impair_seqadj adj[2];
 };
 
 static unsigned int impair_net_id __read_mostly;
@@ -177,12 +167,12 @@ static struct impair_net *impair_pernet(const struct net *net)
 
 static void impair_count(struct impair_net *in, enum impair_stat s)
 {
-	this_cpu_inc(in->stats->c[s]);
+	tcpfwd_count(&in->tn, s);
 }
 
 static void impair_add(struct impair_net *in, enum impair_stat s, u64 n)
 {
-	this_cpu_add(in->stats->c[s], n);
+	tcpfwd_add(&in->tn, s, n);
 }
 
 /* --- rule sets -------------------------------------------------------------- */
@@ -314,7 +304,7 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 /* --- packet path -------------------------------------------------------------- */
 
 /* The TCP header, writable; NULL if it cannot be made so. */
-static struct tcphdr *impair_th(struct sk_buff *skb, const struct tcpmb_pkt *p)
+static struct tcphdr *impair_th(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 {
 	if (skb_ensure_writable(skb, p->thoff + p->thlen))
 		return NULL;
@@ -329,7 +319,7 @@ static void impair_csum_diff(struct sk_buff *skb, struct tcphdr *th, u32 diff)
 
 /* Per-segment context. */
 struct impair_seg {
-	struct tcpmb_pkt p;
+	struct tcpfwd_pkt p;
 	u8 family;		/* NFPROTO_* */
 	unsigned int nsegs;	/* segments in this (GSO) packet */
 	bool malformed;		/* counted once */
@@ -360,11 +350,11 @@ static void impair_seg_edit_failed(struct impair_net *in,
  */
 static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 			   struct impair_seg *s,
-			   const struct tcpmb_kindmask *mask)
+			   const struct impair_kindmask *mask)
 {
 	unsigned int noff = skb_network_offset(skb), thoff = s->p.thoff;
 	unsigned int old_tcplen = skb->len - thoff, removed;
-	struct tcpmb_strip_res res;
+	struct impair_strip_res res;
 	struct tcphdr *th;
 	u8 *src;
 	int ret;
@@ -376,7 +366,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
-	ret = tcpmb_opt_strip_compact_pull((u8 *)th, s->p.thlen, mask, &res);
+	ret = impair_strip_opts_compact((u8 *)th, s->p.thlen, mask, &res);
 	if (ret < 0)
 		impair_seg_malformed(in, s);
 	if (ret <= 0)
@@ -418,9 +408,9 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 
 static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 			     struct impair_seg *s,
-			     const struct tcpmb_kindmask *mask)
+			     const struct impair_kindmask *mask)
 {
-	struct tcpmb_strip_res res;
+	struct impair_strip_res res;
 	struct tcphdr *th;
 	int ret;
 
@@ -429,7 +419,7 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
-	ret = tcpmb_opt_strip_nop((u8 *)th, s->p.thlen, mask, &res);
+	ret = impair_strip_opts_nop((u8 *)th, s->p.thlen, mask, &res);
 	if (ret < 0)
 		impair_seg_malformed(in, s);
 	if (ret <= 0)
@@ -459,11 +449,11 @@ static bool impair_set_opt(struct impair_net *in, struct sk_buff *skb,
 	}
 	opts = (u8 *)(th + 1);
 	if (act == IMPAIR_A_WSCALE)
-		ret = tcpmb_opt_set_wscale(opts, optlen, r->wscale, &diff);
+		ret = tcpfwd_opt_set_wscale(opts, optlen, r->wscale, &diff);
 	else
-		ret = tcpmb_opt_set_mss(opts, optlen, r->mss,
-					act == IMPAIR_A_MSS_CLAMP, &diff);
-	if (ret < 0 && ret != TCPMB_OPT_ESIZE)
+		ret = tcpfwd_opt_set_mss(opts, optlen, r->mss,
+					 act == IMPAIR_A_MSS_CLAMP, &diff);
+	if (ret < 0 && ret != TCPFWD_OPT_ESIZE)
 		impair_seg_malformed(in, s);
 	if (ret != 1)
 		return false;
@@ -494,7 +484,7 @@ static bool impair_set_window(struct impair_net *in, struct sk_buff *skb,
 static bool impair_set_ecn(struct impair_net *in, struct sk_buff *skb,
 			   struct impair_seg *s, u8 ecn, enum impair_stat st)
 {
-	if (tcpmb_set_ecn(skb, s->family, ecn)) {
+	if (tcpfwd_set_ecn(skb, s->family, ecn)) {
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
@@ -525,8 +515,8 @@ static bool impair_edit(struct impair_net *in, struct sk_buff *skb,
 		hit |= impair_set_window(in, skb, s, r->window);
 	if ((r->act & IMPAIR_A_ECN_CLEAR_SYN) && (flags & TCPHDR_SYN) &&
 	    (flags & (TCPHDR_ECE | TCPHDR_CWR))) {
-		if (tcpmb_set_tcp_flags(skb, &s->p, 0,
-					TCPHDR_ECE | TCPHDR_CWR)) {
+		if (tcpfwd_set_tcp_flags(skb, &s->p, 0,
+					 TCPHDR_ECE | TCPHDR_CWR)) {
 			impair_seg_edit_failed(in, s);
 		} else {
 			s->p.th = *(struct tcphdr *)(skb->data + s->p.thoff);
@@ -560,8 +550,8 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 			       struct impair_seg *s, bool from_a,
 			       const struct impair_flow *snap)
 {
-	const struct tcpmb_seqadj *a = &snap->adj[0];
-	const struct tcpmb_seqadj *b = snap->seq_both ? &snap->adj[1] : NULL;
+	const struct impair_seqadj *a = &snap->adj[0];
+	const struct impair_seqadj *b = snap->seq_both ? &snap->adj[1] : NULL;
 	struct tcphdr *th = impair_th(skb, &s->p);
 	u32 diff = 0;
 	int ret;
@@ -570,14 +560,14 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 		impair_seg_edit_failed(in, s);
 		return;
 	}
-	ret = tcpmb_seqadj_rewrite((u8 *)th, s->p.thlen, from_a ? a : b,
-				   from_a ? b : a, snap->seq_sack_fix, &diff);
+	ret = impair_seqadj_rewrite((u8 *)th, s->p.thlen, from_a ? a : b,
+				    from_a ? b : a, snap->seq_sack_fix, &diff);
 	if (ret < 0 && snap->seq_sack_fix) {
 		/* malformed options: map seq/ack anyway, SACK cannot be */
 		impair_seg_malformed(in, s);
 		diff = 0;
-		ret = tcpmb_seqadj_rewrite((u8 *)th, s->p.thlen,
-					   from_a ? a : b, from_a ? b : a,
+		ret = impair_seqadj_rewrite((u8 *)th, s->p.thlen,
+					    from_a ? a : b, from_a ? b : a,
 					   false, &diff);
 	}
 	if (ret < 0) {
@@ -591,11 +581,11 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 
 /* Under f->lock: a SYN from either end (re)starts the flow's state. */
 static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
-			    const struct tcpmb_pkt *p)
+			    const struct tcpfwd_pkt *p)
 {
 	u32 seq = ntohl(p->th.seq);
 
-	if (ef->syn_seen && tcpmb_from_a(&ef->base, p) && seq == ef->isn)
+	if (ef->syn_seen && tcpfwd_from_a(&ef->base, p) && seq == ef->isn)
 		return;		/* retransmitted SYN */
 	if (ef->syn_seen || ef->picked_up)
 		impair_count(in, IMPAIR_STAT_FLOWS_SEEN); /* reused tuple */
@@ -604,20 +594,22 @@ static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 	ef->syn_seen = true;
 	ef->picked_up = false;
 	ef->segs = 0;
+	if (ef->seq_on)
+		atomic_dec(&in->seq_flows);
 	ef->seq_on = false;
 	ef->rst = false;
 	ef->fin = 0;
 }
 
 static struct impair_flow *impair_flow_get(struct impair_net *in,
-					   const struct tcpmb_pkt *p, bool create)
+					   const struct tcpfwd_pkt *p, bool create)
 {
 	u8 fl = tcp_flag_byte(&p->th) & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST);
-	enum tcpmb_insert_err err;
-	struct tcpmb_flow *f;
+	enum tcpfwd_insert_err err;
+	struct tcpfwd_flow *f;
 	bool a_is_lo;
 
-	f = tcpmb_flow_lookup(&in->ft, &p->key);
+	f = tcpfwd_flow_lookup(&in->tn.ft, &p->key);
 	if (f)
 		return container_of(f, struct impair_flow, base);
 	if ((fl & TCPHDR_RST) || !create)
@@ -625,23 +617,23 @@ static struct impair_flow *impair_flow_get(struct impair_net *in,
 	/* a SYN-ACK's receiver is the initiator; else guess the sender */
 	a_is_lo = fl == (TCPHDR_SYN | TCPHDR_ACK) ? !p->src_is_lo :
 						   p->src_is_lo;
-	f = tcpmb_flow_insert(&in->ft, &p->key, a_is_lo,
-			      READ_ONCE(max_flows), &err);
+	f = tcpfwd_flow_insert(&in->tn, &p->key, a_is_lo,
+			       READ_ONCE(max_flows), &err);
 	if (!f) {
-		impair_count(in, err == TCPMB_INSERT_FULL ?
+		impair_count(in, err == TCPFWD_INSERT_FULL ?
 			     IMPAIR_STAT_TABLE_FULL : IMPAIR_STAT_ALLOC_FAILED);
 		return NULL;
 	}
-	if (err == TCPMB_INSERT_OK)
+	if (err == TCPFWD_INSERT_OK)
 		impair_count(in, fl == TCPHDR_SYN ? IMPAIR_STAT_FLOWS_SEEN :
 						   IMPAIR_STAT_FLOWS_PICKED_UP);
 	return container_of(f, struct impair_flow, base);
 }
 
-static void impair_fill_pkt(struct impair_pkt *ip, const struct tcpmb_pkt *p,
+static void impair_fill_pkt(struct impair_pkt *ip, const struct tcpfwd_pkt *p,
 			    bool a_is_lo, const struct nf_hook_state *state)
 {
-	const struct tcpmb_flow_key *k = &p->key;
+	const struct tcpfwd_flow_key *k = &p->key;
 
 	ip->family = k->family == NFPROTO_IPV4 ? 4 : 6;
 	ip->from_a = a_is_lo == p->src_is_lo;
@@ -741,10 +733,10 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 		ef->seq_on = true;
 		ef->seq_sack_fix = seqrule->seq_sack_fix;
 		ef->seq_both = seqrule->seq_both;
-		tcpmb_seqadj_init(&ef->adj[0], get_random_u32() | 1);
-		tcpmb_seqadj_init(&ef->adj[1], get_random_u32() | 1);
+		impair_seqadj_init(&ef->adj[0], get_random_u32() | 1);
+		impair_seqadj_init(&ef->adj[1], get_random_u32() | 1);
 		impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
-		WRITE_ONCE(in->seq_used, true);
+		atomic_inc(&in->seq_flows);
 	}
 	if (flags & TCPHDR_RST)
 		ef->rst = true;
@@ -783,7 +775,7 @@ static unsigned int impair_process(struct impair_net *in,
 	u8 flags;
 	bool gso;
 
-	switch (tcpmb_parse(skb, state->pf, &s.p)) {
+	switch (tcpfwd_parse(skb, state->pf, &s.p)) {
 	case 0:
 		break;
 	case -EINVAL:
@@ -797,7 +789,7 @@ static unsigned int impair_process(struct impair_net *in,
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
 	bitmap_zero(hit, IMPAIR_MAX_RULES);
-	gso = gso && may_segment && !tcpmb_bridged(skb);
+	gso = gso && may_segment && !tcpfwd_bridged(skb);
 
 	ef = impair_flow_get(in, &s.p, rs->n > 0);
 	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, hit, gso,
@@ -868,7 +860,7 @@ static unsigned int impair_gso_split(struct impair_net *in,
 				     const struct nf_hook_state *state)
 {
 	struct impair_seg_ctx c = { .in = in, .rs = rs };
-	int ret = tcpmb_gso_each(skb, state, impair_seg_verdict, &c);
+	int ret = tcpfwd_gso_each(skb, state, impair_seg_verdict, &c);
 
 	if (ret < 0) {
 		impair_count(in, IMPAIR_STAT_EDIT_FAILED);
@@ -884,72 +876,37 @@ static const struct impair_ruleset impair_no_rules;
 static unsigned int impair_hook(void *priv, struct sk_buff *skb,
 				const struct nf_hook_state *state)
 {
-	struct impair_net *in = impair_pernet(state->net);
+	struct impair_net *in = container_of(priv, struct impair_net, tn);
 	const struct impair_ruleset *rs = rcu_dereference(in->rules);
 
 	if (!rs) {
-		if (likely(!READ_ONCE(in->seq_used)))
+		if (likely(!atomic_read(&in->seq_flows)))
 			return NF_ACCEPT;
 		rs = &impair_no_rules;
 	}
 	return impair_process(in, rs, skb, state, true);
 }
 
-/* Last in FORWARD: after filtering; see impair_gso_split(). */
-static const struct nf_hook_ops impair_hook_ops[] = {
-	{
-		.hook		= impair_hook,
-		.pf		= NFPROTO_IPV4,
-		.hooknum	= NF_INET_FORWARD,
-		.priority	= NF_IP_PRI_LAST,
-	},
-	{
-		.hook		= impair_hook,
-		.pf		= NFPROTO_IPV6,
-		.hooknum	= NF_INET_FORWARD,
-		.priority	= NF_IP6_PRI_LAST,
-	},
-};
-
-/* --- garbage collection -------------------------------------------------------- */
-
-static void impair_gc_work(struct work_struct *work)
+/* The collector unlinked @f (under its lock): one seqrand flow fewer? */
+static void impair_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
-	struct impair_net *in = container_of(to_delayed_work(work),
-					     struct impair_net, gc_work);
-	unsigned int n = tcpmb_flowtab_gc(&in->ft, false);
+	struct impair_net *in = container_of(tn, struct impair_net, tn);
 
-	if (n)
-		this_cpu_add(in->stats->c[IMPAIR_STAT_FLOWS_EXPIRED], n);
-	if (!READ_ONCE(in->ft.count))
-		WRITE_ONCE(in->seq_used, false);
-	schedule_delayed_work(&in->gc_work, IMPAIR_GC_INTERVAL);
+	if (container_of(f, struct impair_flow, base)->seq_on)
+		atomic_dec(&in->seq_flows);
 }
 
 /* --- procfs ------------------------------------------------------------------------ */
 
-static int impair_stats_show(struct seq_file *seq, void *v)
+static void impair_stats_show(struct seq_file *seq, struct tcpfwd_net *tn)
 {
-	struct impair_net *in = impair_pernet(seq_file_single_net(seq));
+	struct impair_net *in = container_of(tn, struct impair_net, tn);
 	const struct impair_ruleset *rs;
-	u64 sum[IMPAIR_STAT_NR] = { };
-	int cpu, i;
 
-	for_each_possible_cpu(cpu) {
-		const struct impair_stats *s = per_cpu_ptr(in->stats, cpu);
-
-		for (i = 0; i < IMPAIR_STAT_NR; i++)
-			sum[i] += READ_ONCE(s->c[i]);
-	}
-	for (i = 0; i < IMPAIR_STAT_NR; i++)
-		seq_printf(seq, "%s %llu\n", impair_stat_names[i], sum[i]);
-	seq_printf(seq, "flows_active %u\n", READ_ONCE(in->ft.count));
 	rcu_read_lock();
 	rs = rcu_dereference(in->rules);
 	seq_printf(seq, "rules %u\n", rs ? rs->n : 0);
 	rcu_read_unlock();
-	seq_printf(seq, "flow_struct_bytes %zu\n", sizeof(struct impair_flow));
-	return 0;
 }
 
 /*
@@ -1019,57 +976,38 @@ static const struct proc_ops impair_rules_ops = {
 	.proc_release	= single_release,
 };
 
-static int impair_proc_init(struct impair_net *in)
-{
-	in->proc_dir = proc_net_mkdir(in->net, "impair", in->net->proc_net);
-	if (!in->proc_dir)
-		return -ENOMEM;
-	if (!proc_create_net_single("stats", 0444, in->proc_dir,
-				    impair_stats_show, NULL) ||
-	    !proc_create_data("rules", 0644, in->proc_dir, &impair_rules_ops,
-			      in)) {
-		remove_proc_subtree("impair", in->net->proc_net);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* --- per-netns setup ------------------------------------------------------------- */
+static const struct tcpfwd_ops impair_tcpfwd_ops = {
+	.name		= "impair",
+	.hook		= impair_hook,
+	.stat_names	= impair_stat_names,
+	.nr_stats	= IMPAIR_STAT_NR,
+	.stat_expired	= IMPAIR_STAT_FLOWS_EXPIRED,
+	.flow_size	= sizeof(struct impair_flow),
+	.stats_show	= impair_stats_show,
+	.flow_gone	= impair_flow_gone,
+};
 
 static int __net_init impair_net_init(struct net *net)
 {
 	struct impair_net *in = impair_pernet(net);
 	int err;
 
-	in->net = net;
 	mutex_init(&in->lock);
 	RCU_INIT_POINTER(in->rules, NULL);
-	INIT_DELAYED_WORK(&in->gc_work, impair_gc_work);
-
-	in->stats = alloc_percpu(struct impair_stats);
-	if (!in->stats)
-		return -ENOMEM;
-	err = tcpmb_flowtab_init(&in->ft, IMPAIR_BUCKETS,
-				 sizeof(struct impair_flow));
+	err = tcpfwd_net_init(&in->tn, net, &impair_tcpfwd_ops);
 	if (err)
-		goto err_stats;
-	err = impair_proc_init(in);
+		return err;
+	err = -ENOMEM;
+	if (!proc_create_data("rules", 0644, in->tn.proc_dir,
+			      &impair_rules_ops, in))
+		goto err_tn;
+	err = tcpfwd_set_hooks(&in->tn, true);
 	if (err)
-		goto err_ft;
-	err = nf_register_net_hooks(net, impair_hook_ops,
-				    ARRAY_SIZE(impair_hook_ops));
-	if (err)
-		goto err_proc;
-	in->hooks_on = true;
-	schedule_delayed_work(&in->gc_work, IMPAIR_GC_INTERVAL);
+		goto err_tn;
 	return 0;
 
-err_proc:
-	remove_proc_subtree("impair", net->proc_net);
-err_ft:
-	tcpmb_flowtab_destroy(&in->ft);
-err_stats:
-	free_percpu(in->stats);
+err_tn:
+	tcpfwd_net_exit(&in->tn);
 	return err;
 }
 
@@ -1080,12 +1018,7 @@ err_stats:
  */
 static void __net_exit impair_net_pre_exit(struct net *net)
 {
-	struct impair_net *in = impair_pernet(net);
-
-	if (in->hooks_on)
-		nf_unregister_net_hooks(net, impair_hook_ops,
-					ARRAY_SIZE(impair_hook_ops));
-	in->hooks_on = false;
+	tcpfwd_set_hooks(&impair_pernet(net)->tn, false);
 }
 
 static void __net_exit impair_net_exit(struct net *net)
@@ -1093,12 +1026,9 @@ static void __net_exit impair_net_exit(struct net *net)
 	struct impair_net *in = impair_pernet(net);
 
 	/* no more writers: remove_proc_subtree() waits for running ones */
-	remove_proc_subtree("impair", net->proc_net);
-	cancel_delayed_work_sync(&in->gc_work);
+	tcpfwd_net_exit(&in->tn);
 	impair_ruleset_free(rcu_dereference_protected(in->rules, 1));
 	RCU_INIT_POINTER(in->rules, NULL);
-	tcpmb_flowtab_destroy(&in->ft);
-	free_percpu(in->stats);
 }
 
 static struct pernet_operations impair_net_ops = {
@@ -1109,16 +1039,10 @@ static struct pernet_operations impair_net_ops = {
 	.size		= sizeof(struct impair_net),
 };
 
+/* The flow size is in /proc/net/impair/stats (flow_struct_bytes). */
 static int __init impair_init(void)
 {
-	int err;
-
-	err = register_pernet_subsys(&impair_net_ops);
-	if (err)
-		return err;
-	pr_info("loaded (flow state %zu bytes, rule %zu bytes)\n",
-		sizeof(struct impair_flow), sizeof(struct impair_rule));
-	return 0;
+	return register_pernet_subsys(&impair_net_ops);
 }
 
 static void __exit impair_exit(void)

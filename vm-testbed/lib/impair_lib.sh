@@ -9,8 +9,9 @@
 IMPAIR_KO=$TB_TOP/kmod/impair/impair.ko
 IMPAIR_NODE=${IMPAIR_NODE:-proxy}
 
-# impair_load: insmod impair.ko once.
+# impair_load: insmod impair.ko once (tcpfwd.ko first).
 impair_load() {
+	tb_core_load
 	[ -d /sys/module/impair ] || insmod "$IMPAIR_KO"
 }
 

@@ -117,8 +117,14 @@ tshark_count() {
 TB_TOP=$(cd "$TB_LIB_DIR/../.." && pwd)
 XFER_PORT=5001
 
+# tb_core_load: insmod tcpfwd.ko, the plumbing both modules import.
+tb_core_load() {
+	[ -d /sys/module/tcpfwd ] || insmod "$TB_TOP/kmod/core/tcpfwd.ko"
+}
+
 # tb_proxy_load: insmod ecn_proxy.ko (left disabled in the initial netns).
 tb_proxy_load() {
+	tb_core_load
 	[ -d /sys/module/ecn_proxy ] ||
 		insmod "$TB_TOP/kmod/ecn_proxy/ecn_proxy.ko" enable_init_net=0
 }

@@ -3,7 +3,7 @@
  * Reference Internet checksum (RFC 1071, computed big-endian byte by byte,
  * independently of the code under test) over a TCP segment with an IPv4
  * pseudo-header, and the kernel's csum_replace_by_diff() on the result.
- * Shared by the unit tests; needs tcpmb_opt.h (tcpmb_put_be16, tcpmb_csum_*).
+ * Shared by the unit tests; needs tcpfwd_opt.h (tcpfwd_put_be16, tcpfwd_csum_*).
  */
 #ifndef _CSUM_REF_H
 #define _CSUM_REF_H
@@ -37,7 +37,7 @@ static void seg_csum_set(u8 *seg, unsigned int len)
 {
 	seg[16] = 0;
 	seg[17] = 0;
-	tcpmb_put_be16(seg + 16,
+	tcpfwd_put_be16(seg + 16,
 		       (u16)~ref_fold(ref_sum(seg, len, pseudo_sum(len))));
 }
 
@@ -46,13 +46,21 @@ static bool seg_csum_ok(const u8 *seg, unsigned int len)
 	return ref_fold(ref_sum(seg, len, pseudo_sum(len))) == 0xffff;
 }
 
+/* csum_fold(): the complemented folded sum. */
+static u16 tcpfwd_csum_fold(u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (u16)~sum;
+}
+
 /* csum_replace_by_diff(&th->check, diff) */
 static void kern_replace_by_diff(u8 *seg, u32 diff)
 {
 	u16 sum;
 
 	memcpy(&sum, seg + 16, 2);
-	sum = tcpmb_csum_fold(tcpmb_csum_add(diff, ~(u32)sum));
+	sum = tcpfwd_csum_fold(tcpfwd_csum_add(diff, ~(u32)sum));
 	memcpy(seg + 16, &sum, 2);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for kmod/common/impair_rule.c: the impairment rule grammar
+ * Unit tests for kmod/impair/impair_rule.c: the impairment rule grammar
  * (every behaviour, canonical printing and round trip, every error case
  * with its message and offending token), batches with flush and line
  * numbers, address/probability parsing and the packet matcher.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "../../common/impair_rule.c"
+#include "../../impair/impair_rule.c"
 
 static struct impair_rule parse_ok(const char *line)
 {
@@ -107,8 +107,8 @@ static void test_fields(void **state)
 	assert_int_equal(r.flags, IMPAIR_FLAGS_SYNACK);
 	assert_int_equal(r.act, IMPAIR_A_STRIP);
 	assert_int_equal(r.strip_mode, IMPAIR_STRIP_COMPACT);
-	assert_true(tcpmb_kindmask_test(&r.strip, TCPMB_OPT_WSCALE));
-	assert_false(tcpmb_kindmask_test(&r.strip, TCPMB_OPT_MSS));
+	assert_true(impair_kindmask_test(&r.strip, TCPFWD_OPT_WSCALE));
+	assert_false(impair_kindmask_test(&r.strip, TCPFWD_OPT_MSS));
 
 	r = parse_ok("seqrand sack-fix both");
 	assert_true(r.seq_sack_fix && r.seq_both);

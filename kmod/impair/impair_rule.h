@@ -30,8 +30,9 @@
 #ifndef _IMPAIR_RULE_H
 #define _IMPAIR_RULE_H
 
-#include "tcpmb_types.h"
-#include "tcpmb_opt.h"
+#include "../core/tcpfwd_pure.h"
+#include "../core/tcpfwd_opt.h"
+#include "impair_strip.h"
 
 #define IMPAIR_IFNAMSIZ		16	/* IFNAMSIZ */
 #define IMPAIR_LINE_MAX		512	/* bytes in one rule line */
@@ -104,7 +105,7 @@ struct impair_rule {
 
 	/* actions */
 	u32 act;		/* IMPAIR_A_* */
-	struct tcpmb_kindmask strip;
+	struct impair_kindmask strip;
 	u8 strip_mode;		/* enum impair_strip_mode */
 	u8 wscale;
 	u16 mss;		/* for IMPAIR_A_MSS and IMPAIR_A_MSS_CLAMP */

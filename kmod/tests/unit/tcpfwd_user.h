@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Userspace stand-ins for the kernel types and helpers that the pure parts
- * of the modules use (included by kmod/common/tcpmb_types.h when
+ * of the modules use (included by kmod/core/tcpfwd_pure.h when
  * __KERNEL__ is not defined).  Only the unit tests see this file.
  */
-#ifndef _TCPMB_USER_H
-#define _TCPMB_USER_H
+#ifndef _TCPFWD_USER_H
+#define _TCPFWD_USER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +29,9 @@ typedef int64_t s64;
 #define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
 #endif
 
+/* Nothing is exported from a test binary. */
+#define EXPORT_SYMBOL_GPL(sym) extern int tcpfwd_unit_no_export_##sym
+
 /* Same definitions as include/net/tcp.h: sequence-space comparisons. */
 static inline bool before(u32 seq1, u32 seq2)
 {
@@ -37,4 +40,4 @@ static inline bool before(u32 seq1, u32 seq2)
 
 #define after(seq2, seq1)	before(seq1, seq2)
 
-#endif /* _TCPMB_USER_H */
+#endif /* _TCPFWD_USER_H */

@@ -4,8 +4,8 @@
  * See impair_rule.h for the grammar.  Pure code: no allocation, no skb,
  * every input byte is bounds-checked against the given length.
  */
-#include "tcpmb_types.h"
-#include "tcpmb_opt.h"
+#include "../core/tcpfwd_pure.h"
+#include "../core/tcpfwd_opt.h"
 #include "impair_rule.h"
 
 #define IMPAIR_SEQRAND_EXCL \
@@ -216,9 +216,9 @@ static bool impair_parse_ipv6(const char *s, unsigned int len, u8 *out)
 		return false;
 	memset(out, 0, 16);
 	for (k = 0; k < nh; k++)
-		tcpmb_put_be16(out + 2 * k, head[k]);
+		tcpfwd_put_be16(out + 2 * k, head[k]);
 	for (k = 0; k < nt; k++)
-		tcpmb_put_be16(out + 16 - 2 * (nt - k), tail[k]);
+		tcpfwd_put_be16(out + 16 - 2 * (nt - k), tail[k]);
 	return true;
 }
 
@@ -252,16 +252,16 @@ static const struct {
 	u8 kind;
 	const char *name;
 } impair_opt_names[] = {
-	{ TCPMB_OPT_MSS,	"mss" },
-	{ TCPMB_OPT_WSCALE,	"wscale" },
-	{ TCPMB_OPT_SACK_PERM,	"sackok" },
-	{ TCPMB_OPT_SACK,	"sack" },
-	{ TCPMB_OPT_TIMESTAMP,	"timestamp" },
-	{ TCPMB_OPT_MD5SIG,	"md5" },
-	{ TCPMB_OPT_AO,		"ao" },
-	{ TCPMB_OPT_MPTCP,	"mptcp" },
-	{ TCPMB_OPT_FASTOPEN,	"fastopen" },
-	{ TCPMB_OPT_EXP,	"exp" },
+	{ TCPFWD_OPT_MSS,	"mss" },
+	{ TCPFWD_OPT_WSCALE,	"wscale" },
+	{ TCPFWD_OPT_SACK_PERM,	"sackok" },
+	{ TCPFWD_OPT_SACK,	"sack" },
+	{ TCPFWD_OPT_TIMESTAMP,	"timestamp" },
+	{ TCPFWD_OPT_MD5SIG,	"md5" },
+	{ TCPFWD_OPT_AO,		"ao" },
+	{ TCPFWD_OPT_MPTCP,	"mptcp" },
+	{ TCPFWD_OPT_FASTOPEN,	"fastopen" },
+	{ TCPFWD_OPT_EXP,	"exp" },
 };
 
 const char *impair_opt_name(u8 kind)
@@ -275,11 +275,11 @@ const char *impair_opt_name(u8 kind)
 }
 
 static int impair_strip_tok(const struct impair_tok *t,
-			    struct tcpmb_kindmask *m, struct impair_perr *err)
+			    struct impair_kindmask *m, struct impair_perr *err)
 {
 	unsigned int i = 0;
 
-	tcpmb_kindmask_zero(m);
+	impair_kindmask_zero(m);
 	while (i <= t->len) {
 		struct impair_tok e = { .s = t->s + i };
 		unsigned int k;
@@ -295,12 +295,12 @@ static int impair_strip_tok(const struct impair_tok *t,
 					   t);
 		for (k = 0; k < ARRAY_SIZE(impair_opt_names); k++) {
 			if (impair_tok_is(&e, impair_opt_names[k].name)) {
-				tcpmb_kindmask_set(m, impair_opt_names[k].kind);
+				impair_kindmask_set(m, impair_opt_names[k].kind);
 				found = true;
 			}
 		}
 		if (impair_tok_is(&e, "ts")) {
-			tcpmb_kindmask_set(m, TCPMB_OPT_TIMESTAMP);
+			impair_kindmask_set(m, TCPFWD_OPT_TIMESTAMP);
 			found = true;
 		}
 		if (found)
@@ -314,7 +314,7 @@ static int impair_strip_tok(const struct impair_tok *t,
 			return impair_fail(err,
 					   "EOL (0) and NOP (1) cannot be stripped",
 					   &e);
-		tcpmb_kindmask_set(m, (u8)kind);
+		impair_kindmask_set(m, (u8)kind);
 	}
 	return 0;
 }
@@ -724,7 +724,7 @@ static void impair_put_ipv6(struct impair_out *o, const u8 *a)
 
 	for (i = 0; i < 8; i = run > 0 ? i + run : i + 1) {
 		run = 0;
-		while (i + run < 8 && !tcpmb_get_be16(a + 2 * (i + run)))
+		while (i + run < 8 && !tcpfwd_get_be16(a + 2 * (i + run)))
 			run++;
 		if (run > bestlen) {
 			best = i;
@@ -739,7 +739,7 @@ static void impair_put_ipv6(struct impair_out *o, const u8 *a)
 		}
 		if (i && i != best + bestlen)
 			impair_puts(o, ":");
-		impair_puthex(o, tcpmb_get_be16(a + 2 * i));
+		impair_puthex(o, tcpfwd_get_be16(a + 2 * i));
 	}
 }
 
@@ -810,7 +810,7 @@ static void impair_put_strip(struct impair_out *o, const struct impair_rule *r)
 	for (k = 2; k < 256; k++) {
 		const char *name;
 
-		if (!tcpmb_kindmask_test(&r->strip, (u8)k))
+		if (!impair_kindmask_test(&r->strip, (u8)k))
 			continue;
 		if (!first)
 			impair_puts(o, ",");

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tcpfwd.ko: the plumbing that ecn_proxy.ko and impair.ko share, for a
+ * module that watches and edits TCP segments at the end of the FORWARD
+ * hook.  Its interface, in the order a packet meets it:
+ *
+ *   per netns   tcpfwd_net_init()/_exit() set up, for one user module in
+ *               one network namespace, what struct tcpfwd_ops describes:
+ *               per-CPU counters shown in /proc/net/<name>/stats, the flow
+ *               table and its garbage collector, and the FORWARD hooks
+ *               (IPv4 and IPv6, priority LAST), switched by
+ *               tcpfwd_set_hooks();
+ *   packets     tcpfwd_parse() finds the TCP header and the flow key;
+ *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
+ *               with incremental checksums;
+ *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_insert()
+ *               bounded by the caller's limit, tcpfwd_flow_count(); the
+ *               table is an rhashtable, sized by its number of flows, and
+ *               /proc/net/<name>/flows lists them with ops->flow_show;
+ *   sending on  tcpfwd_gso_each() segments a GSO packet and decides on
+ *               each segment, tcpfwd_pass_on() sends a packet (a segment,
+ *               an injected copy) on as if the hook had accepted it.
+ *
+ * The pure option helpers (tcpfwd_opt.h) are part of the same module.
+ *
+ * Why a module of its own, not a copy compiled into each user: the code is
+ * loaded once; each symbol has one definition, so both users can also be
+ * built into one kernel image (kernel-patches/); and, like nf_conntrack or
+ * nf_synproxy_core, it carries no state of its own: everything lives in
+ * the users' per-netns structs, so it is loaded first (modprobe does that)
+ * and can be unloaded once no user is loaded.
+ *
+ * Locking: lookups run under rcu_read_lock(); inserts and removals are
+ * rhashtable's (per-bucket locks); each flow's private state and its dead
+ * flag are protected by flow->lock.  Flows are kmalloc()ed (the
+ * user's struct begins with struct tcpfwd_flow) and freed with kfree_rcu(),
+ * so the user's module exit must rcu_barrier().
+ */
+#ifndef _TCPFWD_H
+#define _TCPFWD_H
+
+#include <linux/in6.h>
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/percpu.h>
+#include <linux/rhashtable.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+
+struct seq_file;
+
+/* Both endpoints, the lower (address, port) first; IPv4 in the first word. */
+struct tcpfwd_flow_key {
+	struct in6_addr lo_addr;
+	struct in6_addr hi_addr;
+	__be16 lo_port;
+	__be16 hi_port;
+	u8 family;
+	u8 pad[3];
+};
+
+/* What tcpfwd_parse() found in a TCP/IP packet. */
+struct tcpfwd_pkt {
+	struct tcpfwd_flow_key key;
+	bool src_is_lo;		/* the sender is key.lo_* */
+	u8 ecn;			/* IP ECN field */
+	unsigned int thoff;	/* offset of the TCP header */
+	unsigned int thlen;	/* TCP header length incl. options */
+	unsigned int payload;	/* TCP payload bytes (all GSO segments) */
+	struct tcphdr th;	/* copy of the fixed TCP header */
+};
+
+struct tcpfwd_flow {
+	struct rhash_head node;
+	struct tcpfwd_flow_key key;
+	spinlock_t lock;	/* protects the user's private state */
+	bool a_is_lo;		/* the initiator (first SYN) is key.lo_* */
+	bool dead;		/* unlinked; the user must not use it */
+	unsigned long expires;	/* jiffies; set under lock by the user */
+	struct rcu_head rcu;
+};
+
+struct tcpfwd_flowtab {
+	struct rhashtable ht;
+	atomic_t count;		/* flows in the table, or about to be */
+	size_t flow_size;	/* the user's struct, tcpfwd_flow first */
+	struct rhashtable_iter gc_iter;	/* the collector's place */
+	bool gc_walking;	/* gc_iter is entered */
+};
+
+enum tcpfwd_insert_err {
+	TCPFWD_INSERT_OK = 0,
+	TCPFWD_INSERT_FULL,	/* count reached max */
+	TCPFWD_INSERT_NOMEM,	/* atomic allocation failed */
+	TCPFWD_INSERT_EXISTS,	/* another CPU inserted the key first */
+};
+
+struct tcpfwd_net;
+
+/* What a user module is, for tcpfwd_net_init(). */
+struct tcpfwd_ops {
+	const char *name;		/* /proc/net/<name>/ */
+	nf_hookfn *hook;		/* called with priv = the tcpfwd_net */
+	const char * const *stat_names;	/* per-CPU counters, nr_stats */
+	unsigned int nr_stats;
+	unsigned int stat_expired;	/* counts the flows the GC removes */
+	size_t flow_size;		/* struct tcpfwd_flow first */
+	/* optional: one flow's line in /proc/net/<name>/flows (if set) */
+	void (*flow_show)(struct seq_file *seq, struct tcpfwd_net *tn,
+			  struct tcpfwd_flow *f);
+	umode_t flows_mode;		/* of that file */
+	/* optional: lines after the counters in /proc/net/<name>/stats */
+	void (*stats_show)(struct seq_file *seq, struct tcpfwd_net *tn);
+	/* optional: the collector unlinked @f (under f->lock, f->dead set) */
+	void (*flow_gone)(struct tcpfwd_net *tn, struct tcpfwd_flow *f);
+};
+
+/* One user module in one network namespace; embedded in its pernet data. */
+struct tcpfwd_net {
+	struct net *net;
+	const struct tcpfwd_ops *ops;
+	struct tcpfwd_flowtab ft;
+	u64 __percpu *stats;		/* ops->nr_stats counters */
+	struct proc_dir_entry *proc_dir;
+	struct delayed_work gc_work;
+	struct mutex hook_mutex;	/* serialises hook (un)registration */
+	bool hooks_on;
+	struct nf_hook_ops hook_ops[2];
+};
+
+int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
+		    const struct tcpfwd_ops *ops);
+void tcpfwd_net_exit(struct tcpfwd_net *tn);
+int tcpfwd_set_hooks(struct tcpfwd_net *tn, bool on);
+
+static inline unsigned int tcpfwd_flow_count(const struct tcpfwd_net *tn)
+{
+	return atomic_read(&tn->ft.count);
+}
+
+static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
+{
+	this_cpu_inc(tn->stats[stat]);
+}
+
+static inline void tcpfwd_add(struct tcpfwd_net *tn, unsigned int stat,
+			      u64 n)
+{
+	this_cpu_add(tn->stats[stat], n);
+}
+
+int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);
+int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
+			 u8 set, u8 clear);
+int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn);
+
+struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
+				       const struct tcpfwd_flow_key *key);
+struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
+				       const struct tcpfwd_flow_key *key,
+				       bool a_is_lo, unsigned int max,
+				       enum tcpfwd_insert_err *err);
+
+/* The packet's sender is the flow's initiator A. */
+static inline bool tcpfwd_from_a(const struct tcpfwd_flow *f,
+				 const struct tcpfwd_pkt *p)
+{
+	return f->a_is_lo == p->src_is_lo;
+}
+
+bool tcpfwd_bridged(const struct sk_buff *skb);
+void tcpfwd_pass_on(const struct nf_hook_state *state, struct sk_buff *skb);
+int tcpfwd_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
+		    unsigned int (*verdict)(struct sk_buff *seg,
+					    const struct nf_hook_state *state,
+					    void *ctx),
+		    void *ctx);
+
+#endif /* _TCPFWD_H */

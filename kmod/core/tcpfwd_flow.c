@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flow table of tcpfwd.ko (see tcpfwd.h): an rhashtable, so its size
+ * follows the number of flows (grown and shrunk by rhashtable's worker,
+ * lookups stay RCU and O(1) at any size), bounded by the user's limit with
+ * an exact count, and a collector that walks it in slices.
+ */
+#include <linux/rhashtable.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "tcpfwd.h"
+#include "tcpfwd_internal.h"
+
+static const struct rhashtable_params tcpfwd_ht_params = {
+	.head_offset		= offsetof(struct tcpfwd_flow, node),
+	.key_offset		= offsetof(struct tcpfwd_flow, key),
+	.key_len		= sizeof(struct tcpfwd_flow_key),
+	.automatic_shrinking	= true,
+};
+
+int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size)
+{
+	atomic_set(&t->count, 0);
+	t->flow_size = flow_size;
+	t->gc_walking = false;
+	return rhashtable_init(&t->ht, &tcpfwd_ht_params);
+}
+
+static void tcpfwd_flow_free(void *ptr, void *arg)
+{
+	kfree(ptr);
+}
+
+/* Call only when no packet path can reach @t and an RCU grace period has
+ * passed since the last one did: flows are freed at once.
+ */
+void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t)
+{
+	if (t->gc_walking)
+		rhashtable_walk_exit(&t->gc_iter);
+	t->gc_walking = false;
+	rhashtable_free_and_destroy(&t->ht, tcpfwd_flow_free, NULL);
+}
+
+/* Under rcu_read_lock(); the flow may be dead (check under its lock). */
+struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
+				       const struct tcpfwd_flow_key *key)
+{
+	return rhashtable_lookup(&t->ht, key, tcpfwd_ht_params);
+}
+EXPORT_SYMBOL_GPL(tcpfwd_flow_lookup);
+
+/**
+ * tcpfwd_flow_insert - add a flow, unless the table is full
+ * @tn: the user's netns state (its table, and its collector, which is
+ *	idle while the table is empty)
+ * @key: canonical key
+ * @a_is_lo: the initiator is @key's lo endpoint
+ * @max: the table's limit
+ * @err: why NULL was returned
+ *
+ * Under rcu_read_lock(), from the packet path.  The new flow is zeroed
+ * beyond struct tcpfwd_flow, expires now + 1 s unless the user sets a
+ * timeout, and may be returned to a concurrent lookup at once, so the user
+ * initialises its state under flow->lock.  If another CPU inserted the same
+ * key first, that flow is returned with @err = TCPFWD_INSERT_EXISTS.
+ *
+ * Return: the flow, or NULL with @err set.
+ */
+struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
+				       const struct tcpfwd_flow_key *key,
+				       bool a_is_lo, unsigned int max,
+				       enum tcpfwd_insert_err *err)
+{
+	struct tcpfwd_flowtab *t = &tn->ft;
+	struct tcpfwd_flow *f, *old;
+
+	/* reserve a place first: the count never exceeds @max */
+	if (atomic_inc_return(&t->count) > max) {
+		atomic_dec(&t->count);
+		*err = TCPFWD_INSERT_FULL;
+		return NULL;
+	}
+	f = kzalloc(t->flow_size, GFP_ATOMIC | __GFP_NOWARN);
+	if (!f)
+		goto nomem;
+	f->key = *key;
+	f->a_is_lo = a_is_lo;
+	f->expires = jiffies + HZ;
+	spin_lock_init(&f->lock);
+
+	old = rhashtable_lookup_get_insert_fast(&t->ht, &f->node,
+						tcpfwd_ht_params);
+	if (old) {
+		kfree(f);
+		if (IS_ERR(old))
+			goto nomem;	/* -ENOMEM, or -EBUSY while resizing */
+		atomic_dec(&t->count);
+		*err = TCPFWD_INSERT_EXISTS;
+		return old;
+	}
+	if (!delayed_work_pending(&tn->gc_work))
+		queue_delayed_work(system_power_efficient_wq, &tn->gc_work,
+				   TCPFWD_GC_INTERVAL);
+	*err = TCPFWD_INSERT_OK;
+	return f;
+
+nomem:
+	atomic_dec(&t->count);
+	*err = TCPFWD_INSERT_NOMEM;
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_flow_insert);
+
+/* Remove @f if it has expired; the walk holds rcu_read_lock(). */
+static bool tcpfwd_flow_reap(struct tcpfwd_net *tn, struct tcpfwd_flow *f,
+			     unsigned long now)
+{
+	struct tcpfwd_flowtab *t = &tn->ft;
+	bool gone = false;
+
+	spin_lock_bh(&f->lock);
+	if (!f->dead && time_after_eq(now, f->expires) &&
+	    !rhashtable_remove_fast(&t->ht, &f->node, tcpfwd_ht_params)) {
+		f->dead = true;
+		gone = true;
+		if (tn->ops->flow_gone)
+			tn->ops->flow_gone(tn, f);
+	}
+	spin_unlock_bh(&f->lock);
+	if (gone) {
+		atomic_dec(&t->count);
+		kfree_rcu(f, rcu);
+	}
+	return gone;
+}
+
+/**
+ * tcpfwd_flowtab_gc - unlink and free expired flows, a slice at a time
+ * @tn: the user's netns state, whose table it is
+ * @budget: how many flows to look at, from where the last call stopped
+ *
+ * A flow expires when jiffies passes flow->expires.  Freeing waits for an
+ * RCU grace period (kfree_rcu), and flow->dead tells a packet that already
+ * holds the flow not to touch it.  The walk leaves RCU every
+ * TCPFWD_GC_BATCH flows to reschedule; a resize of the table restarts the
+ * pass (rhashtable_walk_next() says -EAGAIN), which only delays expiry.
+ * Process context.
+ *
+ * Return: the number of flows removed.
+ */
+unsigned int tcpfwd_flowtab_gc(struct tcpfwd_net *tn, unsigned int budget)
+{
+	struct tcpfwd_flowtab *t = &tn->ft;
+	unsigned long now = jiffies;
+	unsigned int n = 0, batch = 0;
+	struct tcpfwd_flow *f;
+
+	if (!t->gc_walking) {
+		rhashtable_walk_enter(&t->ht, &t->gc_iter);
+		t->gc_walking = true;
+	}
+	rhashtable_walk_start(&t->gc_iter);
+	while (budget) {
+		f = rhashtable_walk_next(&t->gc_iter);
+		if (IS_ERR(f)) {
+			if (PTR_ERR(f) == -EAGAIN)
+				continue;
+			break;
+		}
+		if (!f) {
+			/* end of a pass: the next call starts a new one */
+			rhashtable_walk_stop(&t->gc_iter);
+			rhashtable_walk_exit(&t->gc_iter);
+			t->gc_walking = false;
+			return n;
+		}
+		budget--;
+		n += tcpfwd_flow_reap(tn, f, now);
+		if (++batch == TCPFWD_GC_BATCH) {
+			batch = 0;
+			rhashtable_walk_stop(&t->gc_iter);
+			cond_resched();
+			rhashtable_walk_start(&t->gc_iter);
+		}
+	}
+	rhashtable_walk_stop(&t->gc_iter);
+	return n;
+}

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Packets for tcpfwd.ko's users (see tcpfwd.h): TCP segment parsing (IPv4
+ * and IPv6), header edits with incremental checksums, and handing packets
+ * on from the last FORWARD hook (segments of a GSO packet, injected copies).
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/tcp.h>
+
+#include "tcpfwd.h"
+
+static void tcpfwd_key_fill(struct tcpfwd_pkt *p, const void *saddr,
+			    const void *daddr, size_t alen)
+{
+	struct tcpfwd_flow_key *k = &p->key;
+	int cmp = memcmp(saddr, daddr, alen);
+
+	if (!cmp)
+		cmp = (int)ntohs(p->th.source) - (int)ntohs(p->th.dest);
+	p->src_is_lo = cmp <= 0;
+	memcpy(p->src_is_lo ? &k->lo_addr : &k->hi_addr, saddr, alen);
+	memcpy(p->src_is_lo ? &k->hi_addr : &k->lo_addr, daddr, alen);
+	k->lo_port = p->src_is_lo ? p->th.source : p->th.dest;
+	k->hi_port = p->src_is_lo ? p->th.dest : p->th.source;
+}
+
+/**
+ * tcpfwd_parse - find the TCP header of an IPv4/IPv6 packet
+ * @skb: the packet, network header set
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ * @p: filled on success
+ *
+ * Fragments, non-TCP packets and malformed headers (bad data offset,
+ * truncated header) are refused; the caller must leave them untouched.
+ *
+ * Return: 0, -EPROTONOSUPPORT for packets that are not ours, -EINVAL for
+ * malformed ones.
+ */
+int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
+{
+	const struct tcphdr *th;
+	unsigned int thoff;
+
+	memset(p, 0, sizeof(*p));
+	if (family == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
+			return -EPROTONOSUPPORT;
+		thoff = skb_network_offset(skb) + iph->ihl * 4;
+		p->ecn = iph->tos & INET_ECN_MASK;
+	} else if (family == NFPROTO_IPV6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+		int fragflg = 0;
+		unsigned int off = 0;
+
+		if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
+		    (fragflg & IP6_FH_F_FRAG))
+			return -EPROTONOSUPPORT;
+		thoff = off;
+		p->ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
+	} else {
+		return -EPROTONOSUPPORT;
+	}
+
+	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
+	if (!th)
+		return -EINVAL;
+	if (th != &p->th)
+		memcpy(&p->th, th, sizeof(p->th));
+	p->thoff = thoff;
+	p->thlen = p->th.doff * 4;
+	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)
+		return -EINVAL;
+	p->payload = skb->len - thoff - p->thlen;
+	p->key.family = family;
+
+	if (family == NFPROTO_IPV4)
+		tcpfwd_key_fill(p, &ip_hdr(skb)->saddr, &ip_hdr(skb)->daddr,
+				sizeof(__be32));
+	else
+		tcpfwd_key_fill(p, &ipv6_hdr(skb)->saddr, &ipv6_hdr(skb)->daddr,
+				sizeof(struct in6_addr));
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_parse);
+
+/**
+ * tcpfwd_set_tcp_flags - set and clear TCP flag bits, fixing the checksum
+ * @skb: the packet
+ * @p: its parse result (thoff)
+ * @set: TCPHDR_* bits to set
+ * @clear: TCPHDR_* bits to clear
+ *
+ * Works on GSO packets (the flags are copied to every segment, except CWR
+ * which tcp_gso_segment() keeps on the first) and under CHECKSUM_PARTIAL.
+ *
+ * Return: 0 or -ENOMEM if the header could not be made writable.
+ */
+int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
+			 u8 set, u8 clear)
+{
+	struct tcphdr *th;
+	__be16 old, new;
+	u8 *flags;
+
+	if (skb_ensure_writable(skb, p->thoff + sizeof(*th)))
+		return -ENOMEM;
+	th = (struct tcphdr *)(skb->data + p->thoff);
+	flags = (u8 *)th + 13;
+	old = *(__be16 *)((u8 *)th + 12);
+	*flags = (*flags & ~clear) | set;
+	new = *(__be16 *)((u8 *)th + 12);
+	if (old != new)
+		inet_proto_csum_replace2(&th->check, skb, old, new, false);
+	/* as tcp_ecn_send(): segmentation must keep CWR on the first only */
+	if ((set & TCPHDR_CWR) && skb_is_gso(skb))
+		skb_shinfo(skb)->gso_type |= SKB_GSO_TCP_ECN;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_set_tcp_flags);
+
+/**
+ * tcpfwd_set_ecn - set the IP ECN field (IPv4 header checksum fixed)
+ * @skb: the packet
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ * @ecn: INET_ECN_* codepoint
+ *
+ * The ECN field is not covered by the TCP checksum.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn)
+{
+	unsigned int len = skb_network_offset(skb);
+
+	len += family == NFPROTO_IPV4 ? sizeof(struct iphdr) :
+					sizeof(struct ipv6hdr);
+	if (skb_ensure_writable(skb, len))
+		return -ENOMEM;
+	if (family == NFPROTO_IPV4)
+		ipv4_change_dsfield(ip_hdr(skb), (u8)~INET_ECN_MASK, ecn);
+	else
+		ipv6_change_dsfield(ipv6_hdr(skb), (u8)~INET_ECN_MASK, ecn);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_set_ecn);
+
+/* --- handing packets on from the last FORWARD hook ----------------------- */
+
+/**
+ * tcpfwd_bridged - the packet is being bridged (br_netfilter)
+ * @skb: the packet
+ *
+ * okfn of a bridged packet expects bridge state that segments and copies
+ * do not carry: such packets must not be segmented or injected.
+ */
+bool tcpfwd_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+EXPORT_SYMBOL_GPL(tcpfwd_bridged);
+
+/**
+ * tcpfwd_pass_on - send a packet on, as if the hook had accepted it
+ * @state: the hook state (the hook must be the last one in FORWARD, or the
+ *	hooks after it are skipped)
+ * @skb: the packet (a segment or a copy), consumed
+ *
+ * After an NFQUEUE verdict the hooks run in process context: okfn wants
+ * BHs disabled.
+ */
+void tcpfwd_pass_on(const struct nf_hook_state *state, struct sk_buff *skb)
+{
+	local_bh_disable();
+	state->okfn(state->net, state->sk, skb);
+	local_bh_enable();
+}
+EXPORT_SYMBOL_GPL(tcpfwd_pass_on);
+
+/**
+ * tcpfwd_gso_each - segment a GSO packet and decide on each segment
+ * @skb: the GSO packet
+ * @state: the hook state (see tcpfwd_pass_on())
+ * @verdict: called for each segment; NF_ACCEPT sends it on, NF_STOLEN
+ *	means the verdict consumed it, anything else frees it
+ * @ctx: passed to @verdict
+ *
+ * Return: NF_STOLEN (@skb is consumed), or a negative errno if it could not
+ * be segmented (then it is untouched).
+ */
+int tcpfwd_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
+		    unsigned int (*verdict)(struct sk_buff *seg,
+					    const struct nf_hook_state *state,
+					   void *ctx),
+		   void *ctx)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs))
+		return segs ? PTR_ERR(segs) : -EINVAL;
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		switch (verdict(seg, state, ctx)) {
+		case NF_ACCEPT:
+			tcpfwd_pass_on(state, seg);
+			break;
+		case NF_STOLEN:		/* the verdict consumed it */
+			break;
+		default:
+			kfree_skb(seg);
+		}
+	}
+	consume_skb(skb);
+	return NF_STOLEN;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_gso_each);
