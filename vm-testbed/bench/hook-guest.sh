@@ -68,18 +68,18 @@ configure() {
 		;;
 	nft-reset-ts)
 		tb_ns proxy nft add table inet bench
-		tb_ns proxy nft add chain inet bench fwd '{ type filter hook forward priority 0; }'
-		tb_ns proxy nft add rule inet bench fwd meta l4proto tcp reset tcp option timestamp
+		tb_ns proxy nft add chain inet bench fw '{ type filter hook forward priority 0; }'
+		tb_ns proxy nft add rule inet bench fw meta l4proto tcp reset tcp option timestamp
 		;;
 	nft-ecn-set)
 		tb_ns proxy nft add table inet bench
-		tb_ns proxy nft add chain inet bench fwd '{ type filter hook forward priority 0; }'
-		tb_ns proxy nft add rule inet bench fwd ip ecn set not-ect
+		tb_ns proxy nft add chain inet bench fw '{ type filter hook forward priority 0; }'
+		tb_ns proxy nft add rule inet bench fw ip ecn set not-ect
 		;;
 	conntrack)
 		tb_ns proxy nft add table inet bench
-		tb_ns proxy nft add chain inet bench fwd '{ type filter hook forward priority 0; }'
-		tb_ns proxy nft add rule inet bench fwd ct state established,related,new accept
+		tb_ns proxy nft add chain inet bench fw '{ type filter hook forward priority 0; }'
+		tb_ns proxy nft add rule inet bench fw ct state established,related,new accept
 		;;
 	esac
 	tb_tcp client ecn=$cecn
