@@ -13,17 +13,32 @@ here=$(cd "$(dirname "$0")" && pwd)
 : >"$outdir/results.tap"
 mkdir -p "$outdir/tests"
 
+# Every script runs once as NAME; a script may also ask to run again on a
+# variant of the testbed with header lines
+#   # tb-variant: VARIANT VAR=VALUE...
+# (e.g. "# tb-variant: home TB_ROUTER=home"), as NAME@VARIANT with those
+# settings in its environment.  TESTS matches NAME and NAME@VARIANT.
+runs=()
 for t in "$here"/tests/*.sh; do
 	name=$(basename "$t" .sh)
+	runs+=("$name $t")
+	while read -r _ _ variant env; do
+		runs+=("$name@$variant $t $env")
+	done < <(grep '^# tb-variant: ' "$t")
+done
+
+for r in "${runs[@]}"; do
+	read -r name t env <<<"$r"
 	# shellcheck disable=SC2053
 	[ -n "${TESTS:-}" ] && [[ $name != $TESTS ]] && continue
 	tdir=$outdir/tests/$name
 	mkdir -p "$tdir"
 	: >"$tdir/results"
-	echo "# ---- $name"
+	echo "# ---- $name${env:+ ($env)}"
 	start=$SECONDS
-	(cd "$tdir" && TB_RESULTS=$tdir/results TB_OUT=$tdir \
-		TB_STATE=/tmp/tb-state-$name timeout -k 5 "${TEST_TIMEOUT:-1800}" \
+	# shellcheck disable=SC2086
+	(cd "$tdir" && env $env TB_RESULTS="$tdir/results" TB_OUT="$tdir" \
+		TB_STATE="/tmp/tb-state-$name" timeout -k 5 "${TEST_TIMEOUT:-1800}" \
 		bash "$t") 2>&1 | tee "$tdir/log"
 	rc=${PIPESTATUS[0]}
 	echo "# $name: exit $rc after $((SECONDS - start)) s"

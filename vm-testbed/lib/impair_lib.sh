@@ -150,6 +150,16 @@ impair_run() {
 		s="$TB_OUT/$name.s.pcap" p="$TB_OUT/$name.p.pcap")
 	echo "$J" >"$TB_OUT/$name.summary.json"
 	[ "$XFER_OK" = 1 ] || check_err 1 "transfer not byte-exact"
+	# TB_ROUTER=home: the firewall on the same box must not drop anything
+	# as invalid, except under seqrand (conntrack sees A's real sequence
+	# numbers and B's ACKs of the randomised ones: tests/home_seqrand.sh)
+	tb_home_invalid_delta
+	case " $* " in
+	*" seqrand "*) [ "$HOME_INVALID" = 0 ] ||
+		log_info "$name: the firewall dropped $HOME_INVALID packets as invalid (seqrand)" ;;
+	*) [ "$HOME_INVALID" = 0 ] ||
+		check_err 1 "the home router's firewall dropped $HOME_INVALID packets as invalid" ;;
+	esac
 }
 
 # jj FILTER: jq -r FILTER on $J

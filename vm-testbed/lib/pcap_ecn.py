@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Summarise the ECN-relevant header bits of one TCP connection in a pcap.
 
-  pcap_ecn.py PCAP SERVER_PORT [ECN_HOST [N_SIDE_PCAP]]
+  pcap_ecn.py [--after T] PCAP SERVER_PORT [ECN_HOST [N_SIDE_PCAP]]
+  pcap_ecn.py --first-ce DIRECTION PCAP SERVER_PORT
 
 Reads the pcap with scripts/analysis/pcapflow.py (no tshark: it takes
 minutes to start in the TCG guest) and prints JSON.  Directions are "c2s" (toward
@@ -21,6 +22,10 @@ seen at this capture point: replaying the packets in order, CE on data
 toward the non-ECN side starts an echo and CWR from the ECN host ends it;
 "echo.match" is the share of packets from the non-ECN side to the ECN host
 whose ECE equals the replayed echo state, "echo.ece" how many had ECE.
+
+--after T: only the packets captured at or after T (seconds since the
+epoch, as the pcap's timestamps).  --first-ce DIRECTION prints the time of
+the first CE-marked data packet in DIRECTION (c2s or s2c), or nothing.
 
 With N_SIDE_PCAP, a capture of the same connection on the non-ECN host's
 side of the proxy, "n2e" judges this capture's data toward the ECN host by
@@ -43,18 +48,31 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import pcapflow  # noqa: E402
 
 
-def segments(pcap, port):
+AFTER = None    # --after: skip packets captured before this time
+
+
+def segments(pcap, port, with_time=False):
     """(direction, flags, ecn, payload length, sequence number relative to
-    that direction's SYN) of each packet to or from PORT, in order."""
+    that direction's SYN (or first packet)) of each packet to or from PORT,
+    in order; with WITH_TIME, the capture time first."""
     base = {}
-    for (_t, ecn, _src, _dst, sport, dport, seq, _ack, flags, _win,
+    for (t, ecn, _src, _dst, sport, dport, seq, _ack, flags, _win,
          plen) in pcapflow.read_packets(pcap):
-        if port not in (sport, dport):
+        if port not in (sport, dport) or (AFTER is not None and t < AFTER):
             continue
         d = "c2s" if dport == port else "s2c"
         if flags & 0x02 or d not in base:
             base[d] = seq
-        yield d, flags, ecn, plen, (seq - base[d]) % (1 << 32)
+        rec = (d, flags, ecn, plen, (seq - base[d]) % (1 << 32))
+        yield ((t,) + rec) if with_time else rec
+
+
+def first_ce(pcap, port, direction):
+    """Capture time of the first CE-marked data packet in DIRECTION."""
+    for t, d, _flags, ecn, plen, _seq in segments(pcap, int(port), True):
+        if d == direction and ecn == 3 and plen > 0:
+            return t
+    return None
 
 
 def rexmit_ranges(pcap, port, direction):
@@ -153,7 +171,21 @@ def summarise(pcap, port, ecn_host=None, n_side=None):
     return res
 
 
-if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4, 5):
+def main(argv):
+    global AFTER
+    if len(argv) >= 3 and argv[0] == "--after":
+        AFTER = float(argv[1])
+        argv = argv[2:]
+    if len(argv) == 4 and argv[0] == "--first-ce":
+        t = first_ce(argv[2], argv[3], argv[1])
+        if t is not None:
+            print("%.6f" % t)
+        return 0
+    if len(argv) not in (2, 3, 4):
         sys.exit(__doc__)
-    print(json.dumps(summarise(*sys.argv[1:])))
+    print(json.dumps(summarise(*argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -104,6 +104,32 @@ tb_iperf() {
 	return $rc
 }
 
+# tb_home_invalid_delta: with TB_ROUTER=home, sets HOME_INVALID to the
+# packets the home router's firewall dropped as invalid since the last call
+# (or since tb_up loaded the ruleset); 0 on the plain testbed.  Not in a
+# $(...) subshell: it remembers the count.
+tb_home_invalid_delta() {
+	local now
+	HOME_INVALID=0
+	[ "$TB_ROUTER" = home ] || return 0
+	now=$(tb_home_invalid) || return
+	HOME_INVALID=$((now - TB_HOME_INVALID_SEEN))
+	TB_HOME_INVALID_SEEN=$now
+}
+
+# tb_home_check NAME: with TB_ROUTER=home, one check that the firewall
+# dropped no packet as invalid since the last call (injected duplicate
+# ACKs, held ACKs and suppressed retransmissions must not make conntrack
+# drop anything); nothing on the plain testbed.  Call it between cases.
+tb_home_check() {
+	[ "$TB_ROUTER" = home ] || return 0
+	tb_home_invalid_delta
+	RET=0
+	[ "$HOME_INVALID" = 0 ] ||
+		check_err 1 "the firewall dropped $HOME_INVALID packets as ct state invalid"
+	log_test "$1: the home router's firewall dropped nothing as invalid"
+}
+
 # jq_num FILE FILTER: one number from a JSON file.
 jq_num() {
 	jq -r "$2" "$1"

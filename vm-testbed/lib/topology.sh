@@ -38,6 +38,15 @@
 #   tb_red_reset (tb_fresh_transfer) before each one.
 #   TB_OFFLOADS   off: TSO, GSO and GRO off on every device; on: all on (off)
 #   TB_DELAY_MS   netem delay on the server's link, 0 for none          (0)
+#   TB_ROUTER     plain: the proxy node only forwards; home: it is set up
+#                 like an OpenWrt home router (tb_home_router below: fw4's
+#                 default ruleset with drop_invalid, conntrack, IPv4
+#                 masquerade toward net1, IPv6 routed through the same
+#                 stateful firewall, an MSS clamp); the router then has no
+#                 IPv4 route to net0, so IPv4 works only through the NAT
+#                                                                      (plain)
+#   TB_OFFLOAD_FLOWS 1: with TB_ROUTER=home, fw4's software flow offloading
+#                 (flowtable ft + "flow offload @ft")                   (0)
 #   TB_STATE      directory for pids and logs        (/tmp/tb-state)
 
 TB_NODES="client proxy router server udp1 udp2"
@@ -57,6 +66,8 @@ TB_V6=fd8e:c9b0:2a17
 : "${TB_RED_ECN:=1}"
 : "${TB_OFFLOADS:=off}"
 : "${TB_DELAY_MS:=0}"
+: "${TB_ROUTER:=plain}"
+: "${TB_OFFLOAD_FLOWS:=0}"
 : "${TB_STATE:=/tmp/tb-state}"
 
 # Node -> (net, host) for every address the testbed assigns.
@@ -106,7 +117,16 @@ tb_check_settings() {
 	*) tb_die "TB_OFFLOADS must be on or off, not '$TB_OFFLOADS'" || return ;;
 	esac
 	[[ $TB_DELAY_MS =~ ^[0-9]+$ ]] ||
-		tb_die "TB_DELAY_MS must be a whole number of ms, not '$TB_DELAY_MS'"
+		tb_die "TB_DELAY_MS must be a whole number of ms, not '$TB_DELAY_MS'" ||
+		return
+	case $TB_ROUTER in plain | home) ;;
+	*) tb_die "TB_ROUTER must be plain or home, not '$TB_ROUTER'" || return ;;
+	esac
+	case $TB_OFFLOAD_FLOWS in 0) ;;
+	1) [ "$TB_ROUTER" = home ] ||
+		tb_die "TB_OFFLOAD_FLOWS=1 needs TB_ROUTER=home" || return ;;
+	*) tb_die "TB_OFFLOAD_FLOWS must be 0 or 1, not '$TB_OFFLOAD_FLOWS'" || return ;;
+	esac
 }
 
 # Create a veth pair between two namespaces with the given names.  MACs are
@@ -244,8 +264,14 @@ tb_up() {
 	tb_route udp1 1.1
 	tb_route server 2.1
 	tb_route udp2 2.1
-	ip -n router route add "$TB_V4.0.0/24" via "$(tb_fmt_addr 1.2 4)"
+	# home: net0 is a private LAN behind the proxy's masquerade (IPv4)
+	[ "$TB_ROUTER" = home ] ||
+		ip -n router route add "$TB_V4.0.0/24" via "$(tb_fmt_addr 1.2 4)"
 	ip -n router -6 route add "$TB_V6:0::/64" via "$(tb_fmt_addr 1.2 6)"
+	if [ "$TB_ROUTER" = home ]; then
+		tb_home_router || tb_die "cannot load the home router's ruleset" ||
+			return
+	fi
 
 	if [ "$TB_SETUP" = download ]; then
 		tb_red eth1 "$TB_RATE_LOW" && tb_red eth2 "$TB_RATE_HIGH"
@@ -409,4 +435,133 @@ tb_red_stats() {
 	tc -n "$1" -s -j qdisc show dev "$2" |
 		jq -r '.[] | select(.kind == "red") |
 			"\(.marked) \(.early) \(.pdrop) \(.drops)"'
+}
+
+# --- TB_ROUTER=home: the proxy node as an OpenWrt home router -------------
+#
+# tb_home_ruleset prints the proxy node's nftables ruleset, modelled on what
+# OpenWrt's firewall4 generates for its default configuration
+# (openwrt/firewall4, root/usr/share/firewall4/templates/ruleset.uc and
+# tests/01_configuration/01_ruleset), with LAN = eth0 (net0) and WAN = eth1:
+#   - input and forward policy drop, output accept; "ct state vmap
+#     { established : accept, related : accept }" first in each;
+#   - drop_invalid on ("invalid : drop"), and fw4's "Prevent NAT leakage"
+#     rule; both count into named counters (tb_home_invalid);
+#   - lan -> wan forwarding accepted, wan -> lan rejected; ICMPv6 as fw4's
+#     Allow-ICMPv6-Input/-Forward rules; the SYN flood limit;
+#   - the MSS clamp of a wan zone with mtu_fix (mangle priority, forward);
+#   - IPv4 masquerade on the WAN device; IPv6 is routed, not translated;
+#   - TB_OFFLOAD_FLOWS=1: fw4's software flow offloading, "flowtable ft"
+#     on both devices and "meta l4proto { tcp, udp } flow offload @ft" at
+#     the top of the forward chain.
+# The ICMPv6 neighbour discovery rules come before the invalid drop:
+# conntrack attaches no entry to ND packets, so "invalid" would match them.
+tb_home_ruleset() {
+	local ft="" offload=""
+	if [ "$TB_OFFLOAD_FLOWS" = 1 ]; then
+		ft='flowtable ft { hook ingress priority 0; devices = { "eth0", "eth1" }; counter; }'
+		offload='meta l4proto { tcp, udp } flow offload @ft'
+	fi
+	cat <<NFT
+table inet fw4
+flush table inet fw4
+table inet fw4 {
+	$ft
+	counter invalid_in { }
+	counter invalid_fwd { }
+	counter nat_leak { }
+	chain input {
+		type filter hook input priority filter; policy drop;
+		iif "lo" accept
+		icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, nd-router-advert } accept
+		ct state invalid counter name invalid_in drop
+		ct state vmap { established : accept, related : accept }
+		tcp flags & (fin | syn | rst | ack) == syn jump syn_flood
+		iifname "eth0" accept
+		meta nfproto ipv4 icmp type echo-request accept
+		meta nfproto ipv6 icmpv6 type { destination-unreachable, packet-too-big, time-exceeded, parameter-problem, echo-request, echo-reply } limit rate 1000/second accept
+		jump handle_reject
+	}
+	chain forward {
+		type filter hook forward priority filter; policy drop;
+		$offload
+		ct state invalid counter name invalid_fwd drop
+		ct state vmap { established : accept, related : accept }
+		iifname "eth0" jump forward_lan
+		iifname "eth1" jump forward_wan
+		jump handle_reject
+	}
+	chain output {
+		type filter hook output priority filter; policy accept;
+		oif "lo" accept
+		ct state vmap { established : accept, related : accept }
+	}
+	chain handle_reject {
+		meta l4proto tcp reject with tcp reset
+		reject with icmpx type port-unreachable
+	}
+	chain syn_flood {
+		limit rate 25/second burst 50 packets return
+		drop
+	}
+	chain forward_lan {
+		jump accept_to_wan
+	}
+	chain forward_wan {
+		meta nfproto ipv6 icmpv6 type { echo-request, echo-reply, destination-unreachable, packet-too-big } limit rate 1000/second accept
+		meta nfproto ipv6 icmpv6 type . icmpv6 code { time-exceeded . 0, parameter-problem . 0, parameter-problem . 1 } limit rate 1000/second accept
+		oifname "eth0" jump handle_reject
+	}
+	chain accept_to_wan {
+		meta nfproto ipv4 oifname "eth1" ct state invalid counter name nat_leak drop
+		oifname "eth1" accept
+	}
+	chain mangle_forward {
+		type filter hook forward priority mangle; policy accept;
+		iifname "eth1" tcp flags syn / syn,fin,rst tcp option maxseg size set rt mtu
+		oifname "eth1" tcp flags syn / syn,fin,rst tcp option maxseg size set rt mtu
+	}
+	chain dstnat {
+		type nat hook prerouting priority dstnat; policy accept;
+	}
+	chain srcnat {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "eth1" meta nfproto ipv4 masquerade
+	}
+}
+NFT
+}
+
+TB_HOME_INVALID_SEEN=0
+tb_home_router() {
+	tb_home_ruleset | tb_ns proxy nft -f - || return
+	TB_HOME_INVALID_SEEN=0
+	# conntrack exists once the ruleset uses it; count what it calls invalid
+	tb_ns proxy sysctl -qw net.netfilter.nf_conntrack_log_invalid=0 \
+		2>/dev/null || true
+}
+
+# tb_home_invalid: packets the home router's firewall dropped as invalid
+# (ct state invalid, input + forward + NAT leakage), one number.
+tb_home_invalid() {
+	tb_ns proxy nft -j list counters table inet fw4 |
+		jq '[.nftables[] | select(.counter) | .counter.packets] | add // 0'
+}
+
+# tb_home_ct_invalid: conntrack's own "invalid" statistic in the proxy
+# namespace (all CPUs; /proc/net/stat/nf_conntrack, column 5, hex).
+tb_home_ct_invalid() {
+	local s=0 line f
+	while read -r line; do
+		read -r -a f <<<"$line"
+		[[ ${f[4]} =~ ^[0-9a-f]+$ ]] && s=$((s + 16#${f[4]}))
+	done < <(tb_ns proxy cat /proc/net/stat/nf_conntrack)
+	echo "$s"
+}
+
+# tb_home_ct PORT: the proxy node's conntrack entries of TCP connections to
+# PORT, one per line as /proc/net/nf_conntrack shows them (an offloaded one
+# carries [OFFLOAD]).
+tb_home_ct() {
+	tb_ns proxy grep -E "tcp .*dport=$1 " /proc/net/nf_conntrack || true
 }

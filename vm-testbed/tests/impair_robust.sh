@@ -10,6 +10,7 @@
 #  - rmmod while a transfer runs through impairing rules.
 #
 #   client (scapy) -- PROXY (impair rules) -- router -- server (tcpdump)
+# tb-variant: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

@@ -7,6 +7,7 @@
 # sets, the write size limit; rules replaced under traffic.
 #
 #   client -- PROXY (impair.ko rules) -- router -- server
+# tb-variant: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

@@ -14,6 +14,7 @@
 # sees; for proxied flows ECT on data toward the ECN host, no ECT/CE/ECE/CWR
 # toward the non-ECN host, ECE toward the ECN host after CE until its CWR;
 # for flows the proxy must not touch, identical ECN bits on both sides.
+# tb-variant: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
@@ -79,6 +80,7 @@ run() {
 	RET=0
 	[ "$xfer_ok" = 1 ] || check_err 1 "transfer not byte-exact"
 	log_test "$tag: transfer byte-exact both ways"
+	tb_home_check "$tag"
 
 	RET=0
 	case $cfg in

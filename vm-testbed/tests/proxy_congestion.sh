@@ -11,6 +11,7 @@
 #
 # Also logs the completion time of the same download in configurations 1
 # (no ECN), 3 and 4 (end-to-end ECN), as a first look (not asserted).
+# tb-variant: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
@@ -46,6 +47,7 @@ RET=0
 download cfg3 0 1 on || check_err 1 "transfer not byte-exact"
 tb_capture_stop ss
 log_test "config 3 with cross traffic: transfer byte-exact"
+tb_home_check "config 3"
 after=($(tb_red_stats router "$dev"))
 dce1=$(nstat_val server TcpExtTCPDeliveredCE)
 pcap_ecn "$TB_OUT/cfg3.pcap" server >"$TB_OUT/cfg3.json"
@@ -82,6 +84,7 @@ pcap_ecn "$TB_OUT/none.pcap" server >"$TB_OUT/none.json"
 read -r data ect < <(jq -r '.c2s | "\(.data) \(.ect_any)"' "$TB_OUT/none.json")
 [ "$data" -gt 0 ] && [ "$ect" = 0 ] || check_err 1 "ECT on $ect of $data segments toward E"
 log_test "feedback=none: no ECT toward the ECN host, transfer byte-exact"
+tb_home_check "feedback=none"
 
 # configurations 1 and 4, for comparison only
 download cfg1 0 0 off || true

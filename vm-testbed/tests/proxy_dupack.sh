@@ -38,6 +38,7 @@
 # Then a long run: TB_DUPACK_LONG bytes (200 MB) at TB_DUPACK_LONG_RATE with
 # cross traffic, which must complete byte-exact with no stall (no wait of
 # more than 1 s between two reads with data at the server: xfer.py).
+# tb-variant: home TB_ROUTER=home TB_DUPACK_LONG=50000000
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
@@ -92,6 +93,7 @@ upload() {
 	snap "$name.1"
 	log_info "$name: $bytes bytes in $(jq -r .seconds "$TB_OUT/$name.client.json") s"
 	log_test "$name: upload byte-exact"
+	tb_home_check "$name"
 	python3 "$TB_LIB_DIR/pcap_flow.py" "$TB_OUT/$name.srv.pcap" $XFER_PORT \
 		"$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.srv.json"
 	pcap_ecn "$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.cs.json"
