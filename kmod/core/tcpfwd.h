@@ -47,6 +47,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/tcp.h>
+#include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 
 struct seq_file;
@@ -97,6 +98,38 @@ enum tcpfwd_insert_err {
 	TCPFWD_INSERT_EXISTS,	/* another CPU inserted the key first */
 };
 
+/*
+ * A set of per-CPU 64-bit counters (u64_stats_sync, so that a 32-bit
+ * reader never sees a torn value).  Writers run in softirq context (the
+ * hooks) and in process context (the hooks after an NFQUEUE verdict, the
+ * collector, configuration writes): tcpfwd_stats_add() pins the CPU and
+ * takes the _irqsave update section, which on 32-bit machines disables
+ * interrupts so that a softirq writer cannot nest inside a process-context
+ * writer on the same CPU (usage rules 1-3 of u64_stats_sync.h); on 64-bit
+ * machines the section is empty and the update one local64_add().
+ */
+struct tcpfwd_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t v[];
+};
+
+struct tcpfwd_stats __percpu *tcpfwd_stats_alloc(unsigned int n);
+void tcpfwd_stats_free(struct tcpfwd_stats __percpu *stats);
+u64 tcpfwd_stats_sum(struct tcpfwd_stats __percpu *stats, unsigned int i);
+
+/* Add @n to counter @i; any context (see struct tcpfwd_stats). */
+static inline void tcpfwd_stats_add(struct tcpfwd_stats __percpu *stats,
+				    unsigned int i, unsigned long n)
+{
+	struct tcpfwd_stats *s = get_cpu_ptr(stats);
+	unsigned long flags;
+
+	flags = u64_stats_update_begin_irqsave(&s->syncp);
+	u64_stats_add(&s->v[i], n);
+	u64_stats_update_end_irqrestore(&s->syncp, flags);
+	put_cpu_ptr(stats);
+}
+
 struct tcpfwd_net;
 
 /* What a user module is, for tcpfwd_net_init(). */
@@ -122,7 +155,7 @@ struct tcpfwd_net {
 	struct net *net;
 	const struct tcpfwd_ops *ops;
 	struct tcpfwd_flowtab ft;
-	u64 __percpu *stats;		/* ops->nr_stats counters */
+	struct tcpfwd_stats __percpu *stats;	/* ops->nr_stats counters */
 	struct proc_dir_entry *proc_dir;
 	struct delayed_work gc_work;
 	struct mutex hook_mutex;	/* serialises hook (un)registration */
@@ -140,15 +173,16 @@ static inline unsigned int tcpfwd_flow_count(const struct tcpfwd_net *tn)
 	return atomic_read(&tn->ft.count);
 }
 
-static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
+/* Bump one of the user's counters; any context. */
+static inline void tcpfwd_add(struct tcpfwd_net *tn, unsigned int stat,
+			      unsigned long n)
 {
-	this_cpu_inc(tn->stats[stat]);
+	tcpfwd_stats_add(tn->stats, stat, n);
 }
 
-static inline void tcpfwd_add(struct tcpfwd_net *tn, unsigned int stat,
-			      u64 n)
+static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
 {
-	this_cpu_add(tn->stats[stat], n);
+	tcpfwd_stats_add(tn->stats, stat, 1);
 }
 
 int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);

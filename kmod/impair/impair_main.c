@@ -36,7 +36,6 @@
 #include <linux/netfilter_bridge.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
-#include <linux/percpu.h>
 #include <linux/proc_fs.h>
 #include <linux/random.h>
 #include <linux/refcount.h>
@@ -125,7 +124,7 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 /* A rule and its hit counter; shared by consecutive rule sets. */
 struct impair_krule {
 	struct impair_rule r;
-	u64 __percpu *hits;
+	struct tcpfwd_stats __percpu *hits;	/* one counter */
 	refcount_t ref;
 };
 
@@ -169,7 +168,8 @@ static void impair_count(struct impair_net *in, enum impair_stat s)
 	tcpfwd_count(&in->tn, s);
 }
 
-static void impair_add(struct impair_net *in, enum impair_stat s, u64 n)
+static void impair_add(struct impair_net *in, enum impair_stat s,
+		       unsigned long n)
 {
 	tcpfwd_add(&in->tn, s, n);
 }
@@ -179,7 +179,7 @@ static void impair_add(struct impair_net *in, enum impair_stat s, u64 n)
 static void impair_krule_put(struct impair_krule *kr)
 {
 	if (refcount_dec_and_test(&kr->ref)) {
-		free_percpu(kr->hits);
+		tcpfwd_stats_free(kr->hits);
 		kfree(kr);
 	}
 }
@@ -195,20 +195,10 @@ static void impair_ruleset_free(struct impair_ruleset *rs)
 	kfree(rs);
 }
 
-/* free_percpu() may be called from atomic context, so from RCU callbacks. */
+/* tcpfwd_stats_free() may run in atomic context: in RCU callbacks too. */
 static void impair_ruleset_free_rcu(struct rcu_head *head)
 {
 	impair_ruleset_free(container_of(head, struct impair_ruleset, rcu));
-}
-
-static u64 impair_krule_hits(const struct impair_krule *kr)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(*per_cpu_ptr(kr->hits, cpu));
-	return sum;
 }
 
 /*
@@ -233,7 +223,7 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 
 		if (!kr)
 			goto nomem;
-		kr->hits = alloc_percpu(u64);
+		kr->hits = tcpfwd_stats_alloc(1);
 		if (!kr->hits) {
 			kfree(kr);
 			goto nomem;
@@ -818,7 +808,7 @@ static unsigned int impair_process(struct impair_net *in,
 
 		if (!impair_wants_drop(r, flags))
 			continue;
-		this_cpu_add(*rs->rules[i]->hits, s.nsegs);
+		tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
 		impair_add(in, r->act & IMPAIR_A_DROP ?
 			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
 			   s.nsegs);
@@ -826,7 +816,7 @@ static unsigned int impair_process(struct impair_net *in,
 	}
 	for_each_set_bit(i, hit, rs->n)
 		if (impair_edit(in, skb, &s, &rs->rules[i]->r, snap.seq_on))
-			this_cpu_add(*rs->rules[i]->hits, s.nsegs);
+			tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
 	/* seq/ack/SACK last, on the header as the other rules left it */
 	if (snap.seq_on)
 		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
@@ -925,7 +915,7 @@ static int impair_rules_show(struct seq_file *seq, void *v)
 	for (i = 0; rs && i < rs->n; i++) {
 		impair_rule_format(&rs->rules[i]->r, line, sizeof(line));
 		seq_printf(seq, "%s # hits %llu\n", line,
-			   impair_krule_hits(rs->rules[i]));
+			   tcpfwd_stats_sum(rs->rules[i]->hits, 0));
 	}
 	mutex_unlock(&in->lock);
 	return 0;
