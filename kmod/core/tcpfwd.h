@@ -12,7 +12,9 @@
  *               tcpfwd_set_hooks();
  *   packets     tcpfwd_parse() finds the TCP header and the flow key;
  *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
- *               with incremental checksums;
+ *               with incremental checksums (skb->csum too under
+ *               CHECKSUM_COMPLETE; tcpfwd_csum_complete_add() for a user's
+ *               own edits of an IPv6 header, see tcpfwd_iph.h);
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_insert()
  *               bounded by the caller's limit, tcpfwd_flow_count(); the
  *               table is an rhashtable, sized by its number of flows, and
@@ -21,7 +23,8 @@
  *               each segment, tcpfwd_pass_on() sends a packet (a segment,
  *               an injected copy) on as if the hook had accepted it.
  *
- * The pure option helpers (tcpfwd_opt.h) are part of the same module.
+ * The pure option helpers (tcpfwd_opt.h) and IP header edits
+ * (tcpfwd_iph.h) are part of the same module.
  *
  * Why a module of its own, not a copy compiled into each user: the code is
  * loaded once; each symbol has one definition, so both users can also be
@@ -189,6 +192,7 @@ int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
 int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn);
+void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff);
 
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 				       const struct tcpfwd_flow_key *key);
