@@ -21,10 +21,13 @@
  *     bounded, expiring RCU flow table of tcpfwd.ko (kmod/core/tcpfwd.h),
  *     which also keeps the counters, the hooks and procfs for it;
  *   - header edits after skb_ensure_writable(), with incremental checksums
- *     that are correct under CHECKSUM_PARTIAL; option compaction works in
- *     place on GSO packets too (the IP header moves, the payload stays); a
- *     GSO packet is segmented first only when a rule would drop one of its
- *     segments or an "after N" boundary falls inside it;
+ *     that are correct under CHECKSUM_PARTIAL, and skb->csum kept right
+ *     under CHECKSUM_COMPLETE; option compaction works in place on GSO
+ *     packets too (the IP header, and the link-layer header in front of
+ *     it, which a bridged frame keeps, move; the payload stays), and skips
+ *     BIG TCP packets (no IP length to change); a GSO packet is segmented
+ *     first only when a rule would drop one of its segments or an "after
+ *     N" boundary falls inside it;
  *   - per-CPU counters in /proc/net/impair/stats, per-CPU hit counters per
  *     rule.
  */
@@ -50,6 +53,7 @@
 
 #include "../core/tcpfwd.h"
 #include "../core/tcpfwd_opt.h"
+#include "../core/tcpfwd_iph.h"
 #include "impair_seqadj.h"
 #include "impair_rule.h"
 
@@ -72,6 +76,8 @@ enum impair_stat {
 	IMPAIR_STAT_OPTS_NOPPED,
 	IMPAIR_STAT_SEGS_COMPACTED,
 	IMPAIR_STAT_BYTES_COMPACTED,
+	IMPAIR_STAT_COMPACT_JUMBO,
+	IMPAIR_STAT_COMPACT_BRIDGED,
 	IMPAIR_STAT_MSS_SET,
 	IMPAIR_STAT_WSCALE_SET,
 	IMPAIR_STAT_WINDOW_SET,
@@ -101,6 +107,8 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 	[IMPAIR_STAT_OPTS_NOPPED]	= "opts_nopped",
 	[IMPAIR_STAT_SEGS_COMPACTED]	= "segs_compacted",
 	[IMPAIR_STAT_BYTES_COMPACTED]	= "bytes_compacted",
+	[IMPAIR_STAT_COMPACT_JUMBO]	= "compact_jumbo_skipped",
+	[IMPAIR_STAT_COMPACT_BRIDGED]	= "compact_bridged_skipped",
 	[IMPAIR_STAT_MSS_SET]		= "mss_set",
 	[IMPAIR_STAT_WSCALE_SET]	= "wscale_set",
 	[IMPAIR_STAT_WINDOW_SET]	= "window_set",
@@ -331,11 +339,33 @@ static void impair_seg_edit_failed(struct impair_net *in,
 }
 
 /*
+ * How many bytes in front of skb->data compaction moves too: the
+ * link-layer header, if there is one in front of the data.  A bridged
+ * packet (br_netfilter) gets its Ethernet header (and a VLAN or PPPoE
+ * header) back by the skb_push() of br_dev_queue_push_xmit() after the IP
+ * hooks, so those bytes must move with the IP header or the frame leaves
+ * with stale bytes in its Ethernet header; skb->mac_header says where they
+ * are.  A routed packet's is rebuilt by the neighbour layer, but moving it
+ * keeps skb_mac_header() right for later hooks (NFLOG, NFQUEUE).  -1 if a
+ * bridged packet has no usable mac header: then it is not compacted.
+ */
+static int impair_l2_len(const struct sk_buff *skb)
+{
+	if (skb_mac_header_was_set(skb) && skb_mac_offset(skb) < 0)
+		return -skb_mac_offset(skb);
+	return tcpfwd_bridged(skb) ? -1 : 0;
+}
+
+/*
  * Remove options and compact the header in place: the rebuilt header ends
- * where the old one ended, the IP header moves forward by the bytes removed
- * and is pulled.  The payload never moves, so this works on paged and GSO
- * packets (gso_size is payload only; the pseudo-header length in a
- * CHECKSUM_PARTIAL check field is the total TCP length, adjusted here).
+ * where the old one ended; the headers in front of it (link layer, see
+ * impair_l2_len(), IP and IPv6 extension headers) move forward by the
+ * bytes removed and are pulled.  The payload never moves, so this works on
+ * paged and GSO packets (gso_size is payload only; the pseudo-header length
+ * in a CHECKSUM_PARTIAL check field is the total TCP length, adjusted
+ * here).  skb_ensure_writable() has made the head private or its clone
+ * writable from skb->head on, so the headroom is writable too.  A BIG TCP
+ * packet (no IP length field) is skipped and counted.
  */
 static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 			   struct impair_seg *s,
@@ -344,12 +374,24 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	unsigned int noff = skb_network_offset(skb), thoff = s->p.thoff;
 	unsigned int old_tcplen = skb->len - thoff, removed;
 	struct impair_strip_res res;
+	int l2len = impair_l2_len(skb);
 	struct tcphdr *th;
+	u32 diff;
 	u8 *src;
 	int ret;
 
 	if (noff > thoff)
 		return false;
+	/* the most compaction can remove is every option byte */
+	if (tcpfwd_ip_len(skb_network_header(skb)) <=
+	    s->p.thlen - sizeof(struct tcphdr)) {
+		impair_count(in, IMPAIR_STAT_COMPACT_JUMBO);
+		return false;
+	}
+	if (l2len < 0) {
+		impair_count(in, IMPAIR_STAT_COMPACT_BRIDGED);
+		return false;
+	}
 	th = impair_th(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
@@ -370,25 +412,19 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	inet_proto_csum_replace4(&th->check, skb, htonl(old_tcplen),
 				 htonl(old_tcplen - removed), true);
 	/* move everything in front of the TCP header and pull */
-	src = skb->data;
-	memmove(src + removed, src, thoff);
+	src = skb->data - l2len;
+	memmove(src + removed, src, l2len + thoff);
 	__skb_pull(skb, removed);
+	if (l2len)
+		skb_set_mac_header(skb, -l2len);
 	skb_set_network_header(skb, noff);
 	skb_set_transport_header(skb, thoff);
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		skb->csum_start = skb_transport_header(skb) - skb->head;
 
-	if (s->family == NFPROTO_IPV4) {
-		struct iphdr *iph = ip_hdr(skb);
-		__be16 old = iph->tot_len;
-
-		iph->tot_len = htons(ntohs(old) - removed);
-		csum_replace2(&iph->check, old, iph->tot_len);
-	} else {
-		struct ipv6hdr *ip6h = ipv6_hdr(skb);
-
-		ip6h->payload_len = htons(ntohs(ip6h->payload_len) - removed);
-	}
+	/* cannot fail: the length was checked above */
+	tcpfwd_ip_shrink(skb_network_header(skb), removed, &diff);
+	tcpfwd_csum_complete_add(skb, diff);
 	s->p.thlen = res.new_hdrlen;
 	impair_count(in, IMPAIR_STAT_SEGS_COMPACTED);
 	impair_add(in, IMPAIR_STAT_BYTES_COMPACTED, removed);
