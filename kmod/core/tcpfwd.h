@@ -37,7 +37,9 @@
  * rhashtable's (per-bucket locks); each flow's private state and its dead
  * flag are protected by flow->lock.  Flows are kmalloc()ed (the
  * user's struct begins with struct tcpfwd_flow) and freed with kfree_rcu(),
- * so the user's module exit must rcu_barrier().
+ * so the user's module exit must rcu_barrier().  They are charged to the
+ * memory cgroup of the task that created the namespace (see
+ * tcpfwd_flow_insert()), and bounded by the user's limit.
  */
 #ifndef _TCPFWD_H
 #define _TCPFWD_H
@@ -53,6 +55,7 @@
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 
+struct mem_cgroup;
 struct seq_file;
 
 /* Both endpoints, the lower (address, port) first; IPv4 in the first word. */
@@ -159,6 +162,7 @@ struct tcpfwd_net {
 	const struct tcpfwd_ops *ops;
 	struct tcpfwd_flowtab ft;
 	struct tcpfwd_stats __percpu *stats;	/* ops->nr_stats counters */
+	struct mem_cgroup *memcg;	/* charged for the flows, or NULL */
 	struct proc_dir_entry *proc_dir;
 	struct delayed_work gc_work;
 	struct mutex hook_mutex;	/* serialises hook (un)registration */

@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
@@ -259,7 +260,10 @@ EXPORT_SYMBOL_GPL(tcpfwd_set_hooks);
  *
  * Allocates the counters and the flow table and creates /proc/net/<name>/
  * with its "stats" file; the user adds its own files to tn->proc_dir.  The
- * hooks stay off until tcpfwd_set_hooks().
+ * hooks stay off until tcpfwd_set_hooks().  The flows will be charged to
+ * the memory cgroup of the current task: the one that creates the
+ * namespace, or for the namespaces that exist when the user module is
+ * loaded, the one that loads it.
  *
  * Return: 0 or -ENOMEM, with nothing left allocated.
  */
@@ -286,6 +290,7 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 	tn->stats = tcpfwd_stats_alloc(ops->nr_stats);
 	if (!tn->stats)
 		return -ENOMEM;
+	tn->memcg = get_mem_cgroup_from_mm(current->mm);
 	err = tcpfwd_flowtab_init(&tn->ft, ops->flow_size);
 	if (err)
 		goto err_stats;
@@ -307,6 +312,7 @@ err_proc:
 err_ft:
 	tcpfwd_flowtab_destroy(&tn->ft);
 err_stats:
+	mem_cgroup_put(tn->memcg);
 	tcpfwd_stats_free(tn->stats);
 	return err;
 }
@@ -326,6 +332,7 @@ void tcpfwd_net_exit(struct tcpfwd_net *tn)
 	remove_proc_subtree(tn->ops->name, tn->net->proc_net);
 	cancel_delayed_work_sync(&tn->gc_work);
 	tcpfwd_flowtab_destroy(&tn->ft);
+	mem_cgroup_put(tn->memcg);
 	tcpfwd_stats_free(tn->stats);
 }
 EXPORT_SYMBOL_GPL(tcpfwd_net_exit);

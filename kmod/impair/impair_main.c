@@ -57,13 +57,52 @@
 #include "impair_seqadj.h"
 #include "impair_rule.h"
 
-static unsigned int max_flows = 65536;
-module_param(max_flows, uint, 0644);
-MODULE_PARM_DESC(max_flows, "flow table bound per namespace (default 65536)");
+/*
+ * The module parameters are global (root writes them in
+ * /sys/module/impair/parameters/) and bounded like the proxy's sysctls:
+ * max_flows up to 2^20 per namespace, flow_timeout up to a day, so that
+ * flow_timeout * HZ cannot overflow.  An out-of-range value (at insmod
+ * time too) is rejected whole with EINVAL and a ratelimited log line.
+ */
+struct impair_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+};
 
-static unsigned int flow_timeout = 300;
-module_param(flow_timeout, uint, 0644);
-MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten (default 300)");
+static int impair_param_set(const char *buf, const struct kernel_param *kp)
+{
+	struct impair_param *p = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(buf, 0, &v) || v < p->min || v > p->max) {
+		pr_warn_ratelimited("parameter %s rejected: must be %u..%u\n",
+				    kp->name, p->min, p->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int impair_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct impair_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(p->val));
+}
+
+static const struct kernel_param_ops impair_param_ops = {
+	.set	= impair_param_set,
+	.get	= impair_param_get,
+};
+
+static struct impair_param max_flows = { 65536, 1, 1U << 20 };
+module_param_cb(max_flows, &impair_param_ops, &max_flows, 0644);
+MODULE_PARM_DESC(max_flows, "flow table bound per namespace, 1..1048576 (default 65536)");
+
+static struct impair_param flow_timeout = { 300, 1, 86400 };
+module_param_cb(flow_timeout, &impair_param_ops, &flow_timeout, 0644);
+MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten, 1..86400 (default 300)");
 
 #define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
 #define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
@@ -643,7 +682,7 @@ static struct impair_flow *impair_flow_get(struct impair_net *in,
 	a_is_lo = fl == (TCPHDR_SYN | TCPHDR_ACK) ? !p->src_is_lo :
 						   p->src_is_lo;
 	f = tcpfwd_flow_insert(&in->tn, &p->key, a_is_lo,
-			       READ_ONCE(max_flows), &err);
+			       READ_ONCE(max_flows.val), &err);
 	if (!f) {
 		impair_count(in, err == TCPFWD_INSERT_FULL ?
 			     IMPAIR_STAT_TABLE_FULL : IMPAIR_STAT_ALLOC_FAILED);
@@ -769,7 +808,7 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 		ef->fin |= ip->from_a ? 1 : 2;
 	ef->base.expires = jiffies +
 		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
-		 READ_ONCE(flow_timeout)) * HZ;
+		 READ_ONCE(flow_timeout.val)) * HZ;
 	snap->seq_on = ef->seq_on;
 	snap->seq_sack_fix = ef->seq_sack_fix;
 	snap->seq_both = ef->seq_both;
