@@ -14,8 +14,9 @@
  *   - the rules of a namespace in /proc/net/impair/rules: an RCU-protected
  *     array replaced as a whole by each write(2), which is one transaction
  *     ("flush" lines and rule lines, all or nothing: an invalid line fails
- *     the write with EINVAL, changes nothing and is logged with its line
- *     number and token); reading lists "flush" and the rules in canonical
+ *     the write with EINVAL, changes nothing and is logged, ratelimited,
+ *     with its line number and its token, non-printable bytes escaped);
+ *     reading lists "flush" and the rules in canonical
  *     syntax with "# hits N", which can be written back as is;
  *   - per-flow state (segment count, initiator, random ISN offsets) in the
  *     bounded, expiring RCU flow table of tcpfwd.ko (kmod/core/tcpfwd.h),
@@ -314,7 +315,8 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 			       &perr);
 	if (n < 0) {
 		mutex_unlock(&in->lock);
-		pr_warn_ratelimited("rules: line %u rejected: %s: '%.*s'\n",
+		/* ratelimited, and the user's bytes escaped (%pE) */
+		pr_warn_ratelimited("rules: line %u rejected: %s: '%*pE'\n",
 				    perr.line, perr.msg,
 				    (int)min(perr.toklen, 64U),
 				    perr.tok ? perr.tok : "");

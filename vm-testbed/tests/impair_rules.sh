@@ -53,7 +53,18 @@ except OSError as e:
 [ "$err" = EINVAL ] || check_err 1 "errno $err, expected EINVAL"
 dmesg | grep -q "line 1 rejected: unknown option name: 'nothing'" ||
 	check_err 1 "kernel log does not name the token"
-log_test "an invalid line fails the write with EINVAL, nothing applied, logged"
+# the token is the user's: control bytes reach the log escaped
+dmesg -C
+impair_write "strip \\033[2Jx\n" && check_err 1 "invalid write accepted"
+dmesg | grep -qF "unknown option name: '\\e[2Jx'" ||
+	check_err 1 "control byte not escaped: $(dmesg | tail -n 1 | od -c | head -n 2)"
+# ratelimited: 100 bad writes, at most a burst (10) of lines
+dmesg -C
+for i in $(seq 100); do impair_write "window 99999999\n"; done
+n=$(dmesg | grep -c "impair: rules: line 1 rejected")
+[ "$n" -le 10 ] || check_err 1 "$n log lines for 100 bad writes"
+sleep 6		# a new ratelimit interval (5 s) for the checks below
+log_test "an invalid line fails the write with EINVAL, nothing applied, logged (ratelimited, escaped)"
 
 RET=0
 impair_write "flush\ndir responder flags synack wscale 2\necn-set ce only-ect\ndrop 1%\n" ||
