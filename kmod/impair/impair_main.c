@@ -20,7 +20,10 @@
  *     syntax with "# hits N", which can be written back as is;
  *   - per-flow state (segment count, initiator, random ISN offsets) in the
  *     bounded, expiring RCU flow table of tcpfwd.ko (kmod/core/tcpfwd.h),
- *     which also keeps the counters, the hooks and procfs for it;
+ *     which also keeps the counters, the hooks and procfs for it; looked
+ *     up only while a rule needs it (impair_rule_needs_flow()), so a plain
+ *     strip rule costs a parse, a match and one read-only option walk, and
+ *     the packet is made writable only when something changes;
  *   - header edits after skb_ensure_writable(), with incremental checksums
  *     that are correct under CHECKSUM_PARTIAL, and skb->csum kept right
  *     under CHECKSUM_COMPLETE; option compaction works in place on GSO
@@ -176,9 +179,16 @@ struct impair_krule {
 	refcount_t ref;
 };
 
+/*
+ * A rule set, replaced whole under RCU, with what its rules need: the
+ * packet path looks a flow up (and creates it) only if needs_flow, and
+ * checks whether a GSO packet must be segmented only if may_split.
+ */
 struct impair_ruleset {
 	struct rcu_head rcu;
 	unsigned int n;
+	bool needs_flow;	/* some impair_rule_needs_flow() */
+	bool may_split;		/* some impair_rule_may_split() */
 	struct impair_krule *rules[];
 };
 
@@ -287,6 +297,10 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 		rs->rules[i] = old->rules[i];
 	}
 	rs->n = nkeep + n;
+	for (i = 0; i < rs->n; i++) {
+		rs->needs_flow |= impair_rule_needs_flow(&rs->rules[i]->r);
+		rs->may_split |= impair_rule_may_split(&rs->rules[i]->r);
+	}
 	return rs;
 
 nomem:
@@ -380,6 +394,31 @@ static void impair_seg_edit_failed(struct impair_net *in,
 }
 
 /*
+ * The options of @mask in the segment's TCP header, found by one
+ * read-only walk (impair_strip_scan()): the packet is made writable only
+ * if there is something to strip.  Returns their number, or a negative
+ * code for a malformed block (counted).
+ */
+static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
+			     struct impair_seg *s,
+			     const struct impair_kindmask *mask,
+			     struct impair_strip_plan *plan)
+{
+	u8 buf[TCPFWD_TCPHDR_MAX];
+	const u8 *th;
+	int ret;
+
+	/* in the linear area as a rule: no copy */
+	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+	if (!th)
+		return TCPFWD_OPT_EHDR;
+	ret = impair_strip_scan(th, s->p.thlen, mask, plan);
+	if (ret < 0)
+		impair_seg_malformed(in, s);
+	return ret;
+}
+
+/*
  * How many bytes in front of skb->data compaction moves too: the
  * link-layer header, if there is one in front of the data.  A bridged
  * packet (br_netfilter) gets its Ethernet header (and a VLAN or PPPoE
@@ -414,6 +453,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 {
 	unsigned int noff = skb_network_offset(skb), thoff = s->p.thoff;
 	unsigned int old_tcplen = skb->len - thoff, removed;
+	struct impair_strip_plan plan;
 	struct impair_strip_res res;
 	int l2len = impair_l2_len(skb);
 	struct tcphdr *th;
@@ -421,7 +461,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	u8 *src;
 	int ret;
 
-	if (noff > thoff)
+	if (noff > thoff || impair_strip_find(in, skb, s, mask, &plan) <= 0)
 		return false;
 	/* the most compaction can remove is every option byte */
 	if (tcpfwd_ip_len(skb_network_header(skb)) <=
@@ -476,20 +516,20 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 			     struct impair_seg *s,
 			     const struct impair_kindmask *mask)
 {
+	struct impair_strip_plan plan;
 	struct impair_strip_res res;
 	struct tcphdr *th;
 	int ret;
 
+	ret = impair_strip_find(in, skb, s, mask, &plan);
+	if (ret <= 0)
+		return false;
 	th = impair_th(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
-	ret = impair_strip_opts_nop((u8 *)th, s->p.thlen, mask, &res);
-	if (ret < 0)
-		impair_seg_malformed(in, s);
-	if (ret <= 0)
-		return false;
+	impair_strip_apply_nop((u8 *)th, &plan, &res);
 	impair_csum_diff(skb, th, res.csum_diff);
 	impair_add(in, IMPAIR_STAT_OPTS_NOPPED, ret);
 	return true;
@@ -667,23 +707,25 @@ static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 	ef->fin = 0;
 }
 
+/* Without flow state: the initiator is key.lo_* (impair_sender_is_a()). */
+static bool impair_guess_a_is_lo(const struct tcpfwd_pkt *p)
+{
+	return impair_sender_is_a(tcp_flag_byte(&p->th)) == p->src_is_lo;
+}
+
 static struct impair_flow *impair_flow_get(struct impair_net *in,
 					   const struct tcpfwd_pkt *p, bool create)
 {
 	u8 fl = tcp_flag_byte(&p->th) & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST);
 	enum tcpfwd_insert_err err;
 	struct tcpfwd_flow *f;
-	bool a_is_lo;
 
 	f = tcpfwd_flow_lookup(&in->tn.ft, &p->key);
 	if (f)
 		return container_of(f, struct impair_flow, base);
 	if ((fl & TCPHDR_RST) || !create)
 		return NULL;
-	/* a SYN-ACK's receiver is the initiator; else guess the sender */
-	a_is_lo = fl == (TCPHDR_SYN | TCPHDR_ACK) ? !p->src_is_lo :
-						   p->src_is_lo;
-	f = tcpfwd_flow_insert(&in->tn, &p->key, a_is_lo,
+	f = tcpfwd_flow_insert(&in->tn, &p->key, impair_guess_a_is_lo(p),
 			       READ_ONCE(max_flows.val), &err);
 	if (!f) {
 		impair_count(in, err == TCPFWD_INSERT_FULL ?
@@ -855,14 +897,20 @@ static unsigned int impair_process(struct impair_net *in,
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
 	bitmap_zero(hit, IMPAIR_MAX_RULES);
-	gso = gso && may_segment && !tcpfwd_bridged(skb);
+	gso = gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
 
-	ef = impair_flow_get(in, &s.p, rs->n > 0);
+	/*
+	 * The flow table only when a rule needs per-flow state, or a flow
+	 * may have seqrand offsets to apply (kept after their rule went).
+	 */
+	ef = NULL;
+	if (rs->needs_flow || atomic_read(&in->seq_flows))
+		ef = impair_flow_get(in, &s.p, rs->needs_flow);
 	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, hit, gso,
 				     &snap) : IMPAIR_STEP_DEAD;
 	if (step == IMPAIR_STEP_DEAD) {
-		/* untracked: the sender is taken as the initiator */
-		impair_fill_pkt(&ip, &s.p, s.p.src_is_lo, state);
+		/* untracked: roles from the flags (impair_sender_is_a()) */
+		impair_fill_pkt(&ip, &s.p, impair_guess_a_is_lo(&s.p), state);
 		if (impair_match_all(rs, &ip, hit, 0, gso) && gso)
 			step = IMPAIR_STEP_SPLIT;
 	}
