@@ -38,8 +38,8 @@
  * flag are protected by flow->lock.  Flows are kmalloc()ed (the
  * user's struct begins with struct tcpfwd_flow) and freed with kfree_rcu(),
  * so the user's module exit must rcu_barrier().  They are charged to the
- * memory cgroup of the task that created the namespace (see
- * tcpfwd_flow_insert()), and bounded by the user's limit.
+ * memory cgroup of the task that created the namespace (tcpfwd_net_init(),
+ * tcpfwd_flow.c), and bounded by the user's limit.
  */
 #ifndef _TCPFWD_H
 #define _TCPFWD_H

@@ -60,15 +60,18 @@ EXPORT_SYMBOL_GPL(tcpfwd_flow_lookup);
  * memcg_kmem_bypass() says so: no remote memcg is active (active_memcg():
  * the per-CPU int_active_memcg when !in_task(), current->active_memcg in a
  * task) and either !in_task() or the task is a kernel thread or has no mm.
- * Our hooks run in softirq context (NET_RX; also when softirqs run from
- * local_bh_enable() in a task or in ksoftirqd, as __do_softirq() adds
+ * Our hooks run mostly in softirq context (NET_RX, also when softirqs run
+ * from local_bh_enable() in a task or in ksoftirqd: __do_softirq() adds
  * SOFTIRQ_OFFSET, so in_task() is false), where a plain __GFP_ACCOUNT
- * charges nothing; the one task context, the hooks run again after an
- * NFQUEUE verdict, would charge whichever task sent the verdict.  So the
- * allocation runs in the remote charging scope of set_active_memcg() (as
- * drivers/block/loop.c and BPF maps do), which in softirq sets
- * int_active_memcg: the flows are charged to the namespace creator's memcg
- * (tcpfwd_net_init()) in every context.  try_charge_memcg() does not fail
+ * charges nothing; sometimes in a task, for which in_task() is true even
+ * with BHs disabled (after an NFQUEUE verdict; a packet that a tun
+ * writer's write(2) delivers inline, tun_rx_batched()), where it would
+ * charge whichever task that is.  So the allocation runs in the remote
+ * charging scope of set_active_memcg() (as drivers/block/loop.c and the
+ * BPF map allocators of kernel/bpf/syscall.c do), which sets
+ * int_active_memcg in softirq and current->active_memcg in a task: the
+ * flows are charged to the namespace creator's memcg (tcpfwd_net_init())
+ * in every context.  try_charge_memcg() does not fail
  * a charge that cannot block but has __GFP_HIGH (GFP_ATOMIC): it is forced
  * over memory.max with a MEMCG_MAX event, so the flows show in that
  * cgroup's memory.current and its own tasks pay by reclaim (or OOM), while
