@@ -17,8 +17,9 @@ analyze(path, server_port) -> {client_port: flow}.  A flow has the keys
 
 parse(path, server_port) -> {client_port: Flow}: the same flows before the
 summary, with every packet kept (Flow.pkts), so that two captures of one
-connection can be judged together: summary(flow, peer) (matrix_guest.py
-does this with the captures on both sides of the proxy).
+connection can be judged together: summary(flow, peer);
+analyze_captures({name: path}, server_port) does it for two captures
+(matrix_guest.py: both sides of the proxy).
 
 Definitions (per direction, sequence numbers relative to the SYN):
   data         segments with payload
@@ -447,6 +448,22 @@ def parse(path, server_port):
 
 def analyze(path, server_port):
     return analyze_packets(read_segments(path), server_port)
+
+
+def analyze_captures(paths, server_port, ports=None):
+    """Captures of the same connections at two points on one clock (the
+    matrix: both sides of the proxy): {name: path} -> {name: {"flows":
+    {str(client_port): summary}, "totals": totals()}}, each flow judged
+    with the other capture's (summary(flow, peer)); ports: keep only
+    these client ports."""
+    parsed = {n: parse(p, server_port) for n, p in paths.items()}
+    out = {}
+    for n, fls in parsed.items():
+        others = [v for k, v in parsed.items() if k != n]
+        flows = {str(k): summary(f, others[0].get(k) if others else None)
+                 for k, f in fls.items() if ports is None or k in ports}
+        out[n] = {"flows": flows, "totals": totals(flows)}
+    return out
 
 
 def totals(flows):

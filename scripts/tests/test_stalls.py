@@ -11,7 +11,8 @@ ACK 10 ms after the segment it answers (the RTT at the capture), RTOs of
 import pytest
 from scapy.all import IP, TCP, Ether, wrpcap
 
-from analysis import pcapflow, stalls
+from analysis import pcapflow, schema, stalls
+from test_schema import record
 
 C, S, CP, SP = "198.18.0.2", "198.18.2.2", 40000, 5001
 MSS = 1000
@@ -397,10 +398,10 @@ def test_dupack_hold_of_acks(tmp_path):
     assert only(causes(e, tmp_path, name="e-alone")) == "data_unavailable"
 
 
-def test_dupack_hold_suppressed_retransmission(tmp_path):
-    """L = 10 was lost behind the proxy; E reports the hole; the proxy
-    drops N's first retransmission of L (it believes E has it), and only
-    N's RTO copy reaches E."""
+def suppressed_retransmission():
+    """(N side, E side): L = 10 was lost behind the proxy; E reports the
+    hole; the proxy drops N's first retransmission of L (it believes E
+    has it), and only N's RTO copy reaches E."""
     n, e = both()
     t = 0.05
     for x in (n, e):
@@ -414,6 +415,11 @@ def test_dupack_hold_suppressed_retransmission(tmp_path):
         x.seg(t1 + 0.03 + RTO, 10)
         x.ack(t1 + 0.03 + RTO + RTT, 15)
         x.fin(x.acked(t1 + 0.03 + RTO + 2 * RTT, 15, 20), 20)
+    return n, e
+
+
+def test_dupack_hold_suppressed_retransmission(tmp_path):
+    n, e = suppressed_retransmission()
     st = causes(e, tmp_path, peer=n)
     assert only(st) == "dupack_hold"
     assert st[0]["evidence"]["seen_only"] == "peer"
@@ -466,3 +472,27 @@ def test_peer_with_other_numbering_is_ignored(tmp_path):
     pf = flow_of(e.write(tmp_path / "e.pcap"))
     ctx = stalls._Ctx(fl, pf)
     assert ctx.peer is None and "ignored" in ctx.peer_note
+
+
+def test_analyze_captures_and_record(tmp_path):
+    """What matrix_guest.py stores: both captures analysed together, the
+    breakdown per flow and per capture, a valid record."""
+    n, e = suppressed_retransmission()
+    ana = pcapflow.analyze_captures({"client_side": n.write(tmp_path / "n.pcap"),
+                                     "server_side": e.write(tmp_path / "e.pcap")},
+                                    SP, {CP})
+    rec = record()
+    rec["params"]["direction"] = "upload"
+    for side in ("client_side", "server_side"):
+        cap = ana[side]
+        fl = cap["flows"][str(CP)]
+        assert list(fl["stall_causes"]) == ["dupack_hold"]
+        assert fl["stall_causes"]["dupack_hold"]["count"] == fl["stalls"] == 1
+        assert [x["cause"] for x in fl["stall_list"]] == ["dupack_hold"]
+        assert cap["totals"]["stall_causes"] == fl["stall_causes"]
+        rec["capture"][side] = cap
+    rec["transfer"]["conns"][0]["port"] = CP
+    assert schema.validate(rec) == []
+    # one capture alone cannot see the proxy
+    alone = pcapflow.analyze(str(tmp_path / "e.pcap"), SP)[CP]
+    assert list(alone["stall_causes"]) == ["rto_other"]
