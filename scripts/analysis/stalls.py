@@ -163,14 +163,18 @@ class _Seg:
 
 class _View:
     """One capture's view of a flow's data direction dd: data segments and
-    the receiver's packets (all carry an ACK), in the numbering of the
-    reference capture (off added)."""
+    the receiver's packets (all carry an ACK); what it returns is in the
+    numbering of the reference capture (off added)."""
 
     def __init__(self, fl, dd, off=0):
         self.base = fl.d[dd].base
         self.off = off
-        self.data = [_Seg(p, off) for p in fl.pkts if p.dir == dd and p.end > p.seq]
-        self.data_t = [s.t for s in self.data]
+        self.data = [p for p in fl.pkts if p.dir == dd and p.end > p.seq]
+        self.data_t = [p.t for p in self.data]
+        self.by_seq = sorted(range(len(self.data)), key=lambda i: self.data[i].seq)
+        self.seqs = [self.data[i].seq for i in self.by_seq]
+        self.maxlen = max((p.end - p.seq for p in self.data), default=0)
+        self.segs = {}
         self.acks = [p for p in fl.pkts if p.dir != dd and p.ack is not None]
         self.ack_t = [p.t for p in self.acks]
         self.ack_max, m = [], None  # cumulative ACK so far (reference numbering)
@@ -179,13 +183,32 @@ class _View:
             self.ack_max.append(m)
         self.pkts = fl.pkts
         self.all_t = [p.t for p in fl.pkts]
-        new = [s for s in self.data if not s.rexmit]
-        self.ect_share = sum(1 for s in new if s.ecn) / len(new) if new else 0.0
+        self._ect = None
+
+    def seg(self, i):
+        """The data segment data[i] (one object per segment)."""
+        s = self.segs.get(i)
+        if s is None:
+            s = self.segs[i] = _Seg(self.data[i], self.off)
+        return s
+
+    @property
+    def ect_share(self):
+        """Share of the first transmissions that are ECT."""
+        if self._ect is None:
+            new = [p.ecn for p in self.data if p.seq >= p.hi]
+            self._ect = sum(1 for e in new if e) / len(new) if new else 0.0
+        return self._ect
 
     def copies(self, a, before):
-        """Data segments covering byte a sent before time `before`."""
-        n = bisect.bisect_left(self.data_t, before)
-        return [s for s in self.data[:n] if s.seq <= a < s.end]
+        """Data segments covering byte a sent before time `before`, in
+        time order."""
+        a -= self.off
+        lo = bisect.bisect_right(self.seqs, a - self.maxlen)
+        hi = bisect.bisect_right(self.seqs, a)
+        idx = sorted(i for i in self.by_seq[lo:hi]
+                     if self.data[i].end > a and self.data_t[i] < before)
+        return [self.seg(i) for i in idx]
 
     def acks_in(self, t0, t1):
         """Receiver packets with t0 < t < t1."""
@@ -206,9 +229,9 @@ class _View:
     def seg_of(self, p):
         """The data segment of packet p (one of this capture's)."""
         k = bisect.bisect_left(self.data_t, p.t)
-        while k + 1 < len(self.data) and self.data[k].seq != p.seq + self.off:
+        while k + 1 < len(self.data) and self.data[k] is not p:
             k += 1
-        return self.data[k]
+        return self.seg(k)
 
     def cum_ack(self, t):
         """The highest ACK number the receiver had sent by time t, or None."""
@@ -241,8 +264,7 @@ class _Ctx:
         syn_dirs = {d for _t, d, _f, _s in fl.syns}
         if syn_dirs == {"c2s", "s2c"}:
             self.shift = min(rs["wscale"], 14) if "wscale" in rs and "wscale" in ss else 0
-        sizes = [s.end - s.seq for s in self.me.data]
-        cand = [x for x in (rs.get("mss"), max(sizes) if sizes else None) if x]
+        cand = [x for x in (rs.get("mss"), self.me.maxlen) if x]
         self.mss = min(cand) if cand else 1460
         self.min_rtt = min(fl.rtts[dd]) if fl.rtts[dd] else None
         self.data_end = fl.d[dd].data_high
@@ -262,11 +284,13 @@ def classify(flow, peer=None):
     """The stalls of flow (pcapflow.Flow) with their causes, in time order:
     a handshake stall first, then pcapflow's stall intervals.  peer: the
     same connection at another capture point on the same clock."""
-    ctx = _Ctx(flow, peer)
     out = []
     hs = _handshake(flow)
     if hs:
         out.append(hs)
+    if not flow.intervals:
+        return out
+    ctx = _Ctx(flow, peer)
     for t0, t1, a0, _a1 in flow.intervals:
         cause, ev = _one(ctx, t0, t1, a0)
         ev = dict({"ack": a0, "mss": ctx.mss}, **ev)
@@ -445,10 +469,10 @@ def _sender_done(ctx, P):
     shorter than the MSS or carried FIN."""
     if P.hi >= ctx.data_end:
         return True
-    i = bisect.bisect_left(ctx.me.data_t, P.t)
-    for s in reversed(ctx.me.data[:i]):
-        if not s.rexmit:
-            return s.end - s.seq < ctx.mss or bool(s.flags & pcapflow.FIN)
+    for k in range(bisect.bisect_left(ctx.me.data_t, P.t) - 1, -1, -1):
+        p = ctx.me.data[k]
+        if p.seq >= p.hi:
+            return p.end - p.seq < ctx.mss or bool(p.flags & pcapflow.FIN)
     return False
 
 
