@@ -54,7 +54,14 @@ receiver's SYN MSS option, or the largest data segment if smaller.
 Receive window: scaled by the receiver's window-scale option (both SYNs
 seen), not judged when the scale is unknown.  In-flight: the highest
 sequence this capture saw sent before P, minus a0.  Causes, first match
-wins:
+wins: the three this testbed adds (handshake, dupack hold, and, among
+the double retransmissions, the Not-ECT drop), then TAPO's, in its order
+but for two changes: the receive window is judged before packet delay
+(the receiver's window update ends a zero-window stall, which TAPO would
+call packet delay unless a window probe ended it), and a lost earlier
+retransmission (double) before tail and small in-flight (the second,
+backed-off RTO sets such a stall's length, whatever made the first one
+necessary; TAPO checks tail and small in-flight first).
 
   handshake_retrans  a SYN or SYN-ACK was retransmitted and the handshake
                      (first SYN to the client's first ACK after a
