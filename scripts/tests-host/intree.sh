@@ -64,13 +64,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # 1. no drift from kmod/
-if "$top/scripts/gen-kernel-patches" "$tmp/fresh" >>"$log" 2>&1 &&
-	diff -r -u "$top/kernel-patches" "$tmp/fresh" -x README.md >"$tmp/drift" 2>&1; then
+if ! "$top/scripts/gen-kernel-patches" "$tmp/fresh" >"$tmp/gen.log" 2>&1; then
+	notok "scripts/gen-kernel-patches failed"
+	show "$tmp/gen.log"
+elif diff -r -u "$top/kernel-patches" "$tmp/fresh" -x README.md >"$tmp/drift" 2>&1; then
 	ok "kernel-patches/ is what scripts/gen-kernel-patches makes from kmod/"
 else
 	notok "kernel-patches/ differs from what scripts/gen-kernel-patches makes from kmod/: run scripts/gen-kernel-patches (make kernel-patches) and commit the result"
 	show "$tmp/drift" 30
-	tail -n 5 "$log" | sed 's/^/#   /'
 fi
 
 # the cache: one tree per linux-source version, one test at a time
