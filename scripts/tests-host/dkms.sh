@@ -43,6 +43,7 @@ if [ -z "$kver" ] || [ ! -d "/lib/modules/$kver/build" ]; then
 fi
 
 # one DKMS test at a time on this machine
+mkdir -p /run/lock
 exec 9>/run/lock/ecnproxy-dkms-test.lock
 flock -w 600 9 || { notok "dkms: /run/lock/ecnproxy-dkms-test.lock busy for 10 min"; exit 0; }
 

@@ -6,9 +6,9 @@
 #   2. `git am` applies it to net/netfilter/ of Debian's linux-source-6.1;
 #   3. `patch -p1` applies it to a full linux-source-6.1 tree, kept in a
 #      cache outside the checkout ($ECNPROXY_CACHE/intree, default
-#      /var/cache/ecnproxy/intree): extracted once per linux-source
-#      version, and only the files the series touches are reset before
-#      each run;
+#      /var/cache/ecnproxy/intree, ~/.cache/ecnproxy/intree when not
+#      root): extracted once per linux-source version, and only the
+#      files the series touches are reset before each run;
 #   4. `make olddefconfig` from Debian's config of the guest kernel
 #      (/boot/config-$KVER) with the series' options set to m keeps them m;
 #   5. `make modules_prepare` (incremental after the first run);
@@ -36,7 +36,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
 kver=${KVER:-$("$top/scripts/kver.sh")}
 tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-cache=${ECNPROXY_CACHE:-/var/cache/ecnproxy}/intree
+# root's default is the machine's cache, everyone else's their own
+if [ "$(id -u)" -eq 0 ]; then
+	cache=${ECNPROXY_CACHE:-/var/cache/ecnproxy}/intree
+else
+	cache=${ECNPROXY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ecnproxy}/intree
+fi
 jobs=${INTREE_JOBS:-2}
 log=$build/host/intree.log
 mkdir -p "$build/host"
