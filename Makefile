@@ -35,8 +35,8 @@ UNIT_LDLIBS := -lcmocka
 CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit check test vmtest matrix fairness bench-hook \
-	bench-flows clean help \
+.PHONY: all deps modules unit check test vmtest hosttest matrix fairness \
+	bench-hook bench-flows dkms-install dkms-remove kernel-patches clean help \
 	build-modules build-unit run-check
 
 all: modules
@@ -63,7 +63,7 @@ $(BUILD)/unit/%: kmod/tests/unit/%.c
 
 unit: deps
 	@$(SUBMAKE) build-unit
-	@VM=0 scripts/run-tests
+	@VM=0 HOST=0 scripts/run-tests
 
 build-unit: $(UNIT_BINS)
 
@@ -83,7 +83,24 @@ test: deps
 
 vmtest: deps
 	@$(SUBMAKE) build-modules
-	@UNIT=0 scripts/run-tests
+	@UNIT=0 HOST=0 scripts/run-tests
+
+# The host tests of `make test` alone (scripts/tests-host/*.sh: DKMS, the
+# in-tree patch series), no VM.
+hosttest: deps
+	@UNIT=0 VM=0 HOST=1 scripts/run-tests
+
+# Installing on a router (README "On a home router").  No `deps` first: a
+# router needs dkms and its kernel's headers, not the testbed's packages.
+dkms-install:
+	@scripts/dkms install $(KVER)
+
+dkms-remove:
+	@scripts/dkms remove
+
+# Regenerate kernel-patches/ from kmod/ (checked by the host test intree).
+kernel-patches: deps
+	@scripts/gen-kernel-patches
 
 # The throughput matrix (README "The throughput matrix"): PROFILE=quick|thesis|smoke
 # (scripts/profiles/*.json), FEEDBACK=none|drop|dupack (default: the module's),

@@ -132,6 +132,13 @@ def main():
         md = ""
     check("## Headline" in md and "srvecn+proxy / bothecn" in md and prof["note"] in md,
           "summary.md has the headline ratios and the profile note")
+    # records made before stalls.py have no breakdown: counted, not judged
+    nsc = sum(1 for r in recs if all("stall_causes" in r["capture"][s]["totals"]
+                                     for s in ("client_side", "server_side")))
+    print("# %d of %d records have the stall-cause breakdown" % (nsc, len(recs)))
+    check("## Stall causes" in md and (nsc == 0 or "| config | runs | `" in md
+                                       or "No stalls." in md),
+          "summary.md has the stall causes")
     pc = glob.glob(os.path.join(d, "**", "*.pcap"), recursive=True)
     check(not pc, "no pcaps left behind", "%d pcaps" % len(pc))
     return 1 if failed else 0

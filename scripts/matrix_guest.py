@@ -15,8 +15,9 @@ in plan order:
   change), client/server tcp_ecn and proxy on/off (+ feedback), captures on
   both sides of the proxy (proxy eth0 = client side, eth1 = server side,
   tcpdump -s 128), counters before, the transfer, counters after, per-flow
-  pcap analysis, fidelity checks, one JSON record (written atomically), pcap
-  deleted (kept under RESULTS_DIR/pcaps/ with --keep-pcaps).
+  pcap analysis (both captures together, for the stall causes), fidelity
+  checks, one JSON record (written atomically), pcap deleted (kept under
+  RESULTS_DIR/pcaps/ with --keep-pcaps).
 
 Prints "run i/n ID: ... | elapsed, ETA" per run.  Exit 0 when every run of
 the plan has a record, 1 otherwise.
@@ -481,14 +482,15 @@ def do_run(tb, run, plan, env, keep, resdir):
     time.sleep(0.2)  # the last ACKs reach the captures
     capst = tb.proxy("capture_stop", names=list(caps))
     phase("capture_stop")
+    # both captures together: each side's stall causes are judged with the
+    # other side's flows (stalls.py: the proxy's dupack hold, the ECN of
+    # N's data after the proxy)
+    ana = pcapflow.analyze_captures({n: f for n, (_dev, f) in caps.items()}, PORT,
+                                    {c.get("port") for c in xf["conns"]})
     for name, (dev, f) in caps.items():
         st = {"tcpdump": capst.get(name, {})}
-        flows = pcapflow.analyze(f, PORT)
-        ports = {c.get("port") for c in xf["conns"]}
-        flows = {str(k): v for k, v in flows.items() if k in ports}
-        capture[name] = {"node": "proxy", "dev": dev, "snaplen": 128,
-                         "tcpdump": st.get("tcpdump", {}),
-                         "flows": flows, "totals": pcapflow.totals(flows)}
+        capture[name] = dict({"node": "proxy", "dev": dev, "snaplen": 128,
+                              "tcpdump": st.get("tcpdump", {})}, **ana[name])
         if keep:
             os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
             shutil.move(f, os.path.join(resdir, "pcaps", os.path.basename(f)))

@@ -12,7 +12,9 @@
  *               tcpfwd_set_hooks();
  *   packets     tcpfwd_parse() finds the TCP header and the flow key;
  *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
- *               with incremental checksums;
+ *               with incremental checksums (skb->csum too under
+ *               CHECKSUM_COMPLETE; tcpfwd_csum_complete_add() for a user's
+ *               own edits of an IPv6 header, see tcpfwd_iph.h);
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_insert()
  *               bounded by the caller's limit, tcpfwd_flow_count(); the
  *               table is an rhashtable, sized by its number of flows, and
@@ -21,7 +23,8 @@
  *               each segment, tcpfwd_pass_on() sends a packet (a segment,
  *               an injected copy) on as if the hook had accepted it.
  *
- * The pure option helpers (tcpfwd_opt.h) are part of the same module.
+ * The pure option helpers (tcpfwd_opt.h) and IP header edits
+ * (tcpfwd_iph.h) are part of the same module.
  *
  * Why a module of its own, not a copy compiled into each user: the code is
  * loaded once; each symbol has one definition, so both users can also be
@@ -34,7 +37,9 @@
  * rhashtable's (per-bucket locks); each flow's private state and its dead
  * flag are protected by flow->lock.  Flows are kmalloc()ed (the
  * user's struct begins with struct tcpfwd_flow) and freed with kfree_rcu(),
- * so the user's module exit must rcu_barrier().
+ * so the user's module exit must rcu_barrier().  They are charged to the
+ * memory cgroup of the task that created the namespace (tcpfwd_net_init(),
+ * tcpfwd_flow.c), and bounded by the user's limit.
  */
 #ifndef _TCPFWD_H
 #define _TCPFWD_H
@@ -47,8 +52,10 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/tcp.h>
+#include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 
+struct mem_cgroup;
 struct seq_file;
 
 /* Both endpoints, the lower (address, port) first; IPv4 in the first word. */
@@ -97,6 +104,38 @@ enum tcpfwd_insert_err {
 	TCPFWD_INSERT_EXISTS,	/* another CPU inserted the key first */
 };
 
+/*
+ * A set of per-CPU 64-bit counters (u64_stats_sync, so that a 32-bit
+ * reader never sees a torn value).  Writers run in softirq context (the
+ * hooks) and in process context (the hooks after an NFQUEUE verdict, the
+ * collector, configuration writes): tcpfwd_stats_add() pins the CPU and
+ * takes the _irqsave update section, which on 32-bit machines disables
+ * interrupts so that a softirq writer cannot nest inside a process-context
+ * writer on the same CPU (usage rules 1-3 of u64_stats_sync.h); on 64-bit
+ * machines the section is empty and the update one local64_add().
+ */
+struct tcpfwd_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t v[];
+};
+
+struct tcpfwd_stats __percpu *tcpfwd_stats_alloc(unsigned int n);
+void tcpfwd_stats_free(struct tcpfwd_stats __percpu *stats);
+u64 tcpfwd_stats_sum(struct tcpfwd_stats __percpu *stats, unsigned int i);
+
+/* Add @n to counter @i; any context (see struct tcpfwd_stats). */
+static inline void tcpfwd_stats_add(struct tcpfwd_stats __percpu *stats,
+				    unsigned int i, unsigned long n)
+{
+	struct tcpfwd_stats *s = get_cpu_ptr(stats);
+	unsigned long flags;
+
+	flags = u64_stats_update_begin_irqsave(&s->syncp);
+	u64_stats_add(&s->v[i], n);
+	u64_stats_update_end_irqrestore(&s->syncp, flags);
+	put_cpu_ptr(stats);
+}
+
 struct tcpfwd_net;
 
 /* What a user module is, for tcpfwd_net_init(). */
@@ -122,7 +161,8 @@ struct tcpfwd_net {
 	struct net *net;
 	const struct tcpfwd_ops *ops;
 	struct tcpfwd_flowtab ft;
-	u64 __percpu *stats;		/* ops->nr_stats counters */
+	struct tcpfwd_stats __percpu *stats;	/* ops->nr_stats counters */
+	struct mem_cgroup *memcg;	/* charged for the flows, or NULL */
 	struct proc_dir_entry *proc_dir;
 	struct delayed_work gc_work;
 	struct mutex hook_mutex;	/* serialises hook (un)registration */
@@ -140,21 +180,23 @@ static inline unsigned int tcpfwd_flow_count(const struct tcpfwd_net *tn)
 	return atomic_read(&tn->ft.count);
 }
 
-static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
+/* Bump one of the user's counters; any context. */
+static inline void tcpfwd_add(struct tcpfwd_net *tn, unsigned int stat,
+			      unsigned long n)
 {
-	this_cpu_inc(tn->stats[stat]);
+	tcpfwd_stats_add(tn->stats, stat, n);
 }
 
-static inline void tcpfwd_add(struct tcpfwd_net *tn, unsigned int stat,
-			      u64 n)
+static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
 {
-	this_cpu_add(tn->stats[stat], n);
+	tcpfwd_stats_add(tn->stats, stat, 1);
 }
 
 int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
 int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn);
+void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff);
 
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 				       const struct tcpfwd_flow_key *key);

@@ -5,8 +5,10 @@
  * lookups stay RCU and O(1) at any size), bounded by the user's limit with
  * an exact count, and a collector that walks it in slices.
  */
+#include <linux/memcontrol.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "tcpfwd.h"
@@ -51,6 +53,41 @@ struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 }
 EXPORT_SYMBOL_GPL(tcpfwd_flow_lookup);
 
+/*
+ * Memory cgroup charging of the flows.  What mm/memcontrol.c of 6.1 does
+ * with a __GFP_ACCOUNT slab allocation: memcg_slab_pre_alloc_hook() asks
+ * get_obj_cgroup_from_current(), which charges nobody when
+ * memcg_kmem_bypass() says so: no remote memcg is active (active_memcg():
+ * the per-CPU int_active_memcg when !in_task(), current->active_memcg in a
+ * task) and either !in_task() or the task is a kernel thread or has no mm.
+ * Our hooks run mostly in softirq context (NET_RX, also when softirqs run
+ * from local_bh_enable() in a task or in ksoftirqd: __do_softirq() adds
+ * SOFTIRQ_OFFSET, so in_task() is false), where a plain __GFP_ACCOUNT
+ * charges nothing; sometimes in a task, for which in_task() is true even
+ * with BHs disabled (after an NFQUEUE verdict; a packet that a tun
+ * writer's write(2) delivers inline, tun_rx_batched()), where it would
+ * charge whichever task that is.  So the allocation runs in the remote
+ * charging scope of set_active_memcg() (as drivers/block/loop.c and the
+ * BPF map allocators of kernel/bpf/syscall.c do), which sets
+ * int_active_memcg in softirq and current->active_memcg in a task: the
+ * flows are charged to the namespace creator's memcg (tcpfwd_net_init())
+ * in every context.  try_charge_memcg() does not fail
+ * a charge that cannot block but has __GFP_HIGH (GFP_ATOMIC): it is forced
+ * over memory.max with a MEMCG_MAX event, so the flows show in that
+ * cgroup's memory.current and its own tasks pay by reclaim (or OOM), while
+ * the user's limit (max_flows) stays the hard bound per namespace.
+ */
+static struct tcpfwd_flow *tcpfwd_flow_alloc(struct tcpfwd_net *tn)
+{
+	struct mem_cgroup *old = set_active_memcg(tn->memcg);
+	struct tcpfwd_flow *f;
+
+	f = kzalloc(tn->ft.flow_size,
+		    GFP_ATOMIC | __GFP_NOWARN | __GFP_ACCOUNT);
+	set_active_memcg(old);
+	return f;
+}
+
 /**
  * tcpfwd_flow_insert - add a flow, unless the table is full
  * @tn: the user's netns state (its table, and its collector, which is
@@ -82,7 +119,7 @@ struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
 		*err = TCPFWD_INSERT_FULL;
 		return NULL;
 	}
-	f = kzalloc(t->flow_size, GFP_ATOMIC | __GFP_NOWARN);
+	f = tcpfwd_flow_alloc(tn);
 	if (!f)
 		goto nomem;
 	f->key = *key;

@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
@@ -16,6 +17,65 @@
 #include "tcpfwd.h"
 #include "tcpfwd_internal.h"
 
+/**
+ * tcpfwd_stats_alloc - allocate a set of per-CPU counters
+ * @n: how many
+ *
+ * Return: the zeroed set (see struct tcpfwd_stats), or NULL.
+ */
+struct tcpfwd_stats __percpu *tcpfwd_stats_alloc(unsigned int n)
+{
+	struct tcpfwd_stats __percpu *stats;
+	struct tcpfwd_stats *s;
+	int cpu;
+
+	stats = __alloc_percpu(struct_size(s, v, n),
+			       __alignof__(struct tcpfwd_stats));
+	if (!stats)
+		return NULL;
+	for_each_possible_cpu(cpu)
+		u64_stats_init(&per_cpu_ptr(stats, cpu)->syncp);
+	return stats;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_stats_alloc);
+
+/* free_percpu() may be called from atomic context (RCU callbacks). */
+void tcpfwd_stats_free(struct tcpfwd_stats __percpu *stats)
+{
+	free_percpu(stats);
+}
+EXPORT_SYMBOL_GPL(tcpfwd_stats_free);
+
+/**
+ * tcpfwd_stats_sum - one counter summed over the CPUs
+ * @stats: the set
+ * @i: the counter
+ *
+ * Each CPU's value is read whole (u64_stats_fetch_begin/retry); the sum is
+ * not a snapshot of all CPUs at one instant.  Any context.
+ *
+ * Return: the sum.
+ */
+u64 tcpfwd_stats_sum(struct tcpfwd_stats __percpu *stats, unsigned int i)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct tcpfwd_stats *s = per_cpu_ptr(stats, cpu);
+		unsigned int start;
+		u64 v;
+
+		do {
+			start = u64_stats_fetch_begin(&s->syncp);
+			v = u64_stats_read(&s->v[i]);
+		} while (u64_stats_fetch_retry(&s->syncp, start));
+		sum += v;
+	}
+	return sum;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_stats_sum);
+
 /* /proc/net/<name>/stats: the counters summed over CPUs, then the table. */
 static int tcpfwd_stats_show(struct seq_file *seq, void *v)
 {
@@ -23,15 +83,10 @@ static int tcpfwd_stats_show(struct seq_file *seq, void *v)
 	struct tcpfwd_net *tn = pde_data(file_inode(seq->file));
 	const struct tcpfwd_ops *ops = tn->ops;
 	unsigned int i;
-	int cpu;
 
-	for (i = 0; i < ops->nr_stats; i++) {
-		u64 sum = 0;
-
-		for_each_possible_cpu(cpu)
-			sum += READ_ONCE(*per_cpu_ptr(&tn->stats[i], cpu));
-		seq_printf(seq, "%s %llu\n", ops->stat_names[i], sum);
-	}
+	for (i = 0; i < ops->nr_stats; i++)
+		seq_printf(seq, "%s %llu\n", ops->stat_names[i],
+			   tcpfwd_stats_sum(tn->stats, i));
 	seq_printf(seq, "flows_active %u\n", tcpfwd_flow_count(tn));
 	/* memory per flow: the struct and the kmalloc bucket it lands in */
 	seq_printf(seq, "flow_struct_bytes %zu\n", ops->flow_size);
@@ -205,7 +260,10 @@ EXPORT_SYMBOL_GPL(tcpfwd_set_hooks);
  *
  * Allocates the counters and the flow table and creates /proc/net/<name>/
  * with its "stats" file; the user adds its own files to tn->proc_dir.  The
- * hooks stay off until tcpfwd_set_hooks().
+ * hooks stay off until tcpfwd_set_hooks().  The flows will be charged to
+ * the memory cgroup of the current task: the one that creates the
+ * namespace, or for the namespaces that exist when the user module is
+ * loaded, the one that loads it.
  *
  * Return: 0 or -ENOMEM, with nothing left allocated.
  */
@@ -229,9 +287,10 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 		};
 	}
 
-	tn->stats = __alloc_percpu(ops->nr_stats * sizeof(u64), sizeof(u64));
+	tn->stats = tcpfwd_stats_alloc(ops->nr_stats);
 	if (!tn->stats)
 		return -ENOMEM;
+	tn->memcg = get_mem_cgroup_from_mm(current->mm);
 	err = tcpfwd_flowtab_init(&tn->ft, ops->flow_size);
 	if (err)
 		goto err_stats;
@@ -253,7 +312,8 @@ err_proc:
 err_ft:
 	tcpfwd_flowtab_destroy(&tn->ft);
 err_stats:
-	free_percpu(tn->stats);
+	mem_cgroup_put(tn->memcg);
+	tcpfwd_stats_free(tn->stats);
 	return err;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_net_init);
@@ -272,7 +332,8 @@ void tcpfwd_net_exit(struct tcpfwd_net *tn)
 	remove_proc_subtree(tn->ops->name, tn->net->proc_net);
 	cancel_delayed_work_sync(&tn->gc_work);
 	tcpfwd_flowtab_destroy(&tn->ft);
-	free_percpu(tn->stats);
+	mem_cgroup_put(tn->memcg);
+	tcpfwd_stats_free(tn->stats);
 }
 EXPORT_SYMBOL_GPL(tcpfwd_net_exit);
 

@@ -130,21 +130,33 @@ u32 tcpfwd_csum_sub(u32 a, u32 b)
 }
 EXPORT_SYMBOL_GPL(tcpfwd_csum_sub);
 
+/* One byte in its place in a 16-bit word: the first if @first. */
+static u16 tcpfwd_csum_byte(u8 b, bool first)
+{
+	u8 w[2] = { 0, 0 };
+	u16 v;
+
+	w[!first] = b;
+	memcpy(&v, w, sizeof(v));
+	return v;
+}
+
 u32 tcpfwd_csum_bytes(const u8 *base, unsigned int off, unsigned int len)
 {
-	unsigned int i;
+	unsigned int i = off, end = off + len;
 	u32 sum = 0;
+	u16 v;
 
-	for (i = off; i < off + len; i++) {
-		u8 w[2] = { 0, 0 };
-		u16 v;
-
-		/* Byte at an even offset is the first byte of its word. */
-		w[i & 1] = base[i];
-		memcpy(&v, w, sizeof(v));
+	/* A byte at an even offset is the first byte of its word. */
+	if ((i & 1) && i < end)
+		sum += tcpfwd_csum_byte(base[i++], false);
+	for (; i + 1 < end; i += 2) {
+		memcpy(&v, base + i, sizeof(v));
 		sum += v;
 	}
-	/* len * 0xffff: no 32-bit overflow for any len below 64K. */
+	if (i < end)
+		sum += tcpfwd_csum_byte(base[i], true);
+	/* len / 2 * 0xffff: no 32-bit overflow for any len below 64K. */
 	return sum;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_csum_bytes);

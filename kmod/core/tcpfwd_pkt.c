@@ -14,6 +14,7 @@
 #include <net/tcp.h>
 
 #include "tcpfwd.h"
+#include "tcpfwd_iph.h"
 
 static void tcpfwd_key_fill(struct tcpfwd_pkt *p, const void *saddr,
 			    const void *daddr, size_t alen)
@@ -127,27 +128,49 @@ int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 EXPORT_SYMBOL_GPL(tcpfwd_set_tcp_flags);
 
 /**
- * tcpfwd_set_ecn - set the IP ECN field (IPv4 header checksum fixed)
+ * tcpfwd_csum_complete_add - keep skb->csum right after an IP header edit
+ * @skb: the packet, whose network header is at skb->data
+ * @diff: the sum difference of the edit (tcpfwd_iph.h)
+ *
+ * Under CHECKSUM_COMPLETE skb->csum covers the whole packet from skb->data,
+ * as in IP6_ECN_set_ce().
+ */
+void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff)
+{
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->csum = csum_add(skb->csum, (__force __wsum)diff);
+}
+EXPORT_SYMBOL_GPL(tcpfwd_csum_complete_add);
+
+/**
+ * tcpfwd_set_ecn - set the IP ECN field
  * @skb: the packet
  * @family: NFPROTO_IPV4 or NFPROTO_IPV6
  * @ecn: INET_ECN_* codepoint
  *
- * The ECN field is not covered by the TCP checksum.
+ * The ECN field is not covered by the TCP checksum.  IPv4: the header
+ * checksum is updated with it, so the header's sum (and skb->csum under
+ * CHECKSUM_COMPLETE) does not change; IPv6: skb->csum is updated as
+ * IP6_ECN_set_ce() does.
  *
  * Return: 0 or -ENOMEM.
  */
 int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn)
 {
 	unsigned int len = skb_network_offset(skb);
+	u32 diff;
 
 	len += family == NFPROTO_IPV4 ? sizeof(struct iphdr) :
 					sizeof(struct ipv6hdr);
 	if (skb_ensure_writable(skb, len))
 		return -ENOMEM;
-	if (family == NFPROTO_IPV4)
+	if (family == NFPROTO_IPV4) {
 		ipv4_change_dsfield(ip_hdr(skb), (u8)~INET_ECN_MASK, ecn);
-	else
-		ipv6_change_dsfield(ipv6_hdr(skb), (u8)~INET_ECN_MASK, ecn);
+	} else {
+		diff = tcpfwd_ip6_change_dsfield(skb_network_header(skb),
+						 (u8)~INET_ECN_MASK, ecn);
+		tcpfwd_csum_complete_add(skb, diff);
+	}
 	return 0;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_set_ecn);

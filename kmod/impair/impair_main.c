@@ -14,17 +14,24 @@
  *   - the rules of a namespace in /proc/net/impair/rules: an RCU-protected
  *     array replaced as a whole by each write(2), which is one transaction
  *     ("flush" lines and rule lines, all or nothing: an invalid line fails
- *     the write with EINVAL, changes nothing and is logged with its line
- *     number and token); reading lists "flush" and the rules in canonical
+ *     the write with EINVAL, changes nothing and is logged, ratelimited,
+ *     with its line number and its token, non-printable bytes escaped);
+ *     reading lists "flush" and the rules in canonical
  *     syntax with "# hits N", which can be written back as is;
  *   - per-flow state (segment count, initiator, random ISN offsets) in the
  *     bounded, expiring RCU flow table of tcpfwd.ko (kmod/core/tcpfwd.h),
- *     which also keeps the counters, the hooks and procfs for it;
+ *     which also keeps the counters, the hooks and procfs for it; looked
+ *     up only while a rule needs it (impair_rule_needs_flow()), so a plain
+ *     strip rule costs a parse, a match and one read-only option walk, and
+ *     the packet is made writable only when something changes;
  *   - header edits after skb_ensure_writable(), with incremental checksums
- *     that are correct under CHECKSUM_PARTIAL; option compaction works in
- *     place on GSO packets too (the IP header moves, the payload stays); a
- *     GSO packet is segmented first only when a rule would drop one of its
- *     segments or an "after N" boundary falls inside it;
+ *     that are correct under CHECKSUM_PARTIAL, and skb->csum kept right
+ *     under CHECKSUM_COMPLETE; option compaction works in place on GSO
+ *     packets too (the IP header, and the link-layer header in front of
+ *     it, which a bridged frame keeps, move; the payload stays), and skips
+ *     BIG TCP packets (no IP length to change); a GSO packet is segmented
+ *     first only when a rule would drop one of its segments or an "after
+ *     N" boundary falls inside it;
  *   - per-CPU counters in /proc/net/impair/stats, per-CPU hit counters per
  *     rule.
  */
@@ -36,7 +43,6 @@
 #include <linux/netfilter_bridge.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
-#include <linux/percpu.h>
 #include <linux/proc_fs.h>
 #include <linux/random.h>
 #include <linux/refcount.h>
@@ -51,16 +57,56 @@
 
 #include "../core/tcpfwd.h"
 #include "../core/tcpfwd_opt.h"
+#include "../core/tcpfwd_iph.h"
 #include "impair_seqadj.h"
 #include "impair_rule.h"
 
-static unsigned int max_flows = 65536;
-module_param(max_flows, uint, 0644);
-MODULE_PARM_DESC(max_flows, "flow table bound per namespace (default 65536)");
+/*
+ * The module parameters are global (root writes them in
+ * /sys/module/impair/parameters/) and bounded like the proxy's sysctls:
+ * max_flows up to 2^20 per namespace, flow_timeout up to a day, so that
+ * flow_timeout * HZ cannot overflow.  An out-of-range value (at insmod
+ * time too) is rejected whole with EINVAL and a ratelimited log line.
+ */
+struct impair_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+};
 
-static unsigned int flow_timeout = 300;
-module_param(flow_timeout, uint, 0644);
-MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten (default 300)");
+static int impair_param_set(const char *buf, const struct kernel_param *kp)
+{
+	struct impair_param *p = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(buf, 0, &v) || v < p->min || v > p->max) {
+		pr_warn_ratelimited("parameter %s rejected: must be %u..%u\n",
+				    kp->name, p->min, p->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int impair_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct impair_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(p->val));
+}
+
+static const struct kernel_param_ops impair_param_ops = {
+	.set	= impair_param_set,
+	.get	= impair_param_get,
+};
+
+static struct impair_param max_flows = { 65536, 1, 1U << 20 };
+module_param_cb(max_flows, &impair_param_ops, &max_flows, 0644);
+MODULE_PARM_DESC(max_flows, "flow table bound per namespace, 1..1048576 (default 65536)");
+
+static struct impair_param flow_timeout = { 300, 1, 86400 };
+module_param_cb(flow_timeout, &impair_param_ops, &flow_timeout, 0644);
+MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten, 1..86400 (default 300)");
 
 #define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
 #define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
@@ -73,6 +119,8 @@ enum impair_stat {
 	IMPAIR_STAT_OPTS_NOPPED,
 	IMPAIR_STAT_SEGS_COMPACTED,
 	IMPAIR_STAT_BYTES_COMPACTED,
+	IMPAIR_STAT_COMPACT_JUMBO,
+	IMPAIR_STAT_COMPACT_BRIDGED,
 	IMPAIR_STAT_MSS_SET,
 	IMPAIR_STAT_WSCALE_SET,
 	IMPAIR_STAT_WINDOW_SET,
@@ -102,6 +150,8 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 	[IMPAIR_STAT_OPTS_NOPPED]	= "opts_nopped",
 	[IMPAIR_STAT_SEGS_COMPACTED]	= "segs_compacted",
 	[IMPAIR_STAT_BYTES_COMPACTED]	= "bytes_compacted",
+	[IMPAIR_STAT_COMPACT_JUMBO]	= "compact_jumbo_skipped",
+	[IMPAIR_STAT_COMPACT_BRIDGED]	= "compact_bridged_skipped",
 	[IMPAIR_STAT_MSS_SET]		= "mss_set",
 	[IMPAIR_STAT_WSCALE_SET]	= "wscale_set",
 	[IMPAIR_STAT_WINDOW_SET]	= "window_set",
@@ -125,13 +175,20 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 /* A rule and its hit counter; shared by consecutive rule sets. */
 struct impair_krule {
 	struct impair_rule r;
-	u64 __percpu *hits;
+	struct tcpfwd_stats __percpu *hits;	/* one counter */
 	refcount_t ref;
 };
 
+/*
+ * A rule set, replaced whole under RCU, with what its rules need: the
+ * packet path looks a flow up (and creates it) only if needs_flow, and
+ * checks whether a GSO packet must be segmented only if may_split.
+ */
 struct impair_ruleset {
 	struct rcu_head rcu;
 	unsigned int n;
+	bool needs_flow;	/* some impair_rule_needs_flow() */
+	bool may_split;		/* some impair_rule_may_split() */
 	struct impair_krule *rules[];
 };
 
@@ -169,7 +226,8 @@ static void impair_count(struct impair_net *in, enum impair_stat s)
 	tcpfwd_count(&in->tn, s);
 }
 
-static void impair_add(struct impair_net *in, enum impair_stat s, u64 n)
+static void impair_add(struct impair_net *in, enum impair_stat s,
+		       unsigned long n)
 {
 	tcpfwd_add(&in->tn, s, n);
 }
@@ -179,7 +237,7 @@ static void impair_add(struct impair_net *in, enum impair_stat s, u64 n)
 static void impair_krule_put(struct impair_krule *kr)
 {
 	if (refcount_dec_and_test(&kr->ref)) {
-		free_percpu(kr->hits);
+		tcpfwd_stats_free(kr->hits);
 		kfree(kr);
 	}
 }
@@ -195,20 +253,10 @@ static void impair_ruleset_free(struct impair_ruleset *rs)
 	kfree(rs);
 }
 
-/* free_percpu() may be called from atomic context, so from RCU callbacks. */
+/* tcpfwd_stats_free() may run in atomic context: in RCU callbacks too. */
 static void impair_ruleset_free_rcu(struct rcu_head *head)
 {
 	impair_ruleset_free(container_of(head, struct impair_ruleset, rcu));
-}
-
-static u64 impair_krule_hits(const struct impair_krule *kr)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(*per_cpu_ptr(kr->hits, cpu));
-	return sum;
 }
 
 /*
@@ -233,7 +281,7 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 
 		if (!kr)
 			goto nomem;
-		kr->hits = alloc_percpu(u64);
+		kr->hits = tcpfwd_stats_alloc(1);
 		if (!kr->hits) {
 			kfree(kr);
 			goto nomem;
@@ -249,6 +297,10 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 		rs->rules[i] = old->rules[i];
 	}
 	rs->n = nkeep + n;
+	for (i = 0; i < rs->n; i++) {
+		rs->needs_flow |= impair_rule_needs_flow(&rs->rules[i]->r);
+		rs->may_split |= impair_rule_may_split(&rs->rules[i]->r);
+	}
 	return rs;
 
 nomem:
@@ -277,7 +329,8 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 			       &perr);
 	if (n < 0) {
 		mutex_unlock(&in->lock);
-		pr_warn_ratelimited("rules: line %u rejected: %s: '%.*s'\n",
+		/* ratelimited, and the user's bytes escaped (%pE) */
+		pr_warn_ratelimited("rules: line %u rejected: %s: '%*pE'\n",
 				    perr.line, perr.msg,
 				    (int)min(perr.toklen, 64U),
 				    perr.tok ? perr.tok : "");
@@ -341,11 +394,58 @@ static void impair_seg_edit_failed(struct impair_net *in,
 }
 
 /*
+ * The options of @mask in the segment's TCP header, found by one
+ * read-only walk (impair_strip_scan()): the packet is made writable only
+ * if there is something to strip.  Returns their number, or a negative
+ * code for a malformed block (counted).
+ */
+static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
+			     struct impair_seg *s,
+			     const struct impair_kindmask *mask,
+			     struct impair_strip_plan *plan)
+{
+	u8 buf[TCPFWD_TCPHDR_MAX];
+	const u8 *th;
+	int ret;
+
+	/* in the linear area as a rule: no copy */
+	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+	if (!th)
+		return TCPFWD_OPT_EHDR;
+	ret = impair_strip_scan(th, s->p.thlen, mask, plan);
+	if (ret < 0)
+		impair_seg_malformed(in, s);
+	return ret;
+}
+
+/*
+ * How many bytes in front of skb->data compaction moves too: the
+ * link-layer header, if there is one in front of the data.  A bridged
+ * packet (br_netfilter) gets its Ethernet header (and a VLAN or PPPoE
+ * header) back by the skb_push() of br_dev_queue_push_xmit() after the IP
+ * hooks, so those bytes must move with the IP header or the frame leaves
+ * with stale bytes in its Ethernet header; skb->mac_header says where they
+ * are.  A routed packet's is rebuilt by the neighbour layer, but moving it
+ * keeps skb_mac_header() right for later hooks (NFLOG, NFQUEUE).  -1 if a
+ * bridged packet has no usable mac header: then it is not compacted.
+ */
+static int impair_l2_len(const struct sk_buff *skb)
+{
+	if (skb_mac_header_was_set(skb) && skb_mac_offset(skb) < 0)
+		return -skb_mac_offset(skb);
+	return tcpfwd_bridged(skb) ? -1 : 0;
+}
+
+/*
  * Remove options and compact the header in place: the rebuilt header ends
- * where the old one ended, the IP header moves forward by the bytes removed
- * and is pulled.  The payload never moves, so this works on paged and GSO
- * packets (gso_size is payload only; the pseudo-header length in a
- * CHECKSUM_PARTIAL check field is the total TCP length, adjusted here).
+ * where the old one ended; the headers in front of it (link layer, see
+ * impair_l2_len(), IP and IPv6 extension headers) move forward by the
+ * bytes removed and are pulled.  The payload never moves, so this works on
+ * paged and GSO packets (gso_size is payload only; the pseudo-header length
+ * in a CHECKSUM_PARTIAL check field is the total TCP length, adjusted
+ * here).  skb_ensure_writable() has made the head private or its clone
+ * writable from skb->head on, so the headroom is writable too.  A BIG TCP
+ * packet (no IP length field) is skipped and counted.
  */
 static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 			   struct impair_seg *s,
@@ -353,13 +453,26 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 {
 	unsigned int noff = skb_network_offset(skb), thoff = s->p.thoff;
 	unsigned int old_tcplen = skb->len - thoff, removed;
+	struct impair_strip_plan plan;
 	struct impair_strip_res res;
+	int l2len = impair_l2_len(skb);
 	struct tcphdr *th;
+	u32 diff;
 	u8 *src;
 	int ret;
 
-	if (noff > thoff)
+	if (noff > thoff || impair_strip_find(in, skb, s, mask, &plan) <= 0)
 		return false;
+	/* the most compaction can remove is every option byte */
+	if (tcpfwd_ip_len(skb_network_header(skb)) <=
+	    s->p.thlen - sizeof(struct tcphdr)) {
+		impair_count(in, IMPAIR_STAT_COMPACT_JUMBO);
+		return false;
+	}
+	if (l2len < 0) {
+		impair_count(in, IMPAIR_STAT_COMPACT_BRIDGED);
+		return false;
+	}
 	th = impair_th(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
@@ -380,25 +493,19 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	inet_proto_csum_replace4(&th->check, skb, htonl(old_tcplen),
 				 htonl(old_tcplen - removed), true);
 	/* move everything in front of the TCP header and pull */
-	src = skb->data;
-	memmove(src + removed, src, thoff);
+	src = skb->data - l2len;
+	memmove(src + removed, src, l2len + thoff);
 	__skb_pull(skb, removed);
+	if (l2len)
+		skb_set_mac_header(skb, -l2len);
 	skb_set_network_header(skb, noff);
 	skb_set_transport_header(skb, thoff);
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		skb->csum_start = skb_transport_header(skb) - skb->head;
 
-	if (s->family == NFPROTO_IPV4) {
-		struct iphdr *iph = ip_hdr(skb);
-		__be16 old = iph->tot_len;
-
-		iph->tot_len = htons(ntohs(old) - removed);
-		csum_replace2(&iph->check, old, iph->tot_len);
-	} else {
-		struct ipv6hdr *ip6h = ipv6_hdr(skb);
-
-		ip6h->payload_len = htons(ntohs(ip6h->payload_len) - removed);
-	}
+	/* cannot fail: the length was checked above */
+	tcpfwd_ip_shrink(skb_network_header(skb), removed, &diff);
+	tcpfwd_csum_complete_add(skb, diff);
 	s->p.thlen = res.new_hdrlen;
 	impair_count(in, IMPAIR_STAT_SEGS_COMPACTED);
 	impair_add(in, IMPAIR_STAT_BYTES_COMPACTED, removed);
@@ -409,20 +516,20 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 			     struct impair_seg *s,
 			     const struct impair_kindmask *mask)
 {
+	struct impair_strip_plan plan;
 	struct impair_strip_res res;
 	struct tcphdr *th;
 	int ret;
 
+	ret = impair_strip_find(in, skb, s, mask, &plan);
+	if (ret <= 0)
+		return false;
 	th = impair_th(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
-	ret = impair_strip_opts_nop((u8 *)th, s->p.thlen, mask, &res);
-	if (ret < 0)
-		impair_seg_malformed(in, s);
-	if (ret <= 0)
-		return false;
+	impair_strip_apply_nop((u8 *)th, &plan, &res);
 	impair_csum_diff(skb, th, res.csum_diff);
 	impair_add(in, IMPAIR_STAT_OPTS_NOPPED, ret);
 	return true;
@@ -600,24 +707,26 @@ static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 	ef->fin = 0;
 }
 
+/* Without flow state: the initiator is key.lo_* (impair_sender_is_a()). */
+static bool impair_guess_a_is_lo(const struct tcpfwd_pkt *p)
+{
+	return impair_sender_is_a(tcp_flag_byte(&p->th)) == p->src_is_lo;
+}
+
 static struct impair_flow *impair_flow_get(struct impair_net *in,
 					   const struct tcpfwd_pkt *p, bool create)
 {
 	u8 fl = tcp_flag_byte(&p->th) & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST);
 	enum tcpfwd_insert_err err;
 	struct tcpfwd_flow *f;
-	bool a_is_lo;
 
 	f = tcpfwd_flow_lookup(&in->tn.ft, &p->key);
 	if (f)
 		return container_of(f, struct impair_flow, base);
 	if ((fl & TCPHDR_RST) || !create)
 		return NULL;
-	/* a SYN-ACK's receiver is the initiator; else guess the sender */
-	a_is_lo = fl == (TCPHDR_SYN | TCPHDR_ACK) ? !p->src_is_lo :
-						   p->src_is_lo;
-	f = tcpfwd_flow_insert(&in->tn, &p->key, a_is_lo,
-			       READ_ONCE(max_flows), &err);
+	f = tcpfwd_flow_insert(&in->tn, &p->key, impair_guess_a_is_lo(p),
+			       READ_ONCE(max_flows.val), &err);
 	if (!f) {
 		impair_count(in, err == TCPFWD_INSERT_FULL ?
 			     IMPAIR_STAT_TABLE_FULL : IMPAIR_STAT_ALLOC_FAILED);
@@ -743,7 +852,7 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 		ef->fin |= ip->from_a ? 1 : 2;
 	ef->base.expires = jiffies +
 		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
-		 READ_ONCE(flow_timeout)) * HZ;
+		 READ_ONCE(flow_timeout.val)) * HZ;
 	snap->seq_on = ef->seq_on;
 	snap->seq_sack_fix = ef->seq_sack_fix;
 	snap->seq_both = ef->seq_both;
@@ -788,14 +897,20 @@ static unsigned int impair_process(struct impair_net *in,
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
 	bitmap_zero(hit, IMPAIR_MAX_RULES);
-	gso = gso && may_segment && !tcpfwd_bridged(skb);
+	gso = gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
 
-	ef = impair_flow_get(in, &s.p, rs->n > 0);
+	/*
+	 * The flow table only when a rule needs per-flow state, or a flow
+	 * may have seqrand offsets to apply (kept after their rule went).
+	 */
+	ef = NULL;
+	if (rs->needs_flow || atomic_read(&in->seq_flows))
+		ef = impair_flow_get(in, &s.p, rs->needs_flow);
 	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, hit, gso,
 				     &snap) : IMPAIR_STEP_DEAD;
 	if (step == IMPAIR_STEP_DEAD) {
-		/* untracked: the sender is taken as the initiator */
-		impair_fill_pkt(&ip, &s.p, s.p.src_is_lo, state);
+		/* untracked: roles from the flags (impair_sender_is_a()) */
+		impair_fill_pkt(&ip, &s.p, impair_guess_a_is_lo(&s.p), state);
 		if (impair_match_all(rs, &ip, hit, 0, gso) && gso)
 			step = IMPAIR_STEP_SPLIT;
 	}
@@ -818,7 +933,7 @@ static unsigned int impair_process(struct impair_net *in,
 
 		if (!impair_wants_drop(r, flags))
 			continue;
-		this_cpu_add(*rs->rules[i]->hits, s.nsegs);
+		tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
 		impair_add(in, r->act & IMPAIR_A_DROP ?
 			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
 			   s.nsegs);
@@ -826,7 +941,7 @@ static unsigned int impair_process(struct impair_net *in,
 	}
 	for_each_set_bit(i, hit, rs->n)
 		if (impair_edit(in, skb, &s, &rs->rules[i]->r, snap.seq_on))
-			this_cpu_add(*rs->rules[i]->hits, s.nsegs);
+			tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
 	/* seq/ack/SACK last, on the header as the other rules left it */
 	if (snap.seq_on)
 		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
@@ -925,7 +1040,7 @@ static int impair_rules_show(struct seq_file *seq, void *v)
 	for (i = 0; rs && i < rs->n; i++) {
 		impair_rule_format(&rs->rules[i]->r, line, sizeof(line));
 		seq_printf(seq, "%s # hits %llu\n", line,
-			   impair_krule_hits(rs->rules[i]));
+			   tcpfwd_stats_sum(rs->rules[i]->hits, 0));
 	}
 	mutex_unlock(&in->lock);
 	return 0;

@@ -180,10 +180,42 @@ struct impair_pkt {
 bool impair_rule_match(const struct impair_rule *r,
 		       const struct impair_pkt *p);
 
-/* The rule needs per-flow state to match or act. */
+/*
+ * Without flow state: is the sender of a segment with TCP flags
+ * @tcp_flags the initiator?  Known for a SYN (yes) and a SYN-ACK (no); a
+ * guess (yes) for any other segment.
+ */
+static inline bool impair_sender_is_a(u8 tcp_flags)
+{
+	return (tcp_flags & (0x02 | 0x10)) != (0x02 | 0x10);	/* SYN, ACK */
+}
+
+/* Matches on the roles of the ends (A, the initiator, and B). */
+#define IMPAIR_M_ROLES	(IMPAIR_M_DIR | IMPAIR_M_SRC | IMPAIR_M_DST | \
+			 IMPAIR_M_SPORT | IMPAIR_M_DPORT)
+
+/*
+ * The rule needs per-flow state to match or act: the segment count
+ * ("after"), the random offsets (seqrand), or the roles on segments other
+ * than SYN and SYN-ACK.  A rule restricted to SYNs or to SYN-ACKs
+ * (flags syn|synack) matches on roles without state: impair_sender_is_a()
+ * knows them.  A rule set none of whose rules needs state is matched
+ * without a flow table lookup.
+ */
 static inline bool impair_rule_needs_flow(const struct impair_rule *r)
 {
-	return (r->match & IMPAIR_M_AFTER) || (r->act & IMPAIR_A_SEQRAND);
+	if ((r->match & IMPAIR_M_AFTER) || (r->act & IMPAIR_A_SEQRAND))
+		return true;
+	return (r->match & IMPAIR_M_ROLES) && r->flags == IMPAIR_FLAGS_ALL;
+}
+
+/*
+ * On a GSO packet the rule may act on some segments only (a drop, or an
+ * "after" boundary inside the packet), so the packet may need segmenting.
+ */
+static inline bool impair_rule_may_split(const struct impair_rule *r)
+{
+	return (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK)) || r->after;
 }
 
 #endif /* _IMPAIR_RULE_H */

@@ -15,54 +15,104 @@ static bool impair_strippable(const struct impair_kindmask *mask,
 	       impair_kindmask_test(mask, o->kind);
 }
 
-/* Common prologue: check doff and validate the option block. */
-static int impair_strip_begin(const u8 *th, unsigned int buflen,
-			      struct impair_strip_res *res)
+/*
+ * The walk of tcpfwd_opt_next() and tcpfwd_opt_validate() (the same checks
+ * and error codes, in the same order; test_tcpfwd_opt.c checks that they
+ * agree), as one loop: this runs on every packet a strip rule matches, and
+ * the walker is a call per option into tcpfwd.ko.
+ */
+int impair_strip_scan(const u8 *th, unsigned int buflen,
+		      const struct impair_kindmask *mask,
+		      struct impair_strip_plan *plan)
 {
-	int hdrlen, ret;
+	const u8 *opts = th + TCPFWD_TCPHDR_LEN;
+	unsigned int off = 0, len, olen, count = 0;
+	int hdrlen;
 
 	hdrlen = tcpfwd_tcp_hdrlen(th, buflen);
 	if (hdrlen < 0)
 		return hdrlen;
-	ret = tcpfwd_opt_validate(th + TCPFWD_TCPHDR_LEN,
-				  hdrlen - TCPFWD_TCPHDR_LEN, NULL);
-	if (ret < 0)
-		return ret;
+	plan->hdrlen = hdrlen;
+	plan->n = 0;
+	len = hdrlen - TCPFWD_TCPHDR_LEN;	/* at most 40: doff < 16 */
+	while (off < len) {
+		u8 kind = opts[off];
+
+		if (kind == TCPFWD_OPT_EOL)
+			break;
+		if (kind == TCPFWD_OPT_NOP) {
+			off++;
+			continue;
+		}
+		if (len - off < 2)
+			return TCPFWD_OPT_ETRUNC;
+		olen = opts[off + 1];
+		if (olen < 2)
+			return TCPFWD_OPT_EBADLEN;
+		if (olen > len - off)
+			return TCPFWD_OPT_EOVERRUN;
+		if (++count > TCPFWD_OPT_MAX_OPTS)
+			return TCPFWD_OPT_ETOOMANY;
+		if (impair_kindmask_test(mask, kind)) {
+			plan->off[plan->n] = (u8)off;
+			plan->len[plan->n] = (u8)olen;
+			plan->n++;
+		}
+		off += olen;
+	}
+	return (int)plan->n;
+}
+
+static void impair_strip_res_init(struct impair_strip_res *res,
+				  unsigned int hdrlen)
+{
 	res->old_hdrlen = hdrlen;
 	res->new_hdrlen = hdrlen;
 	res->removed = 0;
 	res->stripped = 0;
 	res->csum_diff = 0;
-	return hdrlen;
+}
+
+/* The sum of @len NOP bytes at offset @off (see tcpfwd_csum_bytes()). */
+static u32 impair_nop_sum(unsigned int off, unsigned int len)
+{
+	static const u8 nop_word[2] = { TCPFWD_OPT_NOP, TCPFWD_OPT_NOP };
+	unsigned int first = (len + !(off & 1)) / 2;	/* at even offsets */
+
+	return first * tcpfwd_csum_bytes(nop_word, 0, 1) +
+	       (len - first) * tcpfwd_csum_bytes(nop_word, 1, 1);
+}
+
+int impair_strip_apply_nop(u8 *th, const struct impair_strip_plan *plan,
+			   struct impair_strip_res *res)
+{
+	u8 *opts = th + TCPFWD_TCPHDR_LEN;
+	u32 old_sum = 0, new_sum = 0;
+	unsigned int i;
+
+	impair_strip_res_init(res, plan->hdrlen);
+	for (i = 0; i < plan->n; i++) {
+		old_sum += tcpfwd_csum_bytes(opts, plan->off[i], plan->len[i]);
+		new_sum += impair_nop_sum(plan->off[i], plan->len[i]);
+		memset(opts + plan->off[i], TCPFWD_OPT_NOP, plan->len[i]);
+	}
+	if (plan->n)
+		tcpfwd_csum_acc(&res->csum_diff, old_sum, new_sum);
+	res->stripped = plan->n;
+	return plan->n;
 }
 
 int impair_strip_opts_nop(u8 *th, unsigned int buflen,
 			  const struct impair_kindmask *mask,
 			struct impair_strip_res *res)
 {
-	u8 *opts = th + TCPFWD_TCPHDR_LEN;
-	struct tcpfwd_opt_iter it;
-	struct tcpfwd_opt o;
-	int hdrlen, ret;
+	struct impair_strip_plan plan;
+	int ret;
 
-	hdrlen = impair_strip_begin(th, buflen, res);
-	if (hdrlen < 0)
-		return hdrlen;
-
-	tcpfwd_opt_iter_init(&it, opts, hdrlen - TCPFWD_TCPHDR_LEN);
-	while ((ret = tcpfwd_opt_next(&it, &o)) > 0) {
-		u32 old_sum;
-
-		if (!impair_strippable(mask, &o))
-			continue;
-		/* The walker has already moved past these bytes. */
-		old_sum = tcpfwd_csum_bytes(opts, o.off, o.len);
-		memset(opts + o.off, TCPFWD_OPT_NOP, o.len);
-		tcpfwd_csum_acc(&res->csum_diff, old_sum,
-				tcpfwd_csum_bytes(opts, o.off, o.len));
-		res->stripped++;
-	}
-	return res->stripped;
+	ret = impair_strip_scan(th, buflen, mask, &plan);
+	if (ret < 0)
+		return ret;
+	return impair_strip_apply_nop(th, &plan, res);
 }
 
 /*
@@ -120,19 +170,21 @@ int impair_strip_opts_compact(u8 *th, unsigned int buflen,
 	u8 out[TCPFWD_OPT_MAX_LEN];
 	u8 fixed[TCPFWD_TCPHDR_LEN];
 	unsigned int optlen, stripped, new_hdrlen, removed;
+	struct impair_strip_plan plan;
+	int hdrlen, ret;
 	u32 old_sum;
 	u8 *nth;
-	int hdrlen;
 
-	hdrlen = impair_strip_begin(th, buflen, res);
-	if (hdrlen < 0)
-		return hdrlen;
-
+	ret = impair_strip_scan(th, buflen, mask, &plan);
+	if (ret < 0)
+		return ret;
+	hdrlen = plan.hdrlen;
+	impair_strip_res_init(res, hdrlen);
+	if (!ret)
+		return 0;
 	optlen = impair_compact_build(th + TCPFWD_TCPHDR_LEN,
 				      hdrlen - TCPFWD_TCPHDR_LEN, mask, out,
 					 &stripped);
-	if (!stripped)
-		return 0;
 
 	new_hdrlen = TCPFWD_TCPHDR_LEN + optlen;
 	removed = hdrlen - new_hdrlen;

@@ -46,6 +46,38 @@ struct impair_strip_res {
 };
 
 /*
+ * The options a strip removes, as found by impair_strip_scan(): offsets
+ * and lengths in the option block, in order.  A valid block has at most
+ * TCPFWD_OPT_MAX_OPTS options other than NOP.
+ */
+struct impair_strip_plan {
+	unsigned int hdrlen;		/* doff * 4 */
+	unsigned int n;
+	u8 off[TCPFWD_OPT_MAX_OPTS];
+	u8 len[TCPFWD_OPT_MAX_OPTS];
+};
+
+/*
+ * One read-only walk over the header buffer @th (@buflen bytes, at least
+ * doff * 4): validates the option block and records in *plan every option
+ * whose kind is in @mask (NOP and EOL never, nothing after EOL).  Returns
+ * plan->n (0: nothing to strip), or a negative TCPFWD_OPT_E* code if the
+ * block is malformed.  Lets the caller skip making a packet writable when
+ * nothing would change.
+ */
+int impair_strip_scan(const u8 *th, unsigned int buflen,
+		      const struct impair_kindmask *mask,
+		      struct impair_strip_plan *plan);
+
+/*
+ * Overwrite the options of @plan with NOPs in @th, the header the plan was
+ * made from (the same bytes, now writable), without walking again; fills
+ * *res as impair_strip_opts_nop() does and returns plan->n.
+ */
+int impair_strip_apply_nop(u8 *th, const struct impair_strip_plan *plan,
+			   struct impair_strip_res *res);
+
+/*
  * All strip functions take a header buffer @th of @buflen bytes (at least
  * doff * 4), strip every option whose kind is in @mask (NOP and EOL are
  * never stripped, options after EOL are never looked at), fill *res and
@@ -54,7 +86,8 @@ struct impair_strip_res {
  *
  * impair_strip_opts_nop(): overwrite each matching option with NOPs; the
  * header length is unchanged (res->removed == 0).  Checksum: apply
- * res->csum_diff (incremental, exact).
+ * res->csum_diff (incremental, exact).  The same as impair_strip_scan()
+ * then impair_strip_apply_nop(): one walk.
  *
  * impair_strip_opts_compact(): matching options are removed together with the
  * run of NOPs directly before each of them (their alignment padding); NOPs

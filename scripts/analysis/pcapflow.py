@@ -11,8 +11,15 @@ analyze(path, server_port) -> {client_port: flow}.  A flow has the keys
   "ecn_negotiated" (SYN with ECE+CWR answered by a SYN-ACK with ECE only),
   "syn_ece", "synack_ece", "data_dir" ("c2s" or "s2c": the direction that
   carried more new payload), "rtt" (median RTT sample, s, or None),
-  "stall_threshold", "stalls", "stall_time" and, per direction "c2s" and
-  "s2c", the counters of Dir.COUNTERS plus "ect_share".
+  "stall_threshold", "stalls", "stall_time", "stall_causes" and
+  "stall_list" (stalls.py: the cause of every stall) and, per direction
+  "c2s" and "s2c", the counters of Dir.COUNTERS plus "ect_share".
+
+parse(path, server_port) -> {client_port: Flow}: the same flows before the
+summary, with every packet kept (Flow.pkts), so that two captures of one
+connection can be judged together: summary(flow, peer);
+analyze_captures({name: path}, server_port) does it for two captures
+(matrix_guest.py: both sides of the proxy).
 
 Definitions (per direction, sequence numbers relative to the SYN):
   data         segments with payload
@@ -83,6 +90,13 @@ def records(path):
 def read_packets(path):
     """Yield (time, ecn, src, dst, sport, dport, seq, ack, flags, win, plen)
     for every TCP packet of a pcap."""
+    for p in read_segments(path):
+        yield p[:-1]
+
+
+def read_segments(path):
+    """read_packets() plus a last element: the TCP options as captured
+    (bytes, cut short by the snap length; b"" without options)."""
     for t, linktype, pkt, _full in records(path):
         p = _parse(pkt, linktype)
         if p is not None:
@@ -145,8 +159,46 @@ def _parse(pkt, linktype):
     if len(pkt) < t + 20:
         return None
     sport, dport, seq, ack, offfl, flags, win = struct.unpack_from("!HHIIBBH", pkt, t)
-    plen = l4len - (offfl >> 4) * 4
-    return (ecn, _addr(src), _addr(dst), sport, dport, seq, ack, flags, win, max(plen, 0))
+    doff = (offfl >> 4) * 4
+    plen = l4len - doff
+    return (ecn, _addr(src), _addr(dst), sport, dport, seq, ack, flags, win, max(plen, 0),
+            pkt[t + 20:t + doff] if doff > 20 else b"")
+
+
+def tcp_options(raw):
+    """{kind: value} of the TCP options in raw (as far as captured): "mss",
+    "wscale" (ints, as on the wire: a shift above 14 is not clamped),
+    "sack_ok" (True), "ts" ((TSval, TSecr)), "sack" ([(left, right), ...]
+    absolute).  Parsing stops at EOL, at a length below 2 and at an option
+    cut short."""
+    out = {}
+    i, n = 0, len(raw)
+    while i < n:
+        kind = raw[i]
+        if kind == 0:
+            break
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= n:
+            break
+        ln = raw[i + 1]
+        if ln < 2 or i + ln > n:
+            break
+        v = raw[i + 2:i + ln]
+        if kind == 2 and ln == 4:
+            out["mss"] = (v[0] << 8) | v[1]
+        elif kind == 3 and ln == 3:
+            out["wscale"] = v[0]
+        elif kind == 4:
+            out["sack_ok"] = True
+        elif kind == 8 and ln == 10:
+            out["ts"] = struct.unpack("!II", v)
+        elif kind == 5 and (ln - 2) % 8 == 0:
+            out.setdefault("sack", []).extend(
+                struct.unpack_from("!II", v, j) for j in range(0, ln - 2, 8))
+        i += ln
+    return out
 
 
 def _addr(b):
@@ -189,6 +241,33 @@ class Flow:
         self.first_data = {"c2s": None, "s2c": None}
         self.pending = {"c2s": [], "s2c": []}  # (end, t) of new segments
         self.rtts = {"c2s": [], "s2c": []}
+        self.first_seq = {"c2s": None, "s2c": None}  # of the first data segment
+        self.syn_opts = {"c2s": {}, "s2c": {}}  # options of the SYN / SYN-ACK
+        self.syns = []  # (time, direction, flags, seq) of every SYN and SYN-ACK
+        # every packet: Pkt(t, dir, ecn, seq, end, ack, flags, win, hi, opts),
+        # seq/end relative to dir's base, ack to the other direction's (None
+        # without ACK flag), hi = dir's highest sequence before this packet
+        self.pkts = []
+        # set by _finish(): data direction, RTT, threshold, stall intervals
+        self.dd = "c2s"
+        self.rtt = None
+        self.threshold = STALL_MIN
+        self.intervals = []
+
+
+class Pkt(tuple):
+    """One packet of a Flow (a plain tuple with names, to stay small)."""
+    __slots__ = ()
+    t = property(lambda s: s[0])
+    dir = property(lambda s: s[1])
+    ecn = property(lambda s: s[2])
+    seq = property(lambda s: s[3])
+    end = property(lambda s: s[4])
+    ack = property(lambda s: s[5])
+    flags = property(lambda s: s[6])
+    win = property(lambda s: s[7])
+    hi = property(lambda s: s[8])
+    opts = property(lambda s: s[9])
 
 
 def _rel(seq, base):
@@ -196,8 +275,15 @@ def _rel(seq, base):
 
 
 def analyze_packets(packets, server_port):
+    """{client_port: flow summary} of (time, ecn, src, dst, sport, dport,
+    seq, ack, flags, win, plen[, options]) tuples, one capture alone."""
+    return {k: summary(f) for k, f in parse_packets(packets, server_port).items()}
+
+
+def parse_packets(packets, server_port):
+    """{client_port: Flow} (finished) of the tuples analyze_packets takes."""
     flows = {}
-    for (t, ecn, src, dst, sport, dport, seq, ack, flags, win, plen) in packets:
+    for (t, ecn, src, dst, sport, dport, seq, ack, flags, win, plen, *opt) in packets:
         if dport == server_port:
             key, dname, oname = sport, "c2s", "s2c"
             client, server = src, dst
@@ -212,12 +298,16 @@ def analyze_packets(packets, server_port):
             fl.start = t
         fl.end = t
         d, o = fl.d[dname], fl.d[oname]
+        hi = d.high
+        raw = opt[0] if opt else b""
         d.packets += 1
         if ecn == 3:
             d.ce += 1
         if flags & SYN:
             d.base = seq
             d.high = max(d.high, 1)
+            fl.syns.append((t, dname, flags, seq))
+            fl.syn_opts[dname] = tcp_options(raw)
             if flags & ACK:
                 fl.synack_ece = bool(flags & ECE)
                 fl.synack_cwr = bool(flags & CWR)
@@ -239,6 +329,7 @@ def analyze_packets(packets, server_port):
                 d.ect += 1
             if fl.first_data[dname] is None:
                 fl.first_data[dname] = t
+                fl.first_seq[dname] = rseq
             if rseq < d.high:
                 d.retrans += 1
                 d.retrans_high = max(d.retrans_high, end)
@@ -254,6 +345,7 @@ def analyze_packets(packets, server_port):
                 fl.pending[dname].append((end, t))
         if flags & FIN:
             d.high = max(d.high, end + 1)
+        rack = None
         if flags & ACK and o.base is not None:
             rack = _rel(ack, o.base)
             pure = plen == 0 and not flags & (SYN | FIN | RST)
@@ -275,27 +367,47 @@ def analyze_packets(packets, server_port):
             if d.last_ack is None or rack >= d.last_ack:
                 d.last_ack = rack
                 d.last_win = win
-    return {k: _finish(f) for k, f in flows.items()}
+        fl.pkts.append(Pkt((t, dname, ecn, rseq, end, rack, flags, win, hi, raw)))
+    for f in flows.values():
+        _finish(f)
+    return flows
+
+
+def stall_intervals(first_data, deliveries, final, threshold, first_ack=0):
+    """Gaps longer than threshold between deliveries, from the first data
+    segment until the delivery that acknowledges `final`.
+    -> [(start, end, ACK number before, ACK number that ended it)];
+    first_ack: the ACK number the first gap starts from."""
+    if first_data is None:
+        return []
+    out, prev, prev_ack = [], first_data, first_ack
+    for t, ack in deliveries:
+        if t - prev > threshold:
+            out.append((prev, t, prev_ack, ack))
+        prev, prev_ack = t, ack
+        if ack >= final:
+            break
+    return out
 
 
 def stalls(first_data, deliveries, final, threshold):
-    """Gaps longer than threshold between deliveries, from the first data
-    segment until the delivery that acknowledges `final`.  -> (count, time)"""
-    if first_data is None:
-        return 0, 0.0
-    count, total, prev = 0, 0.0, first_data
-    for t, ack in deliveries:
-        gap = t - prev
-        if gap > threshold:
-            count += 1
-            total += gap
-        prev = t
-        if ack >= final:
-            break
-    return count, round(total, 6)
+    """stall_intervals() -> (count, total time)"""
+    iv = stall_intervals(first_data, deliveries, final, threshold)
+    return len(iv), round(sum(t1 - t0 for t0, t1, _a, _b in iv), 6)
 
 
 def _finish(fl):
+    """Data direction, RTT, stall threshold and stall intervals of fl."""
+    dd = fl.dd = "c2s" if fl.d["c2s"].new_bytes > fl.d["s2c"].new_bytes else "s2c"
+    fl.rtt = statistics.median(fl.rtts[dd]) if fl.rtts[dd] else None
+    fl.threshold = max(2 * fl.rtt, STALL_MIN) if fl.rtt is not None else STALL_MIN
+    fl.intervals = stall_intervals(fl.first_data[dd], fl.deliveries[dd],
+                                   _data_end(fl, dd), fl.threshold, fl.first_seq[dd] or 0)
+
+
+def summary(fl, peer=None):
+    """The record of a Flow; peer: the same connection's Flow in another
+    capture on the same clock (stalls.classify)."""
     out = {"client": fl.client, "server": fl.server,
            "start": fl.start, "end": fl.end,
            "syn_ece": fl.syn_ece, "syn_cwr": fl.syn_cwr,
@@ -304,15 +416,24 @@ def _finish(fl):
                                   and not fl.synack_cwr)}
     for k in ("c2s", "s2c"):
         out[k] = fl.d[k].out()
-    dd = "c2s" if fl.d["c2s"].new_bytes > fl.d["s2c"].new_bytes else "s2c"
-    rtt = statistics.median(fl.rtts[dd]) if fl.rtts[dd] else None
-    thr = max(2 * rtt, STALL_MIN) if rtt is not None else STALL_MIN
-    n, tot = stalls(fl.first_data[dd], fl.deliveries[dd],
-                    _data_end(fl, dd), thr)
-    out.update(data_dir=dd, rtt=round(rtt, 6) if rtt is not None else None,
-               rtt_samples=len(fl.rtts[dd]), stall_threshold=round(thr, 6),
-               stalls=n, stall_time=tot)
+    rtt, thr = fl.rtt, fl.threshold
+    out.update(data_dir=fl.dd, rtt=round(rtt, 6) if rtt is not None else None,
+               rtt_samples=len(fl.rtts[fl.dd]), stall_threshold=round(thr, 6),
+               stalls=len(fl.intervals),
+               stall_time=round(sum(t1 - t0 for t0, t1, _a, _b in fl.intervals), 6))
+    st = _stalls().classify(fl, peer)
+    out["stall_causes"] = _stalls().breakdown(st)
+    out["stall_list"] = [_stalls().compact(x) for x in st[:_stalls().LIST_MAX]]
     return out
+
+
+def _stalls():
+    """stalls.py, imported when first needed (it imports this module)."""
+    try:
+        from . import stalls as mod
+    except ImportError:  # imported as a top-level module (vm-testbed/lib)
+        import stalls as mod
+    return mod
 
 
 def _data_end(fl, dd):
@@ -320,14 +441,36 @@ def _data_end(fl, dd):
     return fl.d[dd].data_high
 
 
+def parse(path, server_port):
+    """{client_port: Flow} of a pcap (summary(flow, peer) for the record)."""
+    return parse_packets(read_segments(path), server_port)
+
+
 def analyze(path, server_port):
-    return analyze_packets(read_packets(path), server_port)
+    return analyze_packets(read_segments(path), server_port)
+
+
+def analyze_captures(paths, server_port, ports=None):
+    """Captures of the same connections at two points on one clock (the
+    matrix: both sides of the proxy): {name: path} -> {name: {"flows":
+    {str(client_port): summary}, "totals": totals()}}, each flow judged
+    with the other capture's (summary(flow, peer)); ports: keep only
+    these client ports."""
+    parsed = {n: parse(p, server_port) for n, p in paths.items()}
+    out = {}
+    for n, fls in parsed.items():
+        others = [v for k, v in parsed.items() if k != n]
+        flows = {str(k): summary(f, others[0].get(k) if others else None)
+                 for k, f in fls.items() if ports is None or k in ports}
+        out[n] = {"flows": flows, "totals": totals(flows)}
+    return out
 
 
 def totals(flows):
     """Sum over flows: data-direction counters (the sender's segments:
     data, new_bytes, retrans, fast_retrans, ce, ect, cwr) and ACK-direction
-    counters (the receiver's: ece, dupacks), stalls and ECN negotiation."""
+    counters (the receiver's: ece, dupacks), stalls, stall causes (of the
+    flows that have them) and ECN negotiation."""
     data_keys = ("packets", "data", "new_bytes", "retrans", "fast_retrans",
                  "ce", "ect", "cwr")
     ack_keys = ("ece", "dupacks")
@@ -343,6 +486,9 @@ def totals(flows):
         tot["stalls"] += f["stalls"]
         tot["stall_time"] += f["stall_time"]
         tot["ecn_negotiated"] += int(f["ecn_negotiated"])
+    causes = [f["stall_causes"] for f in flows.values() if "stall_causes" in f]
+    if causes:
+        tot["stall_causes"] = _stalls().add_breakdowns(causes)
     tot["stall_time"] = round(tot["stall_time"], 6)
     tot["ect_share"] = round(tot["ect"] / tot["data"], 4) if tot["data"] else None
     return tot

@@ -29,6 +29,7 @@ import pandas as pd  # noqa: E402
 
 from . import stats  # noqa: E402
 from .schema import CONFIG_ORDER, validate  # noqa: E402
+from .stalls import CAUSES  # noqa: E402
 
 METRICS = ("ce", "ece", "cwr", "ect_share", "retrans", "fast_retrans", "dupacks",
            "stalls", "stall_time")
@@ -109,6 +110,22 @@ def run_row(rec):
         if k in ra:
             row["red_" + k] = ra[k] - rb.get(k, 0)
     row.update(probe_cols(rec))
+    row.update(cause_cols(rec))
+    return row
+
+
+def cause_cols(rec):
+    """The run's stall causes (stalls.py), summed over its flows, from the
+    capture on the sender's side of the proxy (judged with the other
+    side's): sc_CAUSE_n (stalls), sc_CAUSE_s (seconds); None for records
+    made before the breakdown existed."""
+    side = "server_side" if rec["params"]["direction"] == "download" else "client_side"
+    sc = rec["capture"][side]["totals"].get("stall_causes")
+    row = {"has_causes": sc is not None}
+    for c in CAUSES:
+        v = (sc or {}).get(c, {"count": 0, "time": 0.0})
+        row["sc_%s_n" % c] = v["count"] if sc is not None else None
+        row["sc_%s_s" % c] = v["time"] if sc is not None else None
     return row
 
 
@@ -202,6 +219,12 @@ def cell_table(df):
             if k in ok:
                 row["median_" + k] = ok[k].median()
         row["n_probes"] = int(ok.rtt_p50_ms.notna().sum())
+        withc = ok[ok.has_causes]
+        row["n_stall_causes"] = len(withc)
+        for c in CAUSES:  # sums over the runs that have the breakdown
+            for k in ("n", "s"):
+                col = "sc_%s_%s" % (c, k)
+                row["sum_" + col] = withc[col].sum() if len(withc) else None
         for k in PROBE_COLS:
             row["median_" + k] = ok[k].median()
         rows.append(row)
@@ -406,6 +429,59 @@ def ratio_rows(df):
     return rows, look
 
 
+def causes_section(w, df, configs):
+    """The "Stall causes" section of summary.md: per direction x cross
+    traffic, per configuration, the stalls of each cause summed over the
+    runs (all loads; per load: summary.csv)."""
+    w("## Stall causes")
+    w("")
+    rs = df[df.use & df.has_causes]
+    if rs.empty:
+        w("No record in this directory has the stall causes (records made before "
+          "`scripts/analysis/stalls.py` existed); the stall counts above are all "
+          "there is.")
+        w("")
+        return
+    w("Each stall (no delivery for more than max(2 x RTT, 200 ms), as counted above) "
+      "classified by the packet that ends it, after TAPO (Zhou et al., CoNEXT 2015), "
+      "plus the causes only this testbed shows (`scripts/analysis/stalls.py` defines "
+      "each).  Capture on the sender's side of the proxy (server side for downloads, "
+      "client side for uploads), judged together with the other side's.  Cells: "
+      "stalls / seconds stalled, summed over the runs of all loads (per load: "
+      "`summary.csv`, columns `sum_sc_*`); %d of %d runs have the breakdown; handshake "
+      "stalls lie before the first data segment and are not in the stall counts "
+      "above." % (len(rs), int(df.use.sum())))
+    w("")
+    seen = set()
+    for direction in sorted(rs.direction.unique()):
+        for cross in sorted(rs.cross.unique()):
+            sub = rs[(rs.direction == direction) & (rs.cross == cross)]
+            if sub.empty:
+                continue
+            cs = [c for c in CAUSES if sub["sc_%s_n" % c].sum() > 0]
+            seen.update(cs)
+            w("### %s, cross traffic %s" % (direction, cross))
+            w("")
+            if not cs:
+                w("No stalls.")
+                w("")
+                continue
+            w("| config | runs | " + " | ".join("`%s`" % c for c in cs) + " |")
+            w("| --- | --- |" + " --- |" * len(cs))
+            for c in configs:
+                g = sub[sub.config == c]
+                if g.empty:
+                    continue
+                w("| %s | %d | %s |" % (c, len(g), " | ".join(
+                    "%d / %.2f" % (g["sc_%s_n" % x].sum(), g["sc_%s_s" % x].sum())
+                    if g["sc_%s_n" % x].sum() else "-" for x in cs)))
+            w("")
+    if seen:
+        w("Causes: " + "; ".join("`%s` %s" % (c, CAUSES[c]) for c in CAUSES if c in seen)
+          + ".")
+        w("")
+
+
 def delay_section(w, df, configs, look, nrec):
     """The "Queueing delay and loss" section of summary.md."""
     w("## Queueing delay and loss")
@@ -480,7 +556,7 @@ def report(d):
     if not recs:
         raise SystemExit("report: no valid run records in %s" % d)
     df = pd.DataFrame([run_row(r) for r in recs]).sort_values("plan_index")
-    for k in PROBE_COLS:
+    for k in PROBE_COLS + tuple("sc_%s_%s" % (c, x) for c in CAUSES for x in "ns"):
         df[k] = pd.to_numeric(df[k])
     df.to_csv(os.path.join(d, "runs.csv"), index=False)
     cells = cell_table(df)
@@ -710,6 +786,7 @@ def report(d):
                     m("proxy_flows_proxied_ecn_responder") + " / " + m("proxy_flows_fallback")])
                   + " |")
             w("")
+    causes_section(w, df, configs)
     delay_section(w, df, configs, look, len(df))
     w("## Figures")
     w("")
@@ -824,7 +901,9 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
   `srvecn+proxy / bothecn` (the proxy against end-to-end ECN: 1 means as good)
   and `srvecn+proxy / noecn` (against no ECN: below 1 means the proxy helps)
   and the A/A ratios, SYN/SYN-ACK retransmissions per cell, and the per-flow
-  ECN/loss analysis; then queueing delay and loss (records with probes).
+  ECN/loss analysis; then the stall causes per configuration (records
+  with the breakdown, `scripts/analysis/stalls.py`) and queueing delay and
+  loss (records with probes).
   Intervals that cannot reach 95 % with the runs there are (2 per cell)
   carry their real level in parentheses.  ⚑N marks cells with N runs flagged
   by the fidelity checks.

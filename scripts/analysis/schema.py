@@ -3,9 +3,12 @@
 
 validate(record) -> list of problems (empty: well formed).  Used by the
 report (bad records are listed, not silently used), the smoke test and the
-unit tests.  The key "probes" (RTT, RED backlog and UDP delivery measured
-during the transfer) is optional: older records do not have it.
+unit tests.  Optional keys, which older records do not have: "probes"
+(RTT, RED backlog and UDP delivery measured during the transfer), and the
+stall causes (stalls.py) of each capture's flows and totals,
+"stall_causes" ({cause: {"count", "time"}}) and, per flow, "stall_list".
 """
+from .stalls import CAUSES
 SCHEMA = "ecnproxy-matrix-run/1"
 
 # configuration -> (client tcp_ecn, server tcp_ecn, proxy enabled)
@@ -126,7 +129,30 @@ def validate(rec):
                 for k in DIR_KEYS:
                     if k not in fl.get(d, {}):
                         errs.append("capture.%s.flows.%s.%s without %s" % (side, port, d, k))
+            errs += validate_causes(fl, "capture.%s.flows.%s" % (side, port))
+        errs += validate_causes(cap["totals"], "capture.%s.totals" % side)
     errs += validate_probes(rec.get("probes"))
+    return errs
+
+
+def validate_causes(obj, where):
+    """Problems of obj's optional "stall_causes" and "stall_list"."""
+    errs = []
+    sc = obj.get("stall_causes")
+    if sc is not None:
+        if not isinstance(sc, dict):
+            return ["%s.stall_causes: %s, expected an object" % (where, type(sc).__name__)]
+        for c, v in sc.items():
+            if c not in CAUSES:
+                errs.append("%s.stall_causes: unknown cause %r" % (where, c))
+            elif (not isinstance(v, dict) or not isinstance(v.get("count"), int)
+                  or isinstance(v.get("count"), bool) or isinstance(v.get("time"), bool)
+                  or not isinstance(v.get("time"), NUM)):
+                errs.append("%s.stall_causes.%s: expected {count: int, time: number}" % (where, c))
+    sl = obj.get("stall_list")
+    if sl is not None and (not isinstance(sl, list) or not all(
+            isinstance(x, dict) and x.get("cause") in CAUSES for x in sl)):
+        errs.append("%s.stall_list: expected a list of stalls with known causes" % where)
     return errs
 
 

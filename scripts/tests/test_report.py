@@ -241,3 +241,60 @@ def test_loads_per_cross_setting_and_aa_only(tmp_path):
     assert j["headline"] == {} and j["aa_cells_outside"] == [3, 3]
     assert set(j["aa"]) == {"upload cross-off noecn+proxy/noecn",
                             "upload cross-on noecn+proxy/noecn"}
+
+
+def with_causes(rec, causes, side=None):
+    """rec with a stall-cause breakdown {cause: (count, seconds)} on the
+    capture on the sender's side (or `side`)."""
+    side = side or ("server_side" if rec["params"]["direction"] == "download"
+                    else "client_side")
+    sc = {c: {"count": n, "time": t} for c, (n, t) in causes.items()}
+    rec["capture"][side]["totals"]["stall_causes"] = sc
+    for fl in rec["capture"][side]["flows"].values():
+        fl["stall_causes"] = sc
+    return rec
+
+
+def test_stall_causes(tmp_path):
+    recs = [with_causes(make_rec("srvecn+proxy", 1, 1.5, direction="upload"),
+                        {"notect_rexmit_drop": (1, 15.0), "rto_tail": (2, 0.5)}),
+            with_causes(make_rec("srvecn+proxy", 2, 1.6, direction="upload"),
+                        {"notect_rexmit_drop": (1, 29.0)}),
+            # the other side's breakdown is not the one reported
+            with_causes(make_rec("bothecn", 1, 1.2, direction="upload"), {},
+                        side="server_side"),
+            with_causes(make_rec("bothecn", 2, 1.3, direction="upload"), {}),
+            make_rec("noecn", 1, 2.0, direction="upload")]  # an older record
+    assert all(schema.validate(r) == [] for r in recs)
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    sec = md[md.index("## Stall causes"):md.index("## Queueing delay")]
+    assert "3 of 5 runs have the breakdown" in sec
+    assert "| config | runs | `notect_rexmit_drop` | `rto_tail` |" in sec
+    assert "| srvecn+proxy | 2 | 2 / 44.00 | 2 / 0.50 |" in sec
+    assert "| bothecn | 1 | - | - |" in sec
+    assert "| noecn |" not in sec
+    assert "`rto_tail` timeout retransmission: tail" in sec
+    cells = {r["config"]: r for r in read_csv(os.path.join(d, "summary.csv"))}
+    assert float(cells["srvecn+proxy"]["sum_sc_notect_rexmit_drop_s"]) == 44.0
+    assert cells["srvecn+proxy"]["n_stall_causes"] == "2"
+    assert cells["noecn"]["n_stall_causes"] == "0"
+    assert cells["noecn"]["sum_sc_rto_tail_n"] == ""
+    runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
+    assert runs["upload_cross_p1_noecn_r01"]["sc_rto_tail_n"] == ""
+    assert float(runs["upload_cross_p1_srvecn+proxy_r01"]["sc_rto_tail_n"]) == 2
+    bad = copy.deepcopy(recs[0])
+    bad["capture"]["client_side"]["totals"]["stall_causes"]["no_such_cause"] = {
+        "count": 1, "time": 1.0}
+    bad["capture"]["client_side"]["flows"]["40000"]["stall_list"] = [{"cause": "x"}]
+    errs = schema.validate(bad)
+    assert any("unknown cause 'no_such_cause'" in e for e in errs)
+    assert any("stall_list" in e for e in errs)
+
+
+def test_no_stall_causes(tmp_path):
+    d = results_dir(tmp_path, [make_rec("noecn", 1, 1.0), make_rec("srvecn", 1, 1.1)])
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "## Stall causes\n\nNo record in this directory has the stall causes" in md

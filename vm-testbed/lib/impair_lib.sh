@@ -93,8 +93,9 @@ impair_pcap() {
 	python3 "$TB_LIB_DIR/impair_pcap.py" "$@"
 }
 
-# impair_xfer NAME FAM UP DOWN: tb_xfer that also stops the server when
-# the transfer fails (so the next one can listen); 0 iff byte-exact.
+# impair_xfer NAME FAM UP DOWN [CLIENT SERVER]: tb_xfer that also stops
+# the server when the transfer fails (so the next one can listen); 0 iff
+# byte-exact.
 impair_xfer() {
 	tb_xfer "$@" && return 0
 	tb_bg_stop "xfer-$1"

@@ -41,33 +41,9 @@ def csum16(data, acc=0):
 
 
 def parse_opts(opts):
-    o = {"mss": None, "wscale": None, "sackok": False, "ts": False, "sack": []}
-    i = 0
-    while i < len(opts):
-        kind = opts[i]
-        if kind == 0:
-            break
-        if kind == 1:
-            i += 1
-            continue
-        if i + 1 >= len(opts) or opts[i + 1] < 2:
-            o["malformed"] = True
-            break
-        ln = opts[i + 1]
-        body = opts[i + 2:i + ln]
-        if kind == 2 and ln == 4:
-            o["mss"] = struct.unpack("!H", body)[0]
-        elif kind == 3 and ln == 3:
-            o["wscale"] = body[0]
-        elif kind == 4:
-            o["sackok"] = True
-        elif kind == 8 and ln == 10:
-            o["ts"] = True
-        elif kind == 5 and ln >= 10 and (ln - 2) % 8 == 0:
-            o["sack"] += [struct.unpack("!II", body[j:j + 8])
-                          for j in range(0, ln - 2, 8)]
-        i += ln
-    return o
+    o = pcapflow.tcp_options(opts)
+    return {"mss": o.get("mss"), "wscale": o.get("wscale"), "sackok": "sack_ok" in o,
+            "ts": "ts" in o, "sack": o.get("sack", [])}
 
 
 def packets(pcap, port):

@@ -177,16 +177,18 @@ tb_proxy_stat() {
 	tb_ns proxy awk -v k="$1" '$1 == k { print $2 }' /proc/net/ecn_proxy/stats
 }
 
-# tb_xfer NAME FAMILY UP_BYTES DOWN_BYTES: one connection from the client to
-# the server; the client sends UP_BYTES, then the server DOWN_BYTES.  The
-# summaries go to $TB_OUT/NAME.{client,server}.json.  Returns 0 iff both
-# directions arrived byte-exact.
+# tb_xfer NAME FAMILY UP_BYTES DOWN_BYTES [CLIENT SERVER]: one connection
+# from the client to the server (nodes, by default client and server); the
+# client sends UP_BYTES, then the server DOWN_BYTES.  The summaries go to
+# $TB_OUT/NAME.{client,server}.json.  Returns 0 iff both directions arrived
+# byte-exact.
 tb_xfer() {
 	local name=$1 fam=$2 up=$3 down=$4 c=$TB_OUT/$1.client.json s=$TB_OUT/$1.server.json
-	tb_bg "xfer-$name" server python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT "$down" \
+	local cn=${5:-client} sn=${6:-server}
+	tb_bg "xfer-$name" "$sn" python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT "$down" \
 		--family "$fam"
-	tb_wait_port server $XFER_PORT || return
-	if ! tb_ns client python3 "$TB_LIB_DIR/xfer.py" client "$(tb_addr server "$fam")" \
+	tb_wait_port "$sn" $XFER_PORT || return
+	if ! tb_ns "$cn" python3 "$TB_LIB_DIR/xfer.py" client "$(tb_addr "$sn" "$fam")" \
 		$XFER_PORT "$up" >"$c" 2>"$TB_OUT/$name.client.err"; then
 		echo "tb_xfer $name: client failed: $(tail -n1 "$TB_OUT/$name.client.err")"
 		tb_bg_stop "xfer-$name"

@@ -4,7 +4,8 @@
 # /proc/net/impair/rules: adding, listing with hit counters, writing a
 # listing back, atomic replacement, rejection of invalid lines (EINVAL,
 # nothing applied, the kernel log names line and token), per-namespace rule
-# sets, the write size limit; rules replaced under traffic.
+# sets, the write size limit; bounded module parameters; rules replaced
+# under traffic.
 #
 #   client -- PROXY (impair.ko rules) -- router -- server
 # tb-variant: home TB_ROUTER=home
@@ -53,7 +54,21 @@ except OSError as e:
 [ "$err" = EINVAL ] || check_err 1 "errno $err, expected EINVAL"
 dmesg | grep -q "line 1 rejected: unknown option name: 'nothing'" ||
 	check_err 1 "kernel log does not name the token"
-log_test "an invalid line fails the write with EINVAL, nothing applied, logged"
+# the token is the user's: control bytes reach the log escaped
+dmesg -C
+impair_write "strip \\033[2Jx\n" && check_err 1 "invalid write accepted"
+dmesg | grep -qF "unknown option name: '\\e[2Jx'" ||
+	check_err 1 "control byte not escaped: $(dmesg | tail -n 1 | od -c | head -n 2)"
+# ratelimited: 100 bad writes, a burst (10) of lines per 5 s at most
+dmesg -C
+t0=$SECONDS
+tb_ns proxy sh -c 'for i in $(seq 100); do
+	echo "window 99999999" >/proc/net/impair/rules; done' 2>/dev/null
+n=$(dmesg | grep -c "impair: rules: line 1 rejected")
+max=$((10 * (1 + (SECONDS - t0) / 5)))
+[ "$n" -le "$max" ] || check_err 1 "$n log lines for 100 bad writes (at most $max)"
+sleep 6		# a new ratelimit interval (5 s) for the checks below
+log_test "an invalid line fails the write with EINVAL, nothing applied, logged (ratelimited, escaped)"
 
 RET=0
 impair_write "flush\ndir responder flags synack wscale 2\necn-set ce only-ect\ndrop 1%\n" ||
@@ -80,6 +95,27 @@ impair_write "$huge\n" && check_err 1 "a 70 kB write was accepted"
 impair_write "flush\n" || check_err 1 "flush failed"
 [ "$(impair_list)" = flush ] || check_err 1 "flush left: $(impair_list)"
 log_test "limits: 256 rules, 64 KiB per write; flush empties the set"
+
+RET=0
+# module parameters: bounded, a bad value rejected whole and logged
+par=/sys/module/impair/parameters
+dmesg -C
+for bad in "max_flows 0" "max_flows 1048577" "max_flows -1" "max_flows 12x" \
+	"flow_timeout 0" "flow_timeout 86401" "flow_timeout 4294968"; do
+	set -- $bad
+	old=$(cat "$par/$1")
+	echo "$2" 2>/dev/null >"$par/$1" && check_err 1 "$1=$2 accepted"
+	[ "$(cat "$par/$1")" = "$old" ] || check_err 1 "$1 changed to $(cat "$par/$1") by $2"
+done
+dmesg | grep -q "impair: parameter flow_timeout rejected: must be 1..86400" ||
+	check_err 1 "kernel log: $(dmesg | tail -n 1)"
+old=$(cat "$par/flow_timeout")
+echo 86400 >"$par/flow_timeout" || check_err 1 "flow_timeout 86400 rejected"
+echo "$old" >"$par/flow_timeout"
+old=$(cat "$par/max_flows")
+echo 1048576 >"$par/max_flows" || check_err 1 "max_flows 2^20 rejected"
+echo "$old" >"$par/max_flows"
+log_test "module parameters bounded: max_flows 1..2^20, flow_timeout 1..86400 s"
 
 RET=0
 IMPAIR_NODE=router impair_write "ecn-block\n" || check_err 1 "router write failed"

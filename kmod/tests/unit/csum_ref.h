@@ -8,7 +8,7 @@
 #ifndef _CSUM_REF_H
 #define _CSUM_REF_H
 
-static u32 ref_sum(const u8 *p, unsigned int len, u32 acc)
+static inline u32 ref_sum(const u8 *p, unsigned int len, u32 acc)
 {
 	unsigned int i;
 
@@ -19,21 +19,21 @@ static u32 ref_sum(const u8 *p, unsigned int len, u32 acc)
 	return acc;
 }
 
-static u16 ref_fold(u32 acc)
+static inline u16 ref_fold(u32 acc)
 {
 	while (acc >> 16)
 		acc = (acc & 0xffff) + (acc >> 16);
 	return (u16)acc;
 }
 
-static u32 pseudo_sum(unsigned int seglen)
+static inline u32 pseudo_sum(unsigned int seglen)
 {
 	static const u8 addrs[8] = { 198, 18, 0, 2, 198, 18, 2, 2 };
 
 	return ref_sum(addrs, sizeof(addrs), 0) + 6 + seglen;
 }
 
-static void seg_csum_set(u8 *seg, unsigned int len)
+static inline void seg_csum_set(u8 *seg, unsigned int len)
 {
 	seg[16] = 0;
 	seg[17] = 0;
@@ -41,13 +41,13 @@ static void seg_csum_set(u8 *seg, unsigned int len)
 		       (u16)~ref_fold(ref_sum(seg, len, pseudo_sum(len))));
 }
 
-static bool seg_csum_ok(const u8 *seg, unsigned int len)
+static inline bool seg_csum_ok(const u8 *seg, unsigned int len)
 {
 	return ref_fold(ref_sum(seg, len, pseudo_sum(len))) == 0xffff;
 }
 
 /* csum_fold(): the complemented folded sum. */
-static u16 tcpfwd_csum_fold(u32 sum)
+static inline u16 tcpfwd_csum_fold(u32 sum)
 {
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -55,7 +55,7 @@ static u16 tcpfwd_csum_fold(u32 sum)
 }
 
 /* csum_replace_by_diff(&th->check, diff) */
-static void kern_replace_by_diff(u8 *seg, u32 diff)
+static inline void kern_replace_by_diff(u8 *seg, u32 diff)
 {
 	u16 sum;
 

@@ -529,6 +529,117 @@ static void test_match(void **state)
 	assert_true(m("ecn-block", &data));
 }
 
+static void test_needs_flow(void **state)
+{
+	static const struct {
+		const char *line;
+		bool flow, split;
+	} cases[] = {
+		{ "strip timestamp", false, false },
+		{ "strip timestamp,sack mode compact", false, false },
+		{ "flags syn strip sackok", false, false },
+		{ "in eth0 out eth1 family ipv6 ecn-set ce only-ect", false, false },
+		{ "flags synack dir responder wscale 2", false, false },
+		{ "flags syn src 10.0.0.0/8 sport 1-9 dport 80 mss 536", false, false },
+		{ "dir initiator window 1000", true, false },
+		{ "src 10.0.0.0/8 ecn-bleach", true, false },
+		{ "dst ::1 ecn-bleach", true, false },
+		{ "sport 80 ecn-bleach", true, false },
+		{ "dport 5001 seqrand", true, false },
+		{ "after 3 strip timestamp", true, true },
+		{ "flags syn after 1 strip timestamp", true, true },
+		{ "drop 1%", false, true },
+		{ "ecn-block", false, true },
+	};
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct impair_rule r = parse_ok(cases[i].line);
+
+		if (impair_rule_needs_flow(&r) != cases[i].flow ||
+		    impair_rule_may_split(&r) != cases[i].split)
+			fail_msg("'%s': needs_flow %d may_split %d",
+				 cases[i].line, impair_rule_needs_flow(&r),
+				 impair_rule_may_split(&r));
+	}
+	assert_true(impair_sender_is_a(0x02));		/* SYN */
+	assert_false(impair_sender_is_a(0x12));		/* SYN-ACK */
+	assert_true(impair_sender_is_a(0x10));		/* ACK: a guess */
+}
+
+/*
+ * What impair_rule_needs_flow() promises: a rule that needs no flow state
+ * matches a segment the same with the true roles and segment index (a
+ * tracked flow) as with the roles impair_sender_is_a() guesses and no
+ * index (no lookup).  Random rules from the role, flags and "after"
+ * matches against SYNs, SYN-ACKs and other segments sent by either end;
+ * rules that do need state must differ somewhere, or the check proves
+ * nothing.
+ */
+static void test_needs_flow_promise(void **state)
+{
+	static const char *const parts[] = {
+		"dir initiator", "dir responder", "flags syn", "flags synack",
+		"src 10.0.0.1", "dst 10.0.0.1", "sport 1000", "dport 1000",
+		"after 2", "family ipv4",
+	};
+	static const u8 flags[] = { 0x02, 0x12, 0x10, 0x18, 0x11 };
+	static const u8 a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
+	unsigned int iter, i, differ = 0, stateless = 0;
+	u32 x = 12345;
+
+	(void)state;
+	for (iter = 0; iter < 3000; iter++) {
+		char line[256] = "";
+		struct impair_perr err;
+		struct impair_rule r;
+
+		for (i = 0; i < ARRAY_SIZE(parts); i++) {
+			x = x * 1103515245 + 12345;
+			if ((x >> 16) % 4 == 0) {
+				strcat(line, parts[i]);
+				strcat(line, " ");
+			}
+		}
+		strcat(line, "ecn-bleach");
+		if (impair_line_parse(line, strlen(line), &r, &err) !=
+		    IMPAIR_LINE_RULE)
+			continue;	/* e.g. flags syn with flags synack */
+		stateless += !impair_rule_needs_flow(&r);
+		for (i = 0; i < 2 * ARRAY_SIZE(flags); i++) {
+			u8 fl = flags[i / 2];
+			/* a SYN comes from A, a SYN-ACK from B */
+			bool from_a = fl == 0x02 ? true : fl == 0x12 ? false : i & 1;
+			bool guess = impair_sender_is_a(fl);
+			struct impair_pkt t = {
+				.family = 4, .from_a = from_a, .seg_known = true,
+				.tcp_flags = fl, .a_addr = a4, .b_addr = b4,
+				.a_port = 1000, .b_port = 2000, .seg = 1 + i,
+			};
+			struct impair_pkt g = t;
+
+			g.seg_known = false;
+			g.seg = 0;
+			g.from_a = guess;
+			if (guess != from_a) {	/* the guess swaps the ends */
+				g.a_addr = b4;
+				g.b_addr = a4;
+				g.a_port = 2000;
+				g.b_port = 1000;
+			}
+			if (impair_rule_match(&r, &t) == impair_rule_match(&r, &g))
+				continue;
+			if (!impair_rule_needs_flow(&r))
+				fail_msg("'%s' matches flags 0x%02x differently "
+					 "without flow state", line, fl);
+			differ++;
+		}
+	}
+	assert_true(stateless > 100);
+	assert_true(differ > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +654,8 @@ int main(void)
 		cmocka_unit_test(test_format_truncation),
 		cmocka_unit_test(test_opt_names),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_needs_flow),
+		cmocka_unit_test(test_needs_flow_promise),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -782,6 +782,35 @@ static void test_csum_rfc1071(void **state)
 
 /* ---- kind mask ---- */
 
+/*
+ * tcpfwd_csum_bytes() sums words, not bytes: the same value as placing
+ * each byte in its word one at a time, for every offset and length.
+ */
+static void test_csum_bytes_wordwise(void **state)
+{
+	unsigned int off, len, i;
+	u8 buf[70];
+
+	(void)state;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)rnd();
+	for (off = 0; off < 64; off++) {
+		for (len = 0; off + len <= sizeof(buf); len++) {
+			u32 want = 0;
+
+			for (i = off; i < off + len; i++) {
+				u8 w[2] = { 0, 0 };
+				u16 v;
+
+				w[i & 1] = buf[i];
+				memcpy(&v, w, 2);
+				want += v;
+			}
+			assert_int_equal(tcpfwd_csum_bytes(buf, off, len), want);
+		}
+	}
+}
+
 static void test_kindmask(void **state)
 {
 	struct impair_kindmask m;
@@ -1221,6 +1250,86 @@ static unsigned int kept_seq(const u8 *opts, unsigned int len,
 	return n;
 }
 
+/*
+ * impair_strip_scan() walks the block with its own loop: the same verdict
+ * and error code as tcpfwd_opt_validate(), and the same options as the
+ * walker, on random bytes (mostly malformed) and random valid blocks.
+ */
+static const struct {
+	u8 opts[40];
+	unsigned int len;
+} scan_cases[] = {
+	{ { 1, 1, 1, 99 }, 4 },				/* truncated */
+	{ { 99, 0, 1, 1 }, 4 },				/* zero length */
+	{ { 99, 1, 1, 1 }, 4 },				/* length one */
+	{ { 99, 6, 1, 1 }, 4 },				/* overrun */
+	{ { 99, 2, 0, 99, 0, 9, 9, 9 }, 8 },		/* junk after EOL */
+	{ { 1, 1, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2,
+	    99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2,
+	    99, 2, 1, 1 }, 36 },			/* 16 options */
+	{ { 1, 1, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2,
+	    99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2, 99, 2,
+	    99, 2, 99, 2 }, 36 },			/* 17 options */
+	{ { 1 }, 0 },					/* none */
+};
+
+static void test_strip_scan_vs_walker(void **state)
+{
+	unsigned int iter, i;
+
+	(void)state;
+	rnd_state = 0x5ca11e55;
+	for (iter = 0; iter < 200000; iter++) {
+		unsigned int optlen = 4 * (rnd() % 11), n = 0;
+		struct impair_strip_plan plan;
+		struct tcpfwd_opt_iter it;
+		struct impair_kindmask m;
+		struct tcpfwd_opt o;
+		u8 seg[60], *buf;
+		int ret, want;
+
+		memset(seg, 0, 20);
+		seg[12] = (u8)((20 + optlen) / 4 << 4);
+		if (iter & 1) {
+			gen_block(seg + 20, optlen);
+		} else {
+			for (i = 0; i < optlen; i++)	/* small kinds and lengths */
+				seg[20 + i] = (u8)(rnd() % 12);
+		}
+		if (iter < ARRAY_SIZE(scan_cases)) {	/* the edge cases first */
+			optlen = scan_cases[iter].len;
+			seg[12] = (u8)((20 + optlen) / 4 << 4);
+			memcpy(seg + 20, scan_cases[iter].opts, optlen);
+		}
+		impair_kindmask_zero(&m);
+		for (i = 0; i < 4; i++)
+			impair_kindmask_set(&m, (u8)(rnd() % 12));
+		if (iter < ARRAY_SIZE(scan_cases))
+			impair_kindmask_set(&m, 99);
+		buf = xdup(seg, 20 + optlen);
+		ret = impair_strip_scan(buf, 20 + optlen, &m, &plan);
+		want = tcpfwd_opt_validate(seg + 20, optlen, NULL);
+		if (want < 0) {
+			assert_int_equal(ret, want);
+			free(buf);
+			continue;
+		}
+		tcpfwd_opt_iter_init(&it, seg + 20, optlen);
+		while (tcpfwd_opt_next(&it, &o) > 0) {
+			if (o.kind == NOP || !impair_kindmask_test(&m, o.kind))
+				continue;
+			assert_true(n < plan.n);
+			assert_int_equal(plan.off[n], o.off);
+			assert_int_equal(plan.len[n], o.len);
+			n++;
+		}
+		assert_int_equal(ret, n);
+		assert_int_equal(plan.n, n);
+		assert_int_equal(plan.hdrlen, 20 + optlen);
+		free(buf);
+	}
+}
+
 static void test_strip_random_properties(void **state)
 {
 	static const u8 payload[] = "PAYLOAD-bytes-0123456789";
@@ -1231,11 +1340,13 @@ static void test_strip_random_properties(void **state)
 	for (iter = 0; iter < 20000; iter++) {
 		unsigned int optlen = 4 * (rnd() % 11), len, hl, i, nk, nk2;
 		struct impair_strip_res r1, r2, r3;
-		u8 blk[40], seg[120], kseq[40], kseq2[40];
+		struct impair_strip_plan plan;
+		u8 blk[40], seg[120], kseq[40], kseq2[40], nops[40];
 		u8 *a, *b, *c;
 		struct impair_kindmask m;
 		int s1, s2, s3;
 
+		memset(nops, NOP, sizeof(nops));
 		gen_block(blk, optlen);
 		if (tcpfwd_opt_validate(blk, optlen, NULL) < 0)
 			continue;	/* > 16 options, rare */
@@ -1267,6 +1378,23 @@ static void test_strip_random_properties(void **state)
 		assert_memory_equal(kseq2, kseq, nk);
 		kern_replace_by_diff(a, r1.csum_diff);
 		assert_true(seg_csum_ok(a, len));
+
+		/* Scan (read-only, the options in order) then apply. */
+		assert_int_equal(impair_strip_scan(seg, len, &m, &plan), s1);
+		for (i = 0; i < plan.n; i++) {
+			assert_true(impair_kindmask_test(&m,
+							 seg[20 + plan.off[i]]));
+			assert_memory_equal(a + 20 + plan.off[i], nops,
+					    plan.len[i]);
+			assert_true(!i || plan.off[i] >= plan.off[i - 1] +
+							 plan.len[i - 1]);
+		}
+		b = xdup(seg, len);
+		assert_int_equal(impair_strip_apply_nop(b, &plan, &r2), s1);
+		assert_memory_equal(&r2, &r1, sizeof(r1));
+		kern_replace_by_diff(b, r2.csum_diff);
+		assert_memory_equal(b, a, len);
+		free(b);
 
 		/* Compact mode. */
 		b = xdup(seg, len);
@@ -1334,6 +1462,7 @@ int main(void)
 		cmocka_unit_test(test_get_sack_max),
 		cmocka_unit_test(test_set_values_checksum),
 		cmocka_unit_test(test_csum_rfc1071),
+		cmocka_unit_test(test_csum_bytes_wordwise),
 		cmocka_unit_test(test_kindmask),
 		cmocka_unit_test(test_strip_nop_sackperm),
 		cmocka_unit_test(test_strip_nop_several),
@@ -1344,6 +1473,7 @@ int main(void)
 		cmocka_unit_test(test_strip_compact_cases),
 		cmocka_unit_test(test_strip_compact_nomatch_untouched),
 		cmocka_unit_test(test_strip_compact_header_only_buffer),
+		cmocka_unit_test(test_strip_scan_vs_walker),
 		cmocka_unit_test(test_strip_random_properties),
 	};
 
