@@ -43,6 +43,10 @@
  *     separate handshake, established and closed idle timeouts; when the
  *     table is full (net.ecn_proxy.max_flows) or an atomic allocation
  *     fails, the flow passes untouched and is counted;
+ *   - a segment outside the flow's window (what someone who knows only
+ *     the 4-tuple can send: a spoofed RST, FIN, ECE, CE or CWR) changes
+ *     nothing, does not keep the flow alive and is counted
+ *     (out_of_window; the state machine checks it, FSM.md);
  *   - a per-destination cache of failed SYN upgrades (RFC 3168 6.1.1.1
  *     fallback), direct-mapped, bounded and expiring;
  *   - header edits with skb_ensure_writable() and incremental checksums
@@ -125,6 +129,7 @@ enum ecnp_stat {
 	ECNP_STAT_ALLOC_FAILED,
 	ECNP_STAT_MALFORMED,
 	ECNP_STAT_EDIT_FAILED,
+	ECNP_STAT_OUT_OF_WINDOW,
 	ECNP_STAT_NR,
 };
 
@@ -160,6 +165,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
 	[ECNP_STAT_MALFORMED]			= "malformed",
 	[ECNP_STAT_EDIT_FAILED]			= "edit_failed",
+	[ECNP_STAT_OUT_OF_WINDOW]		= "out_of_window",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -203,7 +209,10 @@ struct ecnp_flow_counters {
 	u32 dropped;
 };
 
-/* Per-flow state: the shared flow header, the FSM and counters. */
+/*
+ * Per-flow state: the shared flow header, the FSM and counters; 192 bytes,
+ * the kmalloc-192 bucket (see struct ecnp_fsm).
+ */
 struct ecnp_flow {
 	struct tcpfwd_flow base;
 	struct ecnp_fsm fsm;
@@ -273,6 +282,33 @@ static const struct in6_addr *ecnp_b_addr(const struct tcpfwd_flow *f)
 	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
 }
 
+/*
+ * A SYN's options as its receiver reads them (tcp_parse_options()): up to
+ * a malformed one, the last window scale of length 3 counting.  The
+ * window model must not see scaling off where the endpoints have it on.
+ */
+static void ecnp_fill_syn_opts(const u8 *opts, unsigned int olen,
+			       struct ecnp_pkt *ep)
+{
+	struct tcpfwd_opt_iter it;
+	struct tcpfwd_opt o;
+
+	tcpfwd_opt_iter_init(&it, opts, olen);
+	while (tcpfwd_opt_next(&it, &o) > 0) {
+		switch (o.kind) {
+		case TCPFWD_OPT_SACK_PERM:
+			ep->opt |= ECNP_OPT_SACK_PERM;
+			break;
+		case TCPFWD_OPT_WSCALE:
+			if (o.len != TCPFWD_OPTLEN_WSCALE)
+				break;
+			ep->opt |= ECNP_OPT_WSCALE;
+			ep->wscale = opts[o.off + 2];
+			break;
+		}
+	}
+}
+
 /* The options the state machine needs: timestamps, SACK(-permitted). */
 static void ecnp_fill_opts(const struct sk_buff *skb,
 			   const struct tcpfwd_pkt *p, struct ecnp_pkt *ep)
@@ -280,7 +316,6 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
 	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
 	u8 buf[TCPFWD_OPT_MAX_LEN];
-	struct tcpfwd_opt o;
 	unsigned int i, n;
 	const u8 *opts;
 
@@ -293,8 +328,7 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	if (tcpfwd_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
 		ep->opt |= ECNP_OPT_TS;
 	if (p->th.syn) {
-		if (tcpfwd_opt_find(opts, olen, TCPFWD_OPT_SACK_PERM, &o) == 1)
-			ep->opt |= ECNP_OPT_SACK_PERM;
+		ecnp_fill_syn_opts(opts, olen, ep);
 		return;
 	}
 	if (!p->th.ack ||
@@ -360,6 +394,8 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_DUPACK_ABORTS);
 	if (ret & ECNP_EV_CONG_ANSWERED)
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
+	if (ret & ECNP_EV_OUT_OF_WINDOW)
+		ecnp_count(en, ECNP_STAT_OUT_OF_WINDOW);
 	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return;
@@ -728,7 +764,9 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, p, st->ret);
-	ecnp_set_expiry(en, ef, st->ret);
+	/* a segment outside the window keeps nothing alive either */
+	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
+		ecnp_set_expiry(en, ef, st->ret);
 	spin_unlock_bh(&ef->base.lock);
 	return true;
 
