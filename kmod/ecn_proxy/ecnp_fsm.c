@@ -18,6 +18,8 @@
  *     SYN-ACK, the SYN-ACK is upgraded so A gets ECN: E = A.
  *   - Both or neither capable: forward everything untouched (SAME).
  *   - AccECN (AE on the SYN): untouched (PASS).  The proxy never sets AE.
+ *   - TCP-MD5 or TCP-AO on the SYN (the signature covers the header):
+ *     untouched (PASS, ECNP_EV_SIGNED).
  *
  *                 ECN SYN from A                 ECN SYN-ACK
  *      INIT -----------------------> A_C ------------------------> SAME
@@ -541,6 +543,11 @@ static u32 ecnp_first(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->state = ECNP_S_PASS;
 		return ECNP_EV_OUT_PASS;
 	}
+	/* TCP-MD5/AO sign the header: an edit would break the signature */
+	if (p->opt & ECNP_OPT_SIGNED) {
+		f->state = ECNP_S_PASS;
+		return ECNP_EV_OUT_PASS | ECNP_EV_SIGNED;
+	}
 	if (p->opt & ECNP_OPT_SACK_PERM)
 		f->dflags |= ECNP_DF_SACK_A;
 	if (dst_no_upgrade)
@@ -696,6 +703,10 @@ static u32 ecnp_wait_synack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		if (p->flags & ECNP_TCP_AE) {
 			f->state = ECNP_S_PASS;
 			return ECNP_EV_OUT_PASS;
+		}
+		if (p->opt & ECNP_OPT_SIGNED) {
+			f->state = ECNP_S_PASS;
+			return ECNP_EV_OUT_PASS | ECNP_EV_SIGNED;
 		}
 		f->state = ECNP_S_SIMOPEN;
 		return 0;

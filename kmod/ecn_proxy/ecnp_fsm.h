@@ -46,6 +46,9 @@ enum ecnp_dir {
 #define ECNP_OPT_SACK_PERM	0x02	/* SACK-permitted (SYN, SYN-ACK) */
 #define ECNP_OPT_SACK		0x04	/* a SACK block above the ACK number */
 #define ECNP_OPT_WSCALE		0x08	/* window scale (SYN, SYN-ACK): wscale */
+#define ECNP_OPT_SIGNED		0x10	/* TCP-MD5 (kind 19) or TCP-AO (kind
+					 * 29) on a SYN or SYN-ACK
+					 */
 
 /* What the plumbing observed on one segment (or one GSO/GRO packet). */
 struct ecnp_pkt {
@@ -307,6 +310,10 @@ struct ecnp_ack_edit {
  * need none were returned (see ecnp_fsm_step()).
  */
 #define ECNP_EV_OUT_OF_WINDOW	0x20000000
+/* A SYN carries TCP-MD5 or TCP-AO (RFC 2385, 5925): they sign the header,
+ * so the flow passes untouched (with ECNP_EV_OUT_PASS).
+ */
+#define ECNP_EV_SIGNED		0x40000000
 #define ECNP_EV_MASK		0xffff0000
 
 void ecnp_fsm_init(struct ecnp_fsm *f);

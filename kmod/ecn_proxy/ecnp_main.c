@@ -88,6 +88,7 @@
 #include "../core/tcpfwd.h"
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_fsm.h"
+#include "ecnp_opt.h"
 
 static bool enable_init_net = true;
 module_param(enable_init_net, bool, 0444);
@@ -130,6 +131,7 @@ enum ecnp_stat {
 	ECNP_STAT_MALFORMED,
 	ECNP_STAT_EDIT_FAILED,
 	ECNP_STAT_OUT_OF_WINDOW,
+	ECNP_STAT_FLOWS_SIGNED,
 	ECNP_STAT_NR,
 };
 
@@ -166,6 +168,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_MALFORMED]			= "malformed",
 	[ECNP_STAT_EDIT_FAILED]			= "edit_failed",
 	[ECNP_STAT_OUT_OF_WINDOW]		= "out_of_window",
+	[ECNP_STAT_FLOWS_SIGNED]		= "flows_signed",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -282,33 +285,6 @@ static const struct in6_addr *ecnp_b_addr(const struct tcpfwd_flow *f)
 	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
 }
 
-/*
- * A SYN's options as its receiver reads them (tcp_parse_options()): up to
- * a malformed one, the last window scale of length 3 counting.  The
- * window model must not see scaling off where the endpoints have it on.
- */
-static void ecnp_fill_syn_opts(const u8 *opts, unsigned int olen,
-			       struct ecnp_pkt *ep)
-{
-	struct tcpfwd_opt_iter it;
-	struct tcpfwd_opt o;
-
-	tcpfwd_opt_iter_init(&it, opts, olen);
-	while (tcpfwd_opt_next(&it, &o) > 0) {
-		switch (o.kind) {
-		case TCPFWD_OPT_SACK_PERM:
-			ep->opt |= ECNP_OPT_SACK_PERM;
-			break;
-		case TCPFWD_OPT_WSCALE:
-			if (o.len != TCPFWD_OPTLEN_WSCALE)
-				break;
-			ep->opt |= ECNP_OPT_WSCALE;
-			ep->wscale = opts[o.off + 2];
-			break;
-		}
-	}
-}
-
 /* The options the state machine needs: timestamps, SACK(-permitted). */
 static void ecnp_fill_opts(const struct sk_buff *skb,
 			   const struct tcpfwd_pkt *p, struct ecnp_pkt *ep)
@@ -328,7 +304,7 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	if (tcpfwd_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
 		ep->opt |= ECNP_OPT_TS;
 	if (p->th.syn) {
-		ecnp_fill_syn_opts(opts, olen, ep);
+		ecnp_syn_opts(opts, olen, ep);
 		return;
 	}
 	if (!p->th.ack ||
@@ -386,6 +362,8 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 			ecnp_count(en, outcomes[i].stat);
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_count(en, ECNP_STAT_SYN_FALLBACKS);
+	if (ret & ECNP_EV_SIGNED)
+		ecnp_count(en, ECNP_STAT_FLOWS_SIGNED);
 	if (ret & ECNP_EV_CONG_SIGNAL) {
 		ecnp_count(en, ECNP_STAT_CONGESTION_EVENTS);
 		ef->cnt.cong_events++;

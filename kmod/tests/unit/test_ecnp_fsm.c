@@ -1071,6 +1071,61 @@ static void test_accecn_passthrough(void **state)
 	EXPECT_STATE(&f, ECNP_S_PASS);
 }
 
+/*
+ * TCP-MD5 and TCP-AO sign the header: a SYN that carries either passes
+ * untouched, and so does the rest of its flow; counted (L5).  Upgraded,
+ * the signature broke, the server dropped the SYN, and the retransmission
+ * put it in the fallback cache.
+ */
+static void test_signed_syn_passthrough(void **state)
+{
+	static const u16 syns[] = { SYN, SYN | ECE | CWR };
+	struct ecnp_pkt pk[] = {
+		mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT),
+		mkp(B, SYN | ACK, 77, 6, 0, NOT_ECT),
+		mkp(A, ACK, 6, 78, MSS, NOT_ECT),
+		mkp(B, ACK | ECE, 78, 6 + MSS, MSS, CE),
+		mkp(A, SYN, 5, 0, 0, NOT_ECT),
+	};
+	struct ecnp_pkt p;
+	struct ecnp_fsm f;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(syns); i++) {
+		CTX("signed SYN (flags 0x%x) passes untouched", syns[i]);
+		ecnp_fsm_init(&f);
+		p = mkp(A, syns[i], 5, 0, 0, NOT_ECT);
+		p.opt = ECNP_OPT_SIGNED;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 ECNP_EV_OUT_PASS | ECNP_EV_SIGNED);
+		EXPECT_STATE(&f, ECNP_S_PASS);
+		for (j = 0; j < ARRAY_SIZE(pk); j++) {
+			p = pk[j];
+			if (p.flags & SYN)
+				p.opt = ECNP_OPT_SIGNED;
+			EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false) &
+				 ~(u32)ECNP_EV_OUT_OF_WINDOW, 0);
+			EXPECT_STATE(&f, ECNP_S_PASS);
+		}
+		/* control: unsigned, a plain SYN is upgraded */
+		ecnp_fsm_init(&f);
+		p = mkp(A, syns[i], 5, 0, 0, NOT_ECT);
+		EXPECT(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false) ==
+		       (syns[i] == SYN ? (u32)(SET_ECE | SET_CWR) : 0));
+	}
+
+	CTX("signed SYN from B in a simultaneous open: pass");
+	ecnp_fsm_init(&f);
+	p = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+	p = mkp(B, SYN, 77, 0, 0, NOT_ECT);
+	p.opt = ECNP_OPT_SIGNED;
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_PASS | ECNP_EV_SIGNED);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+}
+
 static void test_first_packet_not_syn_passthrough(void **state)
 {
 	struct ecnp_pkt first[] = {
@@ -3976,6 +4031,7 @@ int main(void)
 		cmocka_unit_test(test_dst_no_upgrade_plain_syn),
 		cmocka_unit_test(test_dst_no_upgrade_symmetric_latched),
 		cmocka_unit_test(test_accecn_passthrough),
+		cmocka_unit_test(test_signed_syn_passthrough),
 		cmocka_unit_test(test_first_packet_not_syn_passthrough),
 		cmocka_unit_test(test_simultaneous_open),
 		cmocka_unit_test(test_rst_in_each_state),

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ECN proxy: the pure (skb-free) TCP option code of ecn_proxy.ko, on top of
+ * tcpfwd's option helpers (../core/tcpfwd_opt.h): what the state machine
+ * reads from a SYN's options.  Builds into the module and into the unit
+ * test kmod/tests/unit/test_ecnp_opt.c.
+ */
+#ifndef _ECNP_OPT_H
+#define _ECNP_OPT_H
+
+#include "../core/tcpfwd_opt.h"
+#include "ecnp_fsm.h"
+
+void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
+
+#endif /* _ECNP_OPT_H */
