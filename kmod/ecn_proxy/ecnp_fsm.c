@@ -136,7 +136,9 @@
  * header fields: no skb, no locking, no allocation, no time.  The caller
  * serialises calls per flow.  A GSO packet may be passed as one segment
  * (len = total payload) unless ecnp_fsm_wants_drop() says it would be
- * dropped; then it must be segmented first and each segment stepped.
+ * dropped; then it must be segmented first and each segment stepped, or,
+ * if it cannot be, stepped whole with ECNP_PF_NO_DROP: nothing is dropped
+ * (ECNP_EV_NOT_DROPPED says what was not done) and the state stays right.
  */
 #include "ecnp_fsm.h"
 
@@ -1171,7 +1173,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool echo = ecnp_st_echo(f->state);
 	bool new_data = ecnp_new_data(f, p);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
-	u32 ret_abort = 0;
+	u32 ev = 0;	/* events besides the edits */
 	bool cwr = false;
 	u32 act;
 
@@ -1185,13 +1187,25 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (ECNP_DF_HOLD | ECNP_DF_REXMIT) && p->len &&
 	    p->seq == f->saved_ack && before(p->seq, f->n_nxt)) {
 		f->dflags &= ~ECNP_DF_HOLD;
-		ret_abort = ECNP_EV_DUPACK_ABORT;
+		ev |= ECNP_EV_DUPACK_ABORT;
 	}
 	if (ecnp_late_rexmit(f, p)) {
 		f->dflags &= ~ECNP_DF_LATE;
-		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		if (!(p->pflags & ECNP_PF_NO_DROP))
+			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		ev |= ECNP_EV_NOT_DROPPED;
 	}
-	if (ecnp_rexmit_to_suppress(f, p)) {
+	if (ecnp_rexmit_to_suppress(f, p) && (p->pflags & ECNP_PF_NO_DROP)) {
+		/*
+		 * A GSO packet that starts with L and cannot be segmented:
+		 * E gets L twice.  The hold ends as when N's RTO resends L
+		 * (N may undo its reduction once E reports the duplicate),
+		 * and later copies are N's own.
+		 */
+		f->dflags &= ~ECNP_DF_HOLD;
+		f->dflags |= ECNP_DF_REXMIT;
+		ev |= ECNP_EV_DUPACK_ABORT | ECNP_EV_NOT_DROPPED;
+	} else if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: drop the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
 		if (p->opt & ECNP_OPT_TS) {
@@ -1223,8 +1237,16 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (after(end, f->n_nxt))
 		f->n_nxt = end;
 
-	/* drop (or none, switched at run time); dupack signals in e_step */
-	if (new_data && ecnp_st_signal(f->state) && mode != ECNP_FB_DUPACK) {
+	/*
+	 * drop (or none, switched at run time); dupack signals in e_step.
+	 * A GSO packet that cannot be segmented leaves the drop pending for
+	 * the next new data.
+	 */
+	if (new_data && ecnp_st_signal(f->state) && mode == ECNP_FB_DROP &&
+	    (p->pflags & ECNP_PF_NO_DROP)) {
+		ev |= ECNP_EV_NOT_DROPPED;
+	} else if (new_data && ecnp_st_signal(f->state) &&
+		   mode != ECNP_FB_DUPACK) {
 		/* DUPACK is left once the signal is given; CWR follows. */
 		f->state = ecnp_p2_state(echo, false);
 		f->flags |= ECNP_FL_CWR_PENDING;
@@ -1238,7 +1260,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	act = ecnp_edit_flags(p, echo, cwr);
 	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
-	return act | ret_abort;
+	return act | ev;
 }
 
 /* DEFAULT, ECE, DUPACK, ECE_DUPACK */
@@ -1407,7 +1429,8 @@ bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
  *
  * Pure predicate, no state change.  When it is true for a GSO packet, the
  * plumbing segments it first and steps each segment, so that only one
- * segment is dropped.
+ * segment is dropped; if it cannot, it steps the packet whole with
+ * ECNP_PF_NO_DROP, for which this is false.
  *
  * Return: true iff ecnp_fsm_step(@f, @p, @mode, ...) returns ECNP_ACT_DROP.
  */
@@ -1415,7 +1438,8 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode)
 {
 	if (!ecnp_fsm_in_phase2(f) || ecnp_from_e(f, p) ||
-	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) || !ecnp_seg_ok(f, p))
+	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) ||
+	    (p->pflags & ECNP_PF_NO_DROP) || !ecnp_seg_ok(f, p))
 		return false;
 	if (ecnp_rexmit_to_suppress(f, p) || ecnp_late_rexmit(f, p))
 		return true;

@@ -50,6 +50,13 @@ enum ecnp_dir {
 					 * 29) on a SYN or SYN-ACK
 					 */
 
+/* struct ecnp_pkt.pflags: what the plumbing can do with this packet */
+#define ECNP_PF_NO_DROP		0x01	/* a GSO packet that cannot be
+					 * segmented (bridged, or the
+					 * segmentation failed): it must not
+					 * be dropped whole
+					 */
+
 /* What the plumbing observed on one segment (or one GSO/GRO packet). */
 struct ecnp_pkt {
 	u32 seq;	/* TCP sequence number */
@@ -64,6 +71,7 @@ struct ecnp_pkt {
 	u16 seg_len;	/* payload per segment: gso_size of a GSO packet */
 	u8 opt;		/* ECNP_OPT_* */
 	u8 wscale;	/* window scale option (if ECNP_OPT_WSCALE) */
+	u8 pflags;	/* ECNP_PF_* */
 	u32 sack_high;	/* highest right edge of those SACK blocks (if
 			 * ECNP_OPT_SACK)
 			 */
@@ -314,6 +322,11 @@ struct ecnp_ack_edit {
  * so the flow passes untouched (with ECNP_EV_OUT_PASS).
  */
 #define ECNP_EV_SIGNED		0x40000000
+/* ECNP_PF_NO_DROP: a drop or suppression this packet would have got was
+ * not done (drop mode: it stays pending for the next new data; dupack: the
+ * simulated loss ends, E gets L twice).
+ */
+#define ECNP_EV_NOT_DROPPED	0x80000000
 #define ECNP_EV_MASK		0xffff0000
 
 void ecnp_fsm_init(struct ecnp_fsm *f);

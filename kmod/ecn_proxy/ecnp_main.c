@@ -51,7 +51,9 @@
  *     fallback), direct-mapped, bounded and expiring;
  *   - header edits with skb_ensure_writable() and incremental checksums
  *     (correct under CHECKSUM_PARTIAL); a GSO packet that would be dropped
- *     whole is segmented first and only one segment is dropped;
+ *     whole is segmented first and only one segment is dropped; one that
+ *     cannot be (bridged, or the segmentation failed) goes through the
+ *     state machine whole, nothing of it dropped (gso_drop_skipped);
  *   - packets it sends itself (the segments of such a GSO packet, an ACK
  *     and its injected duplicates) are stolen and handed to the hook's
  *     okfn (tcpfwd_pass_on()), as nf_reinject() does after the last hook:
@@ -132,6 +134,7 @@ enum ecnp_stat {
 	ECNP_STAT_EDIT_FAILED,
 	ECNP_STAT_OUT_OF_WINDOW,
 	ECNP_STAT_FLOWS_SIGNED,
+	ECNP_STAT_GSO_DROP_SKIPPED,
 	ECNP_STAT_NR,
 };
 
@@ -169,6 +172,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_EDIT_FAILED]			= "edit_failed",
 	[ECNP_STAT_OUT_OF_WINDOW]		= "out_of_window",
 	[ECNP_STAT_FLOWS_SIGNED]		= "flows_signed",
+	[ECNP_STAT_GSO_DROP_SKIPPED]		= "gso_drop_skipped",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -374,6 +378,8 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
 	if (ret & ECNP_EV_OUT_OF_WINDOW)
 		ecnp_count(en, ECNP_STAT_OUT_OF_WINDOW);
+	if (ret & ECNP_EV_NOT_DROPPED)
+		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
 	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return;
@@ -703,7 +709,11 @@ struct ecnp_step {
  * Under the flow's lock: feed the packet to the state machine and update
  * the flow's counters and expiry.  Returns false if the flow is dead or if
  * a GSO packet must be segmented first (*segment set) because one of its
- * segments is to be dropped.
+ * segments is to be dropped.  A GSO packet that cannot be segmented
+ * (@may_segment false: the segmentation failed; or bridged: okfn would
+ * need the MAC header carried over to each segment) is stepped whole with
+ * ECNP_PF_NO_DROP: nothing is dropped, the state stays right, and what
+ * was not done is counted (gso_drop_skipped).
  */
 static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		      const struct sk_buff *skb, const struct tcpfwd_pkt *p,
@@ -721,10 +731,12 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (ef->base.dead)
 		goto out_unlock;
 	ecnp_fill_pkt(ef, skb, p, mode, &ep);
-	if (may_segment && skb_is_gso(skb) &&
-	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
-		*segment = true;
-		goto out_unlock;
+	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
+		if (may_segment && !tcpfwd_bridged(skb)) {
+			*segment = true;
+			goto out_unlock;
+		}
+		ep.pflags |= ECNP_PF_NO_DROP;
 	}
 	/* the FSM reads the fallback cache for SYNs from A and until B answers */
 	syn_from_a = ep.dir == ECNP_DIR_A &&
@@ -787,7 +799,8 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 /*
  * One packet (or GSO packet) of a TCP flow: find or create its flow, step
  * the state machine, act on the packet.  @may_segment is false for the
- * segments of a GSO packet that ecnp_gso_drop() feeds back in.
+ * segments of a GSO packet that ecnp_gso_drop() feeds back in, and for a
+ * GSO packet it could not segment.
  */
 static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 				 const struct nf_hook_state *state,
@@ -811,12 +824,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	if (!ef)
 		return NF_ACCEPT;
 	if (!ecnp_step(en, ef, skb, &p, may_segment, &st, &segment)) {
-		/*
-		 * Bridged packets (br_netfilter) would need their MAC header
-		 * carried over to each segment: leave the drop pending for
-		 * the next packet instead.
-		 */
-		if (segment && !tcpfwd_bridged(skb))
+		if (segment)
 			return ecnp_gso_drop(en, skb, state);
 		return NF_ACCEPT;
 	}
@@ -840,10 +848,9 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 {
 	int ret = tcpfwd_gso_each(skb, state, ecnp_seg_verdict, en);
 
-	if (ret < 0) {
-		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-		return NF_ACCEPT;
-	}
+	/* not segmented (skb untouched): through the state machine whole */
+	if (ret < 0)
+		return ecnp_process(en, skb, state, false);
 	ecnp_count(en, ECNP_STAT_GSO_SEGMENTED);
 	return ret;
 }

@@ -249,6 +249,22 @@ static u32 e_send(struct flow *fl, u16 flags, u32 len, u8 ecn, u32 ack)
 	return step(fl, p);
 }
 
+/*
+ * The next segments, not stepped: from E (@len bytes, @flags, @ecn)
+ * acking all N sent, and from N.
+ */
+static struct ecnp_pkt e_next(const struct flow *fl, u16 flags, u32 len,
+			      u8 ecn)
+{
+	return mkp(e_dir(fl), ACK | flags, fl->e_seq, fl->n_seq, len, ecn);
+}
+
+static struct ecnp_pkt n_next(const struct flow *fl, u16 flags, u32 len)
+{
+	return mkp(n_dir(fl), ACK | flags, fl->n_seq, fl->e_seq, len,
+		   NOT_ECT);
+}
+
 /* Reach a phase 2 state the way the reference table does. */
 static void reach(struct flow *fl, u8 target)
 {
@@ -3037,6 +3053,82 @@ static void test_dupack_simulation(void **state)
 	}
 }
 
+/*
+ * A GSO packet that cannot be segmented (bridged, or the segmentation
+ * failed) is stepped whole with ECNP_PF_NO_DROP (L7; the plumbing used to
+ * skip the state machine for it): nothing of it is dropped, what was not
+ * done is reported, and the state is kept right: n_nxt and smss follow,
+ * the edits a whole packet can take (ECT, ECE, CWR) are made.
+ */
+static void test_gso_no_drop(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 u, old;
+	int e_is_a, k;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("drop mode, a GSO packet that cannot be segmented, E=%c",
+		    e_is_a ? 'A' : 'B');
+		flow_open(&fl, e_is_a, ECNP_FB_DROP, 0xfffffe00u, 0x1000);
+		reach(&fl, ECNP_S_ECE_DUPACK);
+		p = n_next(&fl, 0, 8 * MSS);
+		p.seg_len = MSS;
+		EXPECT(ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DROP));
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DROP));
+		old = fl.f.n_nxt;
+		EXPECT_R(step(&fl, p), SET_ECT0 | SET_ECE |
+			 ECNP_EV_NOT_DROPPED);
+		fl.n_seq += 8 * MSS;
+		EXPECT_EQ(fl.f.n_nxt, old + 8 * MSS);
+		/* the drop stays pending: the next new data */
+		EXPECT_STATE(&fl.f, ECNP_S_ECE_DUPACK);
+		EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_ECE | SET_CWR);
+		/* a retransmission in one piece: no ECT, not new */
+		p = n_next(&fl, 0, 4 * MSS);
+		p.seq = old;
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT_R(step(&fl, p), SET_ECE);
+
+		CTX("dupack, N's retransmission of L in a GSO packet, E=%c",
+		    e_is_a ? 'A' : 'B');
+		flow_open(&fl, e_is_a, ECNP_FB_DUPACK, 0xfffffe00u, 0x1000);
+		flow_sack(&fl);
+		for (k = 0; k < 6; k++)
+			n_send(&fl, 0, MSS);
+		u = fl.n_seq - 5 * MSS;
+		EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 0xffff), CLR_ECE |
+			 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		p = n_next(&fl, 0, 3 * MSS);
+		p.seq = u;
+		p.seg_len = MSS;
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+		/* not suppressed: the simulated loss ends, later copies pass */
+		EXPECT_R(step(&fl, p), ECNP_EV_DUPACK_ABORT |
+			 ECNP_EV_NOT_DROPPED);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		EXPECT_R(n_retx(&fl, u, MSS), 0);
+		EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 0xffff), 0);
+
+		CTX("dupack, the late copy of L in a GSO packet, E=%c",
+		    e_is_a ? 'A' : 'B');
+		u = small_window_signal(&fl);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
+		EXPECT(fl.f.dflags & ECNP_DF_LATE);
+		p = n_next(&fl, 0, 2 * MSS);
+		p.seq = u;
+		p.seg_len = MSS;
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT_R(step(&fl, p), ECNP_EV_NOT_DROPPED);
+		EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
+	}
+}
+
 /* ---- simulation: N sends, a router marks, E echoes as RFC 3168 says ---- */
 
 struct sim_stats {
@@ -3273,6 +3365,9 @@ static void test_fuzz_invariants(void **state)
 			p.tsval = x;
 			p.tsecr = y;
 			p.seg_len = (u16)(p.len < MSS ? p.len : MSS);
+			/* a GSO packet the plumbing cannot segment */
+			if (p.len > MSS && !(x & 0x3c00))
+				p.pflags = ECNP_PF_NO_DROP;
 
 			prev = f;
 			wd = ecnp_fsm_wants_drop(&f, &p, mode);
@@ -3348,6 +3443,10 @@ static void test_fuzz_invariants(void **state)
 			} else {
 				EXPECT_EQ(!!(r & DROP), wd);
 			}
+			if (p.pflags & ECNP_PF_NO_DROP)
+				EXPECT(!(r & DROP) && !wd);
+			if (r & ECNP_EV_NOT_DROPPED)
+				EXPECT(p.pflags & ECNP_PF_NO_DROP);
 			if ((r & DROP) && !(r & ECNP_EV_ACK_ABSORBED)) {
 				EXPECT_EQ(r & ECNP_ACT_MASK, DROP);
 				/* a drop-mode signal, or dupack's suppression */
@@ -3526,19 +3625,6 @@ static void expect_blind(struct flow *fl, struct ecnp_pkt p, const char *what)
 			EXPECT_EQ(seen.flags & (ECE | CWR), 0);
 		}
 	}
-}
-
-/* The next segment from E (@len bytes, @flags, @ecn) acking all N sent. */
-static struct ecnp_pkt e_next(const struct flow *fl, u16 flags, u32 len,
-			      u8 ecn)
-{
-	return mkp(e_dir(fl), ACK | flags, fl->e_seq, fl->n_seq, len, ecn);
-}
-
-static struct ecnp_pkt n_next(const struct flow *fl, u16 flags, u32 len)
-{
-	return mkp(n_dir(fl), ACK | flags, fl->n_seq, fl->e_seq, len,
-		   NOT_ECT);
 }
 
 /*
@@ -4067,6 +4153,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_not_on_an_old_ack),
 		cmocka_unit_test(test_dupack_gso_rexmit_and_old_acks),
 		cmocka_unit_test(test_dupack_simulation),
+		cmocka_unit_test(test_gso_no_drop),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
 		cmocka_unit_test(test_fuzz_invariants),
