@@ -1050,11 +1050,13 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
  * HOLD_ACK: ACK number := the start of L (what N saw at the event), window
  * := the window of that ACK (so each is a duplicate ACK to N), TSecr :=
  * the TSval of N's suppressed retransmission if older, and with SACK a
- * first block [end of L, E's real ACK): E's progress shown as SACK, so N's
+ * block [end of L, E's real ACK): E's progress shown as SACK, so N's
  * recovery (PRR) sees data delivered; E's own blocks that touch L or end
- * beyond hold_end are left out.  SET_TSECR: the TSecr alone.
- * INJECT_DUPACKS: the duplicates; with SACK they claim the three segments
- * above L, which makes RACK mark L lost at once.
+ * beyond hold_end are left out; E's D-SACK block, if kept, goes first
+ * (before the added block: RFC 2883 reads only the first).  SET_TSECR:
+ * the TSecr alone (E's blocks all kept).  INJECT_DUPACKS: the duplicates;
+ * with SACK they claim the three segments above L, which makes RACK mark L
+ * lost at once; E's D-SACK block is not repeated in them.
  */
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       u32 ret, struct ecnp_ack_edit *e)
@@ -1063,15 +1065,20 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	e->ack = p->ack;
 	e->win = p->win;
 	e->tsecr = p->tsecr;
-	e->sack_limit = p->ack + 0x7fffffffu;	/* none */
 	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS)) {
 		e->ack = f->saved_ack;
 		e->win = f->hold_win;
+		e->lost = true;
 		e->lost_start = f->saved_ack;
 		e->lost_end = f->saved_ack + f->smss;
 	}
-	if (ret & ECNP_ACT_HOLD_ACK)
+	if (ret & ECNP_ACT_HOLD_ACK) {
+		e->limit = true;
 		e->sack_limit = f->hold_end;
+	}
+	/* the forwarded original reports E's D-SACK once, not its copies */
+	if (ret & ECNP_ACT_INJECT_DUPACKS)
+		e->no_dsack = true;
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    ecnp_tsecr_stale(f, p)) {
 		e->set_tsecr = true;

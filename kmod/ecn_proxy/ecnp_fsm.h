@@ -236,19 +236,27 @@ struct ecnp_fsm {
 /*
  * dupack mode: how to rewrite one E->N ACK (ECNP_ACT_HOLD_ACK,
  * ECNP_ACT_SET_TSECR) or build the injected duplicates
- * (ECNP_ACT_INJECT_DUPACKS); see ecnp_fsm_ack_edit().
+ * (ECNP_ACT_INJECT_DUPACKS); see ecnp_fsm_ack_edit().  Every part is
+ * named by a flag, never by a sentinel value (any u32 is a sequence
+ * number).  E's own SACK blocks are kept, in E's order, except those the
+ * flags leave out; inverted or empty blocks (never valid, RFC 2018) are
+ * always left out.  E's D-SACK block (RFC 2883: its first block, when it
+ * lies below E's ACK number or inside its second block) stays first.
  */
 struct ecnp_ack_edit {
 	u32 ack;		/* ACK number */
 	u32 tsecr;		/* if set_tsecr */
-	u32 sack_start;		/* if sack: a SACK block to add first */
-	u32 sack_end;
-	u32 lost_start;		/* E's own SACK blocks overlapping */
-	u32 lost_end;		/* [lost_start, lost_end) are left out, */
-	u32 sack_limit;		/* as are those ending after this */
+	u32 sack_start;		/* if sack: a SACK block to add, first after */
+	u32 sack_end;		/* E's D-SACK block */
+	u32 lost_start;		/* if lost: E's blocks overlapping */
+	u32 lost_end;		/* [lost_start, lost_end) are left out */
+	u32 sack_limit;		/* if limit: as are those ending after this */
 	u16 win;		/* window field */
 	bool set_tsecr;
 	bool sack;
+	bool lost;
+	bool limit;
+	bool no_dsack;		/* E's D-SACK block is left out */
 };
 
 /*

@@ -475,66 +475,6 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 
 /* --- dupack: rewriting and injecting E->N ACKs ---------------------------- */
 
-/* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */
-static bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
-{
-	struct tcpfwd_opt_iter it;
-	struct tcpfwd_opt o;
-	int ret;
-
-	tcpfwd_opt_iter_init(&it, opts, len);
-	while ((ret = tcpfwd_opt_next(&it, &o)) > 0)
-		if (o.kind != TCPFWD_OPT_NOP && o.kind != TCPFWD_OPT_TIMESTAMP &&
-		    o.kind != TCPFWD_OPT_SACK)
-			return false;
-	return ret == 0;
-}
-
-/*
- * New option block for a rebuilt pure ACK: timestamps (TSecr per @e), then
- * @e's SACK block and E's own blocks that do not touch the "lost" segment,
- * as many as fit.  Returns its length (a multiple of 4).
- */
-static unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
-				    const struct ecnp_ack_edit *e)
-{
-	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS + 1];
-	struct tcpfwd_sack_block own[TCPFWD_SACK_MAX_BLOCKS];
-	unsigned int pos = 0, n = 0, nown = 0, i;
-	u32 tsval, tsecr;
-	int ret;
-
-	if (tcpfwd_opt_get_ts(opts, len, &tsval, &tsecr) == 1) {
-		out[0] = TCPFWD_OPT_NOP;
-		out[1] = TCPFWD_OPT_NOP;
-		out[2] = TCPFWD_OPT_TIMESTAMP;
-		out[3] = TCPFWD_OPTLEN_TIMESTAMP;
-		tcpfwd_put_be32(out + 4, tsval);
-		tcpfwd_put_be32(out + 8, e->set_tsecr ? e->tsecr : tsecr);
-		pos = 12;
-	}
-	if (e->sack)
-		blk[n++] = (struct tcpfwd_sack_block){ e->sack_start, e->sack_end };
-	if (tcpfwd_opt_get_sack(opts, len, own, ARRAY_SIZE(own), &nown) == 1) {
-		nown = min_t(unsigned int, nown, ARRAY_SIZE(own));
-		for (i = 0; i < nown; i++) {
-			if (before(own[i].start, e->lost_end) &&
-			    after(own[i].end, e->lost_start))
-				continue;
-			if (after(own[i].end, e->sack_limit))
-				continue;
-			blk[n++] = own[i];
-		}
-	}
-	if (n) {
-		ret = tcpfwd_sack_build(out + pos, TCPFWD_OPT_MAX_LEN - pos, blk,
-					n);
-		if (ret > 0)
-			pos += ret;
-	}
-	return pos;
-}
-
 /* Full TCP checksum of a linear packet whose TCP header is at @thoff. */
 static void ecnp_tcp_csum(struct sk_buff *skb, u8 family, unsigned int thoff)
 {
@@ -569,7 +509,7 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 	struct tcphdr *th;
 	int delta;
 
-	nlen = ecnp_build_opts(nopts, opts, olen, e);
+	nlen = ecnp_build_opts(nopts, opts, olen, ntohl(p->th.ack_seq), e);
 	delta = (int)nlen - (int)olen;
 	if (skb_linearize(skb))
 		return -ENOMEM;

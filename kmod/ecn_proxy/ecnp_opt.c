@@ -39,3 +39,88 @@ void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
 		}
 	}
 }
+
+/* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */
+bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
+{
+	struct tcpfwd_opt_iter it;
+	struct tcpfwd_opt o;
+	int ret;
+
+	tcpfwd_opt_iter_init(&it, opts, len);
+	while ((ret = tcpfwd_opt_next(&it, &o)) > 0)
+		if (o.kind != TCPFWD_OPT_NOP && o.kind != TCPFWD_OPT_TIMESTAMP &&
+		    o.kind != TCPFWD_OPT_SACK)
+			return false;
+	return ret == 0;
+}
+
+/* One of E's SACK blocks goes into the rebuilt ACK (struct ecnp_ack_edit). */
+static bool ecnp_keep_block(const struct tcpfwd_sack_block *b,
+			    const struct ecnp_ack_edit *e)
+{
+	/* inverted or empty: never valid (the receiver ignores it) */
+	if (!before(b->start, b->end))
+		return false;
+	if (e->lost && before(b->start, e->lost_end) &&
+	    after(b->end, e->lost_start))
+		return false;
+	return !e->limit || !after(b->end, e->sack_limit);
+}
+
+/**
+ * ecnp_build_opts - the option block of a rebuilt pure ACK
+ * @out: TCPFWD_OPT_MAX_LEN bytes
+ * @opts: E's option block (ecnp_opts_rebuildable())
+ * @len: its length
+ * @ack: E's ACK number (it tells E's D-SACK block)
+ * @e: the edit
+ *
+ * Timestamps (TSecr per @e), then E's D-SACK block (RFC 2883: its first,
+ * if below @ack or inside its second block) unless @e leaves it out, then
+ * @e's block, then E's other blocks that @e keeps, as many as fit.
+ *
+ * Return: its length, a multiple of 4.
+ */
+unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
+			     u32 ack, const struct ecnp_ack_edit *e)
+{
+	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS + 1];
+	struct tcpfwd_sack_block own[TCPFWD_SACK_MAX_BLOCKS];
+	unsigned int pos = 0, n = 0, nown = 0, i;
+	bool dsack = false;
+	u32 tsval, tsecr;
+	int ret;
+
+	if (tcpfwd_opt_get_ts(opts, len, &tsval, &tsecr) == 1) {
+		out[0] = TCPFWD_OPT_NOP;
+		out[1] = TCPFWD_OPT_NOP;
+		out[2] = TCPFWD_OPT_TIMESTAMP;
+		out[3] = TCPFWD_OPTLEN_TIMESTAMP;
+		tcpfwd_put_be32(out + 4, tsval);
+		tcpfwd_put_be32(out + 8, e->set_tsecr ? e->tsecr : tsecr);
+		pos = 12;
+	}
+	if (tcpfwd_opt_get_sack(opts, len, own, ARRAY_SIZE(own), &nown) != 1)
+		nown = 0;
+	nown = min_t(unsigned int, nown, ARRAY_SIZE(own));
+	/* tcp_check_dsack(): which of E's blocks reports a duplicate */
+	if (nown)
+		dsack = before(own[0].start, ack) ||
+			(nown > 1 && !before(own[0].start, own[1].start) &&
+			 !after(own[0].end, own[1].end));
+	if (dsack && !e->no_dsack && ecnp_keep_block(&own[0], e))
+		blk[n++] = own[0];
+	if (e->sack)
+		blk[n++] = (struct tcpfwd_sack_block){ e->sack_start, e->sack_end };
+	for (i = dsack; i < nown; i++)
+		if (ecnp_keep_block(&own[i], e))
+			blk[n++] = own[i];
+	if (n) {
+		ret = tcpfwd_sack_build(out + pos, TCPFWD_OPT_MAX_LEN - pos, blk,
+					n);
+		if (ret > 0)
+			pos += ret;
+	}
+	return pos;
+}

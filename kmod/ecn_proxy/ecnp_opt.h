@@ -2,8 +2,9 @@
 /*
  * ECN proxy: the pure (skb-free) TCP option code of ecn_proxy.ko, on top of
  * tcpfwd's option helpers (../core/tcpfwd_opt.h): what the state machine
- * reads from a SYN's options.  Builds into the module and into the unit
- * test kmod/tests/unit/test_ecnp_opt.c.
+ * reads from a SYN's options, and the option block of an ACK that dupack
+ * mode rewrites (struct ecnp_ack_edit).  Builds into the module and into
+ * the unit test kmod/tests/unit/test_ecnp_opt.c.
  */
 #ifndef _ECNP_OPT_H
 #define _ECNP_OPT_H
@@ -12,5 +13,8 @@
 #include "ecnp_fsm.h"
 
 void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
+bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len);
+unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
+			     u32 ack, const struct ecnp_ack_edit *e);
 
 #endif /* _ECNP_OPT_H */

@@ -2113,6 +2113,8 @@ static void dupack_basic(bool sack, bool ts)
 		EXPECT(!e.set_tsecr);
 		EXPECT_EQ(e.lost_start, u);
 		EXPECT_EQ(e.lost_end, u + MSS);
+		/* the copies: no limit, L and E's D-SACK left out */
+		EXPECT(e.lost && !e.limit && e.no_dsack);
 		EXPECT_EQ(e.sack, sack);
 		if (sack) {
 			EXPECT_EQ(e.sack_start, u + MSS);
@@ -2158,6 +2160,9 @@ static void dupack_basic(bool sack, bool ts)
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, u);
 		EXPECT_EQ(e.win, 500);
+		/* held: L and beyond hold_end left out, E's D-SACK kept */
+		EXPECT(e.lost && e.limit && !e.no_dsack);
+		EXPECT_EQ(e.sack_limit, fl.f.hold_end);
 		EXPECT_EQ(e.set_tsecr, ts);
 		if (ts)
 			EXPECT_EQ(e.tsecr, 5000);
@@ -2187,6 +2192,8 @@ static void dupack_basic(bool sack, bool ts)
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, end1);
 		EXPECT_EQ(e.win, 600);
+		/* released: E's blocks as they are */
+		EXPECT(!e.lost && !e.limit && !e.no_dsack && !e.sack);
 		if (ts)
 			EXPECT_EQ(e.tsecr, 5000);
 		EXPECT_R(e_ack(&fl, 0, end1, opt, 6000, 600), 0);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for kmod/ecn_proxy/ecnp_opt.c, the ECN proxy's pure TCP option
- * code: what it reads from a SYN's options.
+ * code: what it reads from a SYN's options, and the option block of an ACK
+ * that dupack mode rewrites.
  *
  * Option blocks are copied into heap buffers of exactly their length so
  * that AddressSanitizer catches any read past the end.
@@ -104,12 +105,184 @@ static void test_syn_opts_signed(void **state)
 	assert_int_equal(ep.opt, 0);
 }
 
+
+/* ---- the option block of a rebuilt ACK (L4) ----------------------------- */
+
+struct blk {
+	u32 start, end;
+};
+
+/* E's option block: NOP NOP TS, then NOP NOP SACK with @n blocks as given. */
+static unsigned int e_opts(u8 *out, const struct blk *b, unsigned int n)
+{
+	unsigned int i, pos = 12;
+
+	memcpy(out, (const u8[]){ 1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9 }, 12);
+	if (!n)
+		return pos;
+	out[pos++] = 1;
+	out[pos++] = 1;
+	out[pos++] = TCPFWD_OPT_SACK;
+	out[pos++] = (u8)(2 + 8 * n);
+	for (i = 0; i < n; i++) {
+		tcpfwd_put_be32(out + pos, b[i].start);
+		tcpfwd_put_be32(out + pos + 4, b[i].end);
+		pos += 8;
+	}
+	return pos;
+}
+
+/* ecnp_build_opts() on E's blocks @in; the blocks it wrote into @out. */
+static unsigned int rebuilt(const struct blk *in, unsigned int nin, u32 ack,
+			    const struct ecnp_ack_edit *e, struct blk *out)
+{
+	struct tcpfwd_sack_block got[TCPFWD_SACK_MAX_BLOCKS];
+	u8 opts[TCPFWD_OPT_MAX_LEN], res[TCPFWD_OPT_MAX_LEN];
+	unsigned int len = e_opts(opts, in, nin), rlen, n = 0, i;
+	u32 tsval, tsecr;
+
+	rlen = ecnp_build_opts(res, opts, len, ack, e);
+	assert_int_equal(rlen % 4, 0);
+	assert_true(rlen <= TCPFWD_OPT_MAX_LEN);
+	/* timestamps are always kept */
+	assert_int_equal(tcpfwd_opt_get_ts(res, rlen, &tsval, &tsecr), 1);
+	assert_int_equal(tsval, 7);
+	assert_int_equal(tsecr, e->set_tsecr ? e->tsecr : 9);
+	if (tcpfwd_opt_get_sack(res, rlen, got, ARRAY_SIZE(got), &n) != 1)
+		return 0;
+	for (i = 0; i < n; i++)
+		out[i] = (struct blk){ got[i].start, got[i].end };
+	return n;
+}
+
+#define EXPECT_BLOCKS(out, n, ...) do {					\
+	const struct blk w_[] = { __VA_ARGS__ };			\
+	unsigned int i_;						\
+	assert_int_equal(n, ARRAY_SIZE(w_));				\
+	for (i_ = 0; i_ < ARRAY_SIZE(w_); i_++) {			\
+		assert_int_equal((out)[i_].start, w_[i_].start);	\
+		assert_int_equal((out)[i_].end, w_[i_].end);		\
+	}								\
+} while (0)
+
+/* The edits ecnp_fsm_ack_edit() makes: TSecr only, a held ACK, copies. */
+static struct ecnp_ack_edit tsecr_only(u32 ack)
+{
+	return (struct ecnp_ack_edit){ .ack = ack, .tsecr = 5,
+				       .set_tsecr = true };
+}
+
+static struct ecnp_ack_edit held(u32 l, u32 smss, u32 real_ack, u32 limit)
+{
+	return (struct ecnp_ack_edit){
+		.ack = l, .sack = true, .sack_start = l + smss,
+		.sack_end = real_ack, .lost = true, .lost_start = l,
+		.lost_end = l + smss, .limit = true, .sack_limit = limit,
+	};
+}
+
+/* E's D-SACK block (below its ACK) survives a rewrite, first. */
+static void test_build_opts_dsack(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct blk out[4];
+	unsigned int n;
+	const u32 ack = 50000;
+
+	(void)state;
+	/* TSecr only: E's blocks as they were, the D-SACK first */
+	e = tsecr_only(ack);
+	n = rebuilt((struct blk[]){ { 40000, 41000 }, { 52000, 53000 } }, 2,
+		    ack, &e, out);
+	EXPECT_BLOCKS(out, n, { 40000, 41000 }, { 52000, 53000 });
+	/* a held ACK (L = 30000): below L it stays a D-SACK, first */
+	e = held(30000, 1000, ack, 60000);
+	n = rebuilt((struct blk[]){ { 20000, 21000 }, { 52000, 53000 } }, 2,
+		    ack, &e, out);
+	EXPECT_BLOCKS(out, n, { 20000, 21000 }, { 31000, 50000 },
+		      { 52000, 53000 });
+	/* above L: first too, so that it lies inside the added block */
+	n = rebuilt((struct blk[]){ { 40000, 41000 } }, 1, ack, &e, out);
+	EXPECT_BLOCKS(out, n, { 40000, 41000 }, { 31000, 50000 });
+	/* one that touches L is left out, as any block would be */
+	n = rebuilt((struct blk[]){ { 30000, 31000 } }, 1, ack, &e, out);
+	EXPECT_BLOCKS(out, n, { 31000, 50000 });
+	/* RFC 2883's other form: the first block inside the second */
+	n = rebuilt((struct blk[]){ { 52000, 52500 }, { 51000, 53000 } }, 2,
+		    ack, &e, out);
+	EXPECT_BLOCKS(out, n, { 52000, 52500 }, { 31000, 50000 },
+		      { 51000, 53000 });
+	/* the injected copies do not repeat it (the original carries it) */
+	e = held(30000, 1000, ack, 0);
+	e.limit = false;
+	e.no_dsack = true;
+	e.sack_end = 34000;
+	n = rebuilt((struct blk[]){ { 20000, 21000 } }, 1, ack, &e, out);
+	EXPECT_BLOCKS(out, n, { 31000, 34000 });
+}
+
+/* Blocks and ranges across sequence number 0. */
+static void test_build_opts_wrap(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct blk out[4];
+	unsigned int n;
+
+	(void)state;
+	/* TSecr only: a block across 0 (and a D-SACK across 0) stay */
+	e = tsecr_only(0xfffff000u);
+	n = rebuilt((struct blk[]){ { 0xffffff00u, 0x100 } }, 1, 0xfffff000u,
+		    &e, out);
+	EXPECT_BLOCKS(out, n, { 0xffffff00u, 0x100 });
+	e = tsecr_only(0x200);
+	n = rebuilt((struct blk[]){ { 0xffffff00u, 0x100 }, { 0x400, 0x800 } },
+		    2, 0x200, &e, out);
+	EXPECT_BLOCKS(out, n, { 0xffffff00u, 0x100 }, { 0x400, 0x800 });
+	/* held with L across 0: blocks that touch it go, others stay */
+	e = held(0xfffffe00u, 1000, 0x2000, 0x8000);
+	n = rebuilt((struct blk[]){ { 0x100, 0x300 }, { 0x1000, 0x1800 },
+				    { 0x3000, 0x3400 } }, 3, 0x2000, &e, out);
+	/* (0x100 is inside L: [0xfffffe00, 0x1e8)) */
+	EXPECT_BLOCKS(out, n, { 0x1e8, 0x2000 }, { 0x1000, 0x1800 },
+		      { 0x3000, 0x3400 });
+	/* the limit across 0 */
+	e = held(0xffff0000u, 1000, 0xffff8000u, 0x100);
+	n = rebuilt((struct blk[]){ { 0xffffff00u, 0x80 }, { 0x80, 0x180 } },
+		    2, 0xffff8000u, &e, out);
+	EXPECT_BLOCKS(out, n, { 0xffff03e8u, 0xffff8000u },
+		      { 0xffffff00u, 0x80 });
+}
+
+/* An inverted or empty block is left out alone, never all of E's SACK. */
+static void test_build_opts_inverted(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct blk out[4];
+	unsigned int n;
+
+	(void)state;
+	e = tsecr_only(10000);
+	n = rebuilt((struct blk[]){ { 12000, 13000 }, { 16000, 15000 },
+				    { 17000, 18000 } }, 3, 10000, &e, out);
+	EXPECT_BLOCKS(out, n, { 12000, 13000 }, { 17000, 18000 });
+	n = rebuilt((struct blk[]){ { 12000, 12000 }, { 17000, 18000 } }, 2,
+		    10000, &e, out);
+	EXPECT_BLOCKS(out, n, { 17000, 18000 });
+	e = held(5000, 1000, 10000, 20000);
+	n = rebuilt((struct blk[]){ { 14000, 11000 }, { 12000, 13000 } }, 2,
+		    10000, &e, out);
+	EXPECT_BLOCKS(out, n, { 6000, 10000 }, { 12000, 13000 });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_syn_opts_linux),
 		cmocka_unit_test(test_syn_opts_wscale_like_linux),
 		cmocka_unit_test(test_syn_opts_signed),
+		cmocka_unit_test(test_build_opts_dsack),
+		cmocka_unit_test(test_build_opts_wrap),
+		cmocka_unit_test(test_build_opts_inverted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
