@@ -315,7 +315,9 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	    tcpfwd_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
 		return;
 	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++) {
-		if (!after(blk[i].start, ep->ack))
+		/* above the ACK; an inverted block is never valid */
+		if (!after(blk[i].start, ep->ack) ||
+		    !before(blk[i].start, blk[i].end))
 			continue;
 		if (!(ep->opt & ECNP_OPT_SACK) ||
 		    after(blk[i].end, ep->sack_high))
