@@ -477,44 +477,28 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 
 /* --- dupack: rewriting and injecting E->N ACKs ---------------------------- */
 
-/* Full TCP checksum of a linear packet whose TCP header is at @thoff. */
-static void ecnp_tcp_csum(struct sk_buff *skb, u8 family, unsigned int thoff)
-{
-	struct tcphdr *th = (struct tcphdr *)(skb->data + thoff);
-	unsigned int len = skb->len - thoff;
-	__wsum csum;
-
-	th->check = 0;
-	csum = csum_partial(th, len, 0);
-	if (family == NFPROTO_IPV4)
-		th->check = csum_tcpudp_magic(ip_hdr(skb)->saddr,
-					      ip_hdr(skb)->daddr, len,
-					      IPPROTO_TCP, csum);
-	else
-		th->check = csum_ipv6_magic(&ipv6_hdr(skb)->saddr,
-					    &ipv6_hdr(skb)->daddr, len,
-					    IPPROTO_TCP, csum);
-	skb->ip_summed = CHECKSUM_NONE;
-}
-
 /*
  * A pure ACK rebuilt: new ACK number, window and options; the packet grows
- * or shrinks with the TCP header, the IP length and both checksums follow.
+ * or shrinks with the TCP header, the IP length follows.  Both checksums
+ * are updated incrementally (ecnp_ack_rebuild()): a wrong one stays wrong,
+ * and under CHECKSUM_PARTIAL the pseudo-header's seed follows the length.
  */
 static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 			    const struct tcpfwd_pkt *p,
-			    const struct ecnp_ack_edit *e, const u8 *opts)
+			    const struct ecnp_ack_edit *e)
 {
-	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	u8 nopts[TCPFWD_OPT_MAX_LEN];
+	u8 hdr[TCPFWD_TCPHDR_MAX];
 	unsigned int nlen;
 	struct tcphdr *th;
+	__be16 old;
+	u32 diff;
 	int delta;
 
-	nlen = ecnp_build_opts(nopts, opts, olen, ntohl(p->th.ack_seq), e);
-	delta = (int)nlen - (int)olen;
 	if (skb_linearize(skb))
 		return -ENOMEM;
+	memcpy(hdr, skb->data + p->thoff, p->thlen);
+	nlen = ecnp_ack_rebuild(hdr, p->thlen, e, &diff);
+	delta = (int)nlen - (int)p->thlen;
 	if (delta > 0) {
 		if (skb_tailroom(skb) < delta &&
 		    pskb_expand_head(skb, 0, delta - skb_tailroom(skb),
@@ -524,20 +508,25 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 	} else if (delta < 0) {
 		skb_trim(skb, skb->len + delta);
 	}
+	/* skb->csum no longer covers the packet; th->check is still right */
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->ip_summed = CHECKSUM_NONE;
 	th = (struct tcphdr *)(skb->data + p->thoff);
-	memcpy(th + 1, nopts, nlen);
-	th->doff = (sizeof(struct tcphdr) + nlen) / 4;
-	th->ack_seq = htonl(e->ack);
-	th->window = htons(e->win);
+	memcpy(th, hdr, nlen);
+	inet_proto_csum_replace_by_diff(&th->check, skb, (__force __wsum)diff,
+					false, false);
+	inet_proto_csum_replace4(&th->check, skb, htonl(p->thlen), htonl(nlen),
+				 true);
 	if (family == NFPROTO_IPV4) {
-		ip_hdr(skb)->tot_len = htons(skb->len - skb_network_offset(skb));
-		ip_send_check(ip_hdr(skb));
+		struct iphdr *iph = ip_hdr(skb);
+
+		old = iph->tot_len;
+		iph->tot_len = htons(ntohs(old) + delta);
+		csum_replace2(&iph->check, old, iph->tot_len);
 	} else {
-		ipv6_hdr(skb)->payload_len =
-			htons(skb->len - skb_network_offset(skb) -
-			      sizeof(struct ipv6hdr));
+		old = ipv6_hdr(skb)->payload_len;
+		ipv6_hdr(skb)->payload_len = htons(ntohs(old) + delta);
 	}
-	ecnp_tcp_csum(skb, family, p->thoff);
 	return 0;
 }
 
@@ -552,17 +541,15 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 			    const struct ecnp_ack_edit *e)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	u8 opts[TCPFWD_OPT_MAX_LEN];
 	struct tcphdr *th;
 	u32 tsval, tsecr, diff = 0;
 
 	if (skb_ensure_writable(skb, p->thoff + p->thlen))
 		return -ENOMEM;
 	th = (struct tcphdr *)(skb->data + p->thoff);
-	memcpy(opts, th + 1, olen);
 	if (!p->payload && !skb_is_gso(skb) &&
-	    ecnp_opts_rebuildable(opts, olen))
-		return ecnp_rebuild_ack(skb, family, p, e, opts);
+	    ecnp_opts_rebuildable((u8 *)(th + 1), olen))
+		return ecnp_rebuild_ack(skb, family, p, e);
 
 	inet_proto_csum_replace4(&th->check, skb, th->ack_seq, htonl(e->ack),
 				 false);

@@ -124,3 +124,39 @@ unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
 	}
 	return pos;
 }
+
+/**
+ * ecnp_ack_rebuild - rebuild a pure ACK's TCP header per an edit
+ * @th: the TCP header, @hlen bytes in a buffer of TCPFWD_TCPHDR_MAX
+ * @hlen: its length (doff * 4); its options ecnp_opts_rebuildable()
+ * @e: the edit: ACK number, window, option block (ecnp_build_opts())
+ * @csum_diff: set to the difference the new header makes to the TCP
+ *	checksum, the check field left as it is (for
+ *	inet_proto_csum_replace_by_diff()); the pseudo-header's length
+ *	changes too, from @hlen to the returned length (no payload)
+ *
+ * Incremental, as every other edit of the proxy: a checksum that was
+ * wrong stays wrong (the receiver drops the ACK, as it would have), and
+ * the pseudo-header's addresses are never needed (with an IPv6 routing
+ * header the final destination, not the IPv6 header's).
+ *
+ * Return: the new header length.
+ */
+unsigned int ecnp_ack_rebuild(u8 *th, unsigned int hlen,
+			      const struct ecnp_ack_edit *e, u32 *csum_diff)
+{
+	unsigned int olen = hlen - TCPFWD_TCPHDR_LEN, nlen;
+	u32 old = tcpfwd_csum_bytes(th, 0, hlen);
+	u8 nopts[TCPFWD_OPT_MAX_LEN];
+
+	nlen = ecnp_build_opts(nopts, th + TCPFWD_TCPHDR_LEN, olen,
+			       tcpfwd_get_be32(th + 8), e);
+	tcpfwd_put_be32(th + 8, e->ack);
+	th[12] = (u8)(((TCPFWD_TCPHDR_LEN + nlen) / 4) << 4) | (th[12] & 0x0f);
+	tcpfwd_put_be16(th + 14, e->win);
+	memcpy(th + TCPFWD_TCPHDR_LEN, nopts, nlen);
+	*csum_diff = tcpfwd_csum_sub(tcpfwd_csum_bytes(th, 0,
+						       TCPFWD_TCPHDR_LEN + nlen),
+				     old);
+	return TCPFWD_TCPHDR_LEN + nlen;
+}

@@ -16,5 +16,7 @@ void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
 bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len);
 unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
 			     u32 ack, const struct ecnp_ack_edit *e);
+unsigned int ecnp_ack_rebuild(u8 *th, unsigned int hlen,
+			      const struct ecnp_ack_edit *e, u32 *csum_diff);
 
 #endif /* _ECNP_OPT_H */

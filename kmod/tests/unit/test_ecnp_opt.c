@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for kmod/ecn_proxy/ecnp_opt.c, the ECN proxy's pure TCP option
- * code: what it reads from a SYN's options, and the option block of an ACK
- * that dupack mode rewrites.
+ * code: what it reads from a SYN's options, and the option block and the
+ * checksum of an ACK that dupack mode rewrites (checked against the
+ * independent reference in csum_ref.h).
  *
  * Option blocks are copied into heap buffers of exactly their length so
  * that AddressSanitizer catches any read past the end.
@@ -16,6 +17,7 @@
 
 #include "../../core/tcpfwd_opt.c"
 #include "../../ecn_proxy/ecnp_opt.c"
+#include "csum_ref.h"
 
 /* ecnp_syn_opts() on a heap copy of exactly @len bytes. */
 static struct ecnp_pkt syn_opts(const u8 *opts, unsigned int len)
@@ -274,6 +276,180 @@ static void test_build_opts_inverted(void **state)
 	EXPECT_BLOCKS(out, n, { 6000, 10000 }, { 12000, 13000 });
 }
 
+
+/* ---- the rebuilt ACK's checksum (L3) ------------------------------------ */
+
+/* A pure ACK from E: seq 1000, ACK @ack, TS and E's SACK blocks @b. */
+static unsigned int e_ack_hdr(u8 *th, u32 ack, const struct blk *b,
+			      unsigned int n)
+{
+	unsigned int olen;
+
+	memset(th, 0, TCPFWD_TCPHDR_MAX);
+	tcpfwd_put_be16(th, 5001);
+	tcpfwd_put_be16(th + 2, 40000);
+	tcpfwd_put_be32(th + 4, 1000);
+	tcpfwd_put_be32(th + 8, ack);
+	olen = e_opts(th + TCPFWD_TCPHDR_LEN, b, n);
+	th[12] = (u8)(((TCPFWD_TCPHDR_LEN + olen) / 4) << 4);
+	th[13] = 0x10;
+	tcpfwd_put_be16(th + 14, 600);
+	return TCPFWD_TCPHDR_LEN + olen;
+}
+
+/* The SACK blocks of a TCP header. */
+static unsigned int hdr_blocks(const u8 *th, unsigned int hlen,
+			       struct blk *out)
+{
+	struct tcpfwd_sack_block got[TCPFWD_SACK_MAX_BLOCKS];
+	unsigned int i, n = 0;
+
+	assert_int_equal(tcpfwd_opt_get_sack(th + TCPFWD_TCPHDR_LEN,
+					     hlen - TCPFWD_TCPHDR_LEN, got,
+					     ARRAY_SIZE(got), &n), 1);
+	for (i = 0; i < n; i++)
+		out[i] = (struct blk){ got[i].start, got[i].end };
+	return n;
+}
+
+/* What inet_proto_csum_replace4(htonl(@from), htonl(@to)) adds. */
+static u32 be32_diff(u32 from, u32 to)
+{
+	u8 f[4], t[4];
+
+	tcpfwd_put_be32(f, from);
+	tcpfwd_put_be32(t, to);
+	return tcpfwd_csum_sub(tcpfwd_csum_bytes(t, 0, 4),
+			       tcpfwd_csum_bytes(f, 0, 4));
+}
+
+/* The plumbing's update: header bytes, then the pseudo-header length. */
+static unsigned int rebuild_csum(u8 *th, unsigned int hlen,
+				 const struct ecnp_ack_edit *e)
+{
+	unsigned int nlen;
+	u32 diff;
+
+	nlen = ecnp_ack_rebuild(th, hlen, e, &diff);
+	kern_replace_by_diff(th, diff);
+	kern_replace_by_diff(th, be32_diff(hlen, nlen));
+	return nlen;
+}
+
+static void test_ack_rebuild_csum(void **state)
+{
+	static const struct blk own[] = { { 40000, 41000 }, { 52000, 53000 } };
+	struct ecnp_ack_edit e;
+	struct blk out[4];
+	unsigned int hlen, nlen, n;
+	u8 th[TCPFWD_TCPHDR_MAX];
+
+	(void)state;
+	/* grows: held, a block added */
+	hlen = e_ack_hdr(th, 50000, own, 2);
+	seg_csum_set(th, hlen);
+	e = held(30000, 1000, 50000, 60000);
+	e.win = 500;
+	nlen = rebuild_csum(th, hlen, &e);
+	assert_int_equal(nlen, hlen + 8);
+	assert_true(seg_csum_ok(th, nlen));
+	assert_int_equal(tcpfwd_get_be32(th + 8), 30000);
+	assert_int_equal(tcpfwd_get_be16(th + 14), 500);
+	assert_int_equal(th[12] >> 4, nlen / 4);
+	assert_int_equal(th[13], 0x10);
+	n = hdr_blocks(th, nlen, out);
+	EXPECT_BLOCKS(out, n, { 40000, 41000 }, { 31000, 50000 },
+		      { 52000, 53000 });
+	/* shrinks: the copies drop E's D-SACK, TSecr raised */
+	hlen = e_ack_hdr(th, 50000, own, 2);
+	seg_csum_set(th, hlen);
+	e = tsecr_only(50000);
+	e.no_dsack = true;
+	e.lost = true;
+	e.lost_start = 52000;
+	e.lost_end = 53000;
+	nlen = rebuild_csum(th, hlen, &e);
+	assert_int_equal(nlen, hlen - 20);
+	assert_true(seg_csum_ok(th, nlen));
+}
+
+/* A corrupted ACK stays corrupted (the old full recompute repaired it). */
+static void test_ack_rebuild_keeps_bad_csum(void **state)
+{
+	static const struct blk own[] = { { 52000, 53000 } };
+	struct ecnp_ack_edit e = held(30000, 1000, 50000, 60000);
+	unsigned int hlen, nlen;
+	u8 th[TCPFWD_TCPHDR_MAX];
+
+	(void)state;
+	hlen = e_ack_hdr(th, 50000, own, 1);
+	seg_csum_set(th, hlen);
+	th[30] ^= 0x40;		/* a bit flipped on the way: TSval */
+	assert_false(seg_csum_ok(th, hlen));
+	nlen = rebuild_csum(th, hlen, &e);
+	assert_false(seg_csum_ok(th, nlen));
+}
+
+/* IPv6 pseudo-header (RFC 8200 8.1): @dst is the final destination. */
+static u32 pseudo6_sum(const u8 *src, const u8 *dst, unsigned int len)
+{
+	return ref_sum(dst, 16, ref_sum(src, 16, 0)) + len + 6;
+}
+
+/*
+ * With a routing header the pseudo-header names the final destination,
+ * not the IPv6 header's: the rebuild never needs either address.
+ */
+static void test_ack_rebuild_ipv6_rh(void **state)
+{
+	static const u8 src[16] = { 0xfd, 0x8e, 0xc9, 0xb0, 0x2a, 0x17, 0, 2,
+				    [15] = 2 };
+	static const u8 final[16] = { 0xfd, 0x8e, 0xc9, 0xb0, 0x2a, 0x17, 0, 0,
+				      [15] = 2 };
+	static const struct blk own[] = { { 52000, 53000 } };
+	struct ecnp_ack_edit e = held(30000, 1000, 50000, 60000);
+	unsigned int hlen, nlen;
+	u8 th[TCPFWD_TCPHDR_MAX];
+
+	(void)state;
+	hlen = e_ack_hdr(th, 50000, own, 1);
+	tcpfwd_put_be16(th + 16, (u16)~ref_fold(ref_sum(th, hlen,
+				pseudo6_sum(src, final, hlen))));
+	nlen = rebuild_csum(th, hlen, &e);
+	assert_int_equal(ref_fold(ref_sum(th, nlen,
+					  pseudo6_sum(src, final, nlen))),
+			 0xffff);
+}
+
+/*
+ * CHECKSUM_PARTIAL: th->check holds the pseudo-header's sum (the device or
+ * skb_checksum_help() adds the rest); only the length part changes
+ * (inet_proto_csum_replace*() with pseudohdr, the header diff is skipped).
+ */
+static void test_ack_rebuild_partial(void **state)
+{
+	static const struct blk own[] = { { 52000, 53000 } };
+	struct ecnp_ack_edit e = held(30000, 1000, 50000, 60000);
+	unsigned int hlen, nlen;
+	u8 th[TCPFWD_TCPHDR_MAX];
+	u16 seed;
+	u32 diff;
+
+	(void)state;
+	hlen = e_ack_hdr(th, 50000, own, 1);
+	tcpfwd_put_be16(th + 16, ref_fold(pseudo_sum(hlen)));
+	nlen = ecnp_ack_rebuild(th, hlen, &e, &diff);
+	/* ~csum_fold(csum_add(diff, csum_unfold(*sum))) for the length */
+	memcpy(&seed, th + 16, 2);
+	seed = (u16)~tcpfwd_csum_fold(tcpfwd_csum_add(be32_diff(hlen, nlen),
+						      seed));
+	memcpy(th + 16, &seed, 2);
+	assert_int_equal(ref_fold(pseudo_sum(nlen)), tcpfwd_get_be16(th + 16));
+	/* skb_checksum_help(): the folded sum over the header, seed included */
+	tcpfwd_put_be16(th + 16, (u16)~ref_fold(ref_sum(th, nlen, 0)));
+	assert_true(seg_csum_ok(th, nlen));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +459,10 @@ int main(void)
 		cmocka_unit_test(test_build_opts_dsack),
 		cmocka_unit_test(test_build_opts_wrap),
 		cmocka_unit_test(test_build_opts_inverted),
+		cmocka_unit_test(test_ack_rebuild_csum),
+		cmocka_unit_test(test_ack_rebuild_keeps_bad_csum),
+		cmocka_unit_test(test_ack_rebuild_ipv6_rh),
+		cmocka_unit_test(test_ack_rebuild_partial),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
