@@ -832,8 +832,8 @@ static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
 	if (write && !ret) {
 		ret = ecnp_set_hooks(en, val);
 		if (ret)
-			pr_warn("net.ecn_proxy.enabled: cannot register hooks: %d\n",
-				ret);
+			pr_warn_ratelimited("net.ecn_proxy.enabled: cannot register hooks: %d\n",
+					    ret);
 	}
 	return ret;
 }
@@ -1021,8 +1021,8 @@ static int ecnp_fallback_write(struct file *file, char *buf, size_t size)
 	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(file->private_data));
 
 	if (strcmp(strim(buf), "flush")) {
-		pr_info("fallback: invalid write \"%.32s\": the only command is \"flush\"\n",
-			strim(buf));
+		pr_info_ratelimited("fallback: invalid write \"%.32s\": the only command is \"flush\"\n",
+				    strim(buf));
 		return -EINVAL;
 	}
 	spin_lock_bh(&en->fb_lock);
