@@ -1061,7 +1061,14 @@ static int __net_init ecnp_net_init(struct net *net)
 
 	en->feedback = ECNP_FB_DROP;
 	en->max_flows = 65536;
-	en->timeout_handshake = 30;
+	/*
+	 * Longer than Linux's SYN retries (tcp_syn_retries = 6: the last of
+	 * them 63 s after the SYN; conntrack keeps SYN_SENT 120 s too): a
+	 * flow that expired before would see a retransmitted SYN as a new
+	 * first SYN and upgrade it again, defeating the RFC 3168 6.1.1.1
+	 * fallback.
+	 */
+	en->timeout_handshake = 120;
 	en->timeout_established = 600;
 	en->timeout_closed = 10;
 	en->fallback_timeout = 600;
