@@ -71,7 +71,8 @@
  *   - per-CPU counters in /proc/net/ecn_proxy/stats, one line per flow in
  *     /proc/net/ecn_proxy/flows, the fallback cache in
  *     /proc/net/ecn_proxy/fallback ("flush" empties it), per-netns sysctls
- *     under net.ecn_proxy.
+ *     under net.ecn_proxy (outside init_net the limits only below
+ *     init_net's: the owner of a user namespace can write them).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -191,10 +192,12 @@ struct ecnp_fb_slot {
 struct ecnp_net {
 	struct tcpfwd_net tn;		/* flows, counters, hooks, procfs */
 	struct ctl_table_header *sysctl_hdr;
+	struct ecnp_net *init_en;	/* init_net's: bounds the limits */
 
 	/* sysctls */
 	int enabled;
 	int feedback;			/* enum ecnp_feedback */
+	/* the limits: in another netns never above init_net's (M3) */
 	int max_flows;
 	int timeout_handshake;		/* seconds */
 	int timeout_established;
@@ -242,6 +245,16 @@ static struct ecnp_net *ecnp_pernet(const struct net *net)
 	return net_generic(net, ecnp_net_id);
 }
 
+/*
+ * A limit as it applies: the namespace's own value @own, capped by
+ * init_net's current one @init (which may have been lowered since the
+ * namespace set its own); in init_net both are the same.
+ */
+static int ecnp_limit(const int *own, const int *init)
+{
+	return min(READ_ONCE(*own), READ_ONCE(*init));
+}
+
 static void ecnp_count(struct ecnp_net *en, enum ecnp_stat s)
 {
 	tcpfwd_count(&en->tn, s);
@@ -278,7 +291,8 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 	spin_lock_bh(&en->fb_lock);
 	s->addr = *addr;
 	s->family = family;
-	s->expires = jiffies + READ_ONCE(en->fallback_timeout) * HZ;
+	s->expires = jiffies + ecnp_limit(&en->fallback_timeout,
+					  &en->init_en->fallback_timeout) * HZ;
 	spin_unlock_bh(&en->fb_lock);
 }
 
@@ -426,6 +440,7 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 /* Under ef->base.lock: when the flow may be forgotten. */
 static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
 {
+	const struct ecnp_net *bound = en->init_en;
 	u8 st = ef->fsm.state;
 	int secs;
 
@@ -441,13 +456,15 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
 	if (st == ECNP_S_SAME || st == ECNP_S_PASS) {
 		/* nothing more to do for this flow: keep it only briefly */
 		ef->decided = true;
-		secs = READ_ONCE(en->timeout_closed);
+		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
-		secs = READ_ONCE(en->timeout_closed);
+		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ecnp_fsm_in_phase2(&ef->fsm)) {
-		secs = READ_ONCE(en->timeout_established);
+		secs = ecnp_limit(&en->timeout_established,
+				  &bound->timeout_established);
 	} else {
-		secs = READ_ONCE(en->timeout_handshake);
+		secs = ecnp_limit(&en->timeout_handshake,
+				  &bound->timeout_handshake);
 	}
 	ef->base.expires = jiffies + secs * HZ;
 }
@@ -616,7 +633,8 @@ static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
 	    TCPHDR_SYN)
 		return NULL;
 	f = tcpfwd_flow_insert(&en->tn, &p->key, p->src_is_lo,
-			       READ_ONCE(en->max_flows), &err);
+			       ecnp_limit(&en->max_flows, &en->init_en->max_flows),
+			       &err);
 	if (!f) {
 		ecnp_count(en, err == TCPFWD_INSERT_FULL ?
 			   ECNP_STAT_TABLE_FULL : ECNP_STAT_ALLOC_FAILED);
@@ -818,6 +836,32 @@ static int ecnp_proc_minmax(struct ctl_table *table, int write, void *buffer,
 	return ret;
 }
 
+/*
+ * A limit in a namespace other than init_net: at most init_net's current
+ * value (table->extra2 points to it; nf_conntrack_standalone.c makes its
+ * global limits read-only there instead, see README), so that the owner
+ * of a user namespace cannot raise what a namespace's flow table may cost.
+ */
+static int ecnp_proc_below_init(struct ctl_table *table, int write,
+				void *buffer, size_t *lenp, loff_t *ppos)
+{
+	int bound = READ_ONCE(*(int *)table->extra2);
+	int val = READ_ONCE(*(int *)table->data);
+	struct ctl_table tmp = *table;
+	int ret;
+
+	tmp.data = &val;
+	tmp.extra2 = &bound;
+	ret = proc_dointvec_minmax(&tmp, write, buffer, lenp, ppos);
+	if (write && ret == -EINVAL)
+		pr_info_ratelimited("net.ecn_proxy.%s: rejected: not an integer in [%d, %d] (this network namespace may set at most init_net's %d)\n",
+				    table->procname, *(int *)table->extra1,
+				    bound, bound);
+	if (write && !ret)
+		WRITE_ONCE(*(int *)table->data, val);
+	return ret;
+}
+
 static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
 			     size_t *lenp, loff_t *ppos)
 {
@@ -912,9 +956,20 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 			GFP_KERNEL);
 	if (!table)
 		return -ENOMEM;
-	/* turn the template's offsets into this netns's fields */
-	for (i = 0; table[i].procname; i++)
-		table[i].data = (char *)en + (uintptr_t)table[i].data;
+	/*
+	 * Turn the template's offsets into this netns's fields; outside
+	 * init_net the limits are bounded by init_net's fields (M3).
+	 */
+	for (i = 0; table[i].procname; i++) {
+		uintptr_t off = (uintptr_t)table[i].data;
+
+		table[i].data = (char *)en + off;
+		if (en != en->init_en &&
+		    table[i].proc_handler == ecnp_proc_minmax) {
+			table[i].proc_handler = ecnp_proc_below_init;
+			table[i].extra2 = (char *)en->init_en + off;
+		}
+	}
 	en->sysctl_hdr = register_net_sysctl(en->tn.net, "net/ecn_proxy",
 					     table);
 	if (!en->sysctl_hdr) {
@@ -1043,6 +1098,13 @@ static int ecnp_proc_init(struct ecnp_net *en)
 
 /* --- per-netns setup ------------------------------------------------------- */
 
+/* A limit's default @def: outside init_net at most init_net's value @init. */
+static int ecnp_limit_default(const struct ecnp_net *en, const int *init,
+			      int def)
+{
+	return en == en->init_en ? def : min(def, READ_ONCE(*init));
+}
+
 static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.name		= "ecn_proxy",
 	.hook		= ecnp_hook,
@@ -1057,10 +1119,14 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 static int __net_init ecnp_net_init(struct net *net)
 {
 	struct ecnp_net *en = ecnp_pernet(net);
+	struct ecnp_net *init_en;
 	int err;
 
+	/* (init_net's comes first: register_pernet_subsys() walks in order) */
+	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
+	en->init_en = init_en;
 	en->feedback = ECNP_FB_DROP;
-	en->max_flows = 65536;
+	en->max_flows = ecnp_limit_default(en, &init_en->max_flows, 65536);
 	/*
 	 * Longer than Linux's SYN retries (tcp_syn_retries = 6: the last of
 	 * them 63 s after the SYN; conntrack keeps SYN_SENT 120 s too): a
@@ -1068,10 +1134,16 @@ static int __net_init ecnp_net_init(struct net *net)
 	 * first SYN and upgrade it again, defeating the RFC 3168 6.1.1.1
 	 * fallback.
 	 */
-	en->timeout_handshake = 120;
-	en->timeout_established = 600;
-	en->timeout_closed = 10;
-	en->fallback_timeout = 600;
+	en->timeout_handshake = ecnp_limit_default(en,
+						   &init_en->timeout_handshake,
+						   120);
+	en->timeout_established =
+		ecnp_limit_default(en, &init_en->timeout_established, 600);
+	en->timeout_closed = ecnp_limit_default(en, &init_en->timeout_closed,
+						10);
+	en->fallback_timeout = ecnp_limit_default(en,
+						  &init_en->fallback_timeout,
+						  600);
 	spin_lock_init(&en->fb_lock);
 	en->fb_seed = get_random_u32();
 
