@@ -148,21 +148,23 @@ log_test "/proc/net/ecn_proxy/flows lists at most max_flows flows"
 
 RET=0
 # init_net lowers its bound below the namespace's own value: it applies
-# there at once.  First let the flows above expire (timeout_closed).
-for i in $(seq 60); do
+# there at once.  First let the flows above expire (timeout_closed); any
+# left (a RST the proxy did not take as exact keeps a flow for
+# timeout_established) are counted in.
+for i in $(seq 120); do
 	[ "$(tb_proxy_stat flows_active)" = 0 ] && break
 	sleep 0.5
 done
-[ "$(tb_proxy_stat flows_active)" = 0 ] ||
-	check_err 1 "$(tb_proxy_stat flows_active) flows left after 30 s"
-tb_ns proxy sysctl -qw net.ecn_proxy.max_flows=8
-sysctl -qw net.ecn_proxy.max_flows=2
+k=$(tb_proxy_stat flows_active)
+[ "$k" = 0 ] || tb_ns proxy cat /proc/net/ecn_proxy/flows | sed 's/^/INFO: left: /'
+tb_ns proxy sysctl -qw net.ecn_proxy.max_flows=$((k + 8))
+sysctl -qw net.ecn_proxy.max_flows=$((k + 2))
 n0=$(tb_proxy_stat table_full)
 tb_iperf lowered client server -P 3 -t 1 || check_err 1 "iperf3 failed"
 n=$(($(tb_proxy_stat table_full) - n0))
 [ "$n" = 2 ] ||
-	check_err 1 "table_full +$n for 4 connections with init_net's max_flows 2 (the namespace's 8), expected +2"
-[ "$(tb_ns proxy sysctl -n net.ecn_proxy.max_flows)" = 8 ] ||
+	check_err 1 "table_full +$n for 4 connections with room for 2 under init_net's max_flows ($((k + 2)); the namespace's $((k + 8))), expected +2"
+[ "$(tb_ns proxy sysctl -n net.ecn_proxy.max_flows)" = $((k + 8)) ] ||
 	check_err 1 "the namespace's own value changed"
 sysctl -qw net.ecn_proxy.max_flows=65536
 log_test "lowering init_net's max_flows caps the namespace's table at once"
