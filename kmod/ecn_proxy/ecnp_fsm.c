@@ -528,10 +528,31 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
 
+/*
+ * A SYN the proxy must not touch: AccECN (AE set), or signed with TCP-MD5
+ * or TCP-AO (the signature covers the header).  The flow passes (PASS).
+ *
+ * Return: the outcome events, or 0 if the SYN is ours.
+ */
+static u32 ecnp_syn_not_ours(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u32 ev = 0;
+
+	if (p->flags & ECNP_TCP_AE)
+		ev = ECNP_EV_OUT_PASS;
+	else if (p->opt & ECNP_OPT_SIGNED)
+		ev = ECNP_EV_OUT_PASS | ECNP_EV_SIGNED;
+	if (ev)
+		f->state = ECNP_S_PASS;
+	return ev;
+}
+
 /* INIT: the first segment must be a SYN from A. */
 static u32 ecnp_first(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		      bool dst_no_upgrade)
 {
+	u32 ev;
+
 	if (p->dir != ECNP_DIR_A || !ecnp_is_syn(p)) {
 		/* no handshake seen: its windows are unknown */
 		f->win[ECNP_DIR_A].wflags = ECNP_WF_LIBERAL;
@@ -541,15 +562,9 @@ static u32 ecnp_first(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	}
 	f->a_isn = p->seq;
 	ecnp_win_syn(f, p, true);
-	if (p->flags & ECNP_TCP_AE) {
-		f->state = ECNP_S_PASS;
-		return ECNP_EV_OUT_PASS;
-	}
-	/* TCP-MD5/AO sign the header: an edit would break the signature */
-	if (p->opt & ECNP_OPT_SIGNED) {
-		f->state = ECNP_S_PASS;
-		return ECNP_EV_OUT_PASS | ECNP_EV_SIGNED;
-	}
+	ev = ecnp_syn_not_ours(f, p);
+	if (ev)
+		return ev;
 	if (p->opt & ECNP_OPT_SACK_PERM)
 		f->dflags |= ECNP_DF_SACK_A;
 	if (dst_no_upgrade)
@@ -702,16 +717,8 @@ static u32 ecnp_wait_synack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->flags |= ECNP_FL_NOUPG;
 		f->b_isn = p->seq;
 		ecnp_win_syn(f, p, true);
-		if (p->flags & ECNP_TCP_AE) {
-			f->state = ECNP_S_PASS;
-			return ECNP_EV_OUT_PASS;
-		}
-		if (p->opt & ECNP_OPT_SIGNED) {
-			f->state = ECNP_S_PASS;
-			return ECNP_EV_OUT_PASS | ECNP_EV_SIGNED;
-		}
 		f->state = ECNP_S_SIMOPEN;
-		return 0;
+		return ecnp_syn_not_ours(f, p);
 	}
 	if (!ecnp_is_synack(p) || p->dir != ECNP_DIR_B)
 		return 0;
