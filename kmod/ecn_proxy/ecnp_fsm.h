@@ -192,7 +192,7 @@ struct ecnp_win {
  * bools, 28 bytes of counters) that is 192 bytes, the kmalloc-192 bucket
  * (flow_struct_bytes, flow_alloc_bytes in /proc/net/ecn_proxy/stats;
  * without lock debugging, which grows the spinlock in the flow header);
- * with the rhashtable's bucket array (8 to 27 bytes per flow at its load
+ * with the rhashtable's bucket array (11 to 27 bytes per flow at its load
  * factors of 0.3-0.75) a flow costs at most 219 bytes.  All-zero is
  * ECNP_S_INIT.
  */
