@@ -2976,6 +2976,8 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 			  ts_recent, 0xffff);
 		e = edit_of(&fl, r);
 		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0), 0);
+		/* a real connection's segments are all in the window */
+		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
 		if (r & DROP) {
 			/* absorbed: N sees nothing */
 			EXPECT_R(r, DROP | ECNP_EV_ACK_ABSORBED);
@@ -3226,6 +3228,7 @@ e_acks:
 		if (!hole && after(p.ack, last_recover))
 			acked_past_recover = true;
 		r = step(fl, p);
+		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
 		seen = apply(p, r);
 		EXPECT_EQ(seen.flags & (ECE | CWR), 0);
 		EXPECT_EQ(seen.ecn, NOT_ECT);
