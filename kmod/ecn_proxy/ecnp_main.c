@@ -511,7 +511,8 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 	u32 diff;
 	int delta;
 
-	if (skb_linearize(skb))
+	/* a pure ACK: all of it linear and ours, the tail room too */
+	if (skb_linearize(skb) || skb_ensure_writable(skb, skb->len))
 		return -ENOMEM;
 	memcpy(hdr, skb->data + p->thoff, p->thlen);
 	nlen = ecnp_ack_rebuild(hdr, p->thlen, e, &diff);
