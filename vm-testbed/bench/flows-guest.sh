@@ -33,6 +33,9 @@ load() {
 	[ -d /sys/module/tcpfwd ] || insmod "$CORE"
 	insmod "$PROXY" enable_init_net=0
 	tb_proxy on
+	# init_net's values bound the proxy namespace's (README: the limits)
+	sysctl -qw net.ecn_proxy.max_flows=1048576 \
+		net.ecn_proxy.timeout_handshake=86400
 	tb_ns proxy sysctl -qw net.ecn_proxy.max_flows=1048576
 	tb_ns proxy sysctl -qw net.ecn_proxy.timeout_handshake=86400
 }
