@@ -42,6 +42,7 @@ kmemleak_scan() {
 # kmemleak_report WHEN: a scan; any report fails the run.
 kmemleak_report() {
 	local r
+	[ -e "$kmemleak" ] || return 0	# endcheck_start said so
 	r=$(kmemleak_scan) || { endcheck_fail "kmemleak scan failed ($1)"; return; }
 	echo "endcheck: kmemleak scan $1: $(grep -c '^unreferenced object' <<<"$r") reports"
 	[ -z "$r" ] && return
@@ -51,11 +52,9 @@ kmemleak_report() {
 
 # endcheck_start: the baseline, before the script.
 endcheck_start() {
+	[ "${TB_KMEMLEAK:-auto}" != 0 ] || return 1
 	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-	case ${TB_KMEMLEAK:-auto} in
-	0) return 1 ;;
-	auto) [ -e "$kmemleak" ] || return 1 ;;
-	esac
+	[ "${TB_KMEMLEAK:-auto}" = 1 ] || [ -e "$kmemleak" ] || return 1
 	if [ ! -e "$kmemleak" ] || ! echo scan >"$kmemleak"; then
 		endcheck_fail "kmemleak is not available (CONFIG_DEBUG_KMEMLEAK, kmemleak=on, disabled after an error?)"
 		return 0
