@@ -25,8 +25,8 @@ require_cmd iperf3 nft jq python3
 reps=${TB_BENCH_REPS:-5}
 secs=${TB_BENCH_SECS:-4}
 levels=${TB_BENCH_LEVELS:-"1000 100000 1000000"}
-CORE=$TB_TOP/kmod/core/tcpfwd.ko
-PROXY=$TB_TOP/kmod/ecn_proxy/ecn_proxy.ko
+CORE=$TB_KMOD/core/tcpfwd.ko
+PROXY=$TB_KMOD/ecn_proxy/ecn_proxy.ko
 here=$(dirname "$0")
 
 load() {
