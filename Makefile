@@ -36,7 +36,8 @@ CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
 .PHONY: all deps modules unit check test vmtest hosttest matrix fairness \
-	bench-hook bench-flows dkms-install dkms-remove kernel-patches clean help \
+	bench-hook bench-flows dkms-install dkms-remove kernel-patches \
+	debugkernel debugtest clean help \
 	build-modules build-unit run-check
 
 all: modules
@@ -126,6 +127,16 @@ bench-hook: deps
 bench-flows: deps
 	@$(SUBMAKE) build-modules
 	@scripts/bench-flows
+
+# The debug guest kernel (README "Debug kernel"): KASAN, lockdep, kmemleak,
+# UBSAN, built once into $ECNPROXY_CACHE/debugkernel (default
+# /var/cache/ecnproxy), keyed by its config; debugtest runs the VM tests on it.
+debugkernel: deps
+	@scripts/debugkernel
+
+debugtest: deps
+	@scripts/debugkernel >/dev/null
+	@scripts/debugtest
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean

@@ -18,6 +18,8 @@
  *     SYN-ACK, the SYN-ACK is upgraded so A gets ECN: E = A.
  *   - Both or neither capable: forward everything untouched (SAME).
  *   - AccECN (AE on the SYN): untouched (PASS).  The proxy never sets AE.
+ *   - TCP-MD5 or TCP-AO on the SYN (the signature covers the header):
+ *     untouched (PASS, ECNP_EV_SIGNED).
  *
  *                 ECN SYN from A                 ECN SYN-ACK
  *      INIT -----------------------> A_C ------------------------> SAME
@@ -37,6 +39,14 @@
  *                                                                or phase 2
  *      WAIT_ACK --first non-SYN ACK--> DEFAULT (phase 2)
  *      any --RST--> CLOSED --SYN from A--> INIT (new incarnation)
+ *
+ * Every segment is checked against a window model first, as conntrack's
+ * tcp_in_window() does (FSM.md "Window checks"): one that someone who
+ * knows only the 4-tuple could have sent (out of the window, a RST that
+ * does not match exactly, a SYN-ACK or handshake ACK that does not ack
+ * the SYN) changes no state and gets only the edits that need none
+ * (ECNP_EV_OUT_OF_WINDOW).  The RST, FIN, SYN, ECE, CE, CWR, data and ACK
+ * rules below apply to segments in the window only.
  *
  * Handshake robustness:
  *   - SYN retransmission fallback (RFC 3168 6.1.1.1): if our upgraded SYN is
@@ -126,7 +136,9 @@
  * header fields: no skb, no locking, no allocation, no time.  The caller
  * serialises calls per flow.  A GSO packet may be passed as one segment
  * (len = total payload) unless ecnp_fsm_wants_drop() says it would be
- * dropped; then it must be segmented first and each segment stepped.
+ * dropped; then it must be segmented first and each segment stepped, or,
+ * if it cannot be, stepped whole with ECNP_PF_NO_DROP: nothing is dropped
+ * (ECNP_EV_NOT_DROPPED says what was not done) and the state stays right.
  */
 #include "ecnp_fsm.h"
 
@@ -243,6 +255,258 @@ static bool ecnp_new_data(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return p->len && !before(p->seq, f->n_nxt);
 }
 
+/* --- the window model (FSM.md "Window checks") ------------------------- */
+
+/* The window scale option's maximum (RFC 7323 2.3; Linux clamps to it). */
+#define ECNP_WSCALE_MAX		14
+/* Lowest ACK number accepted: this far below the receiver's highest end,
+ * or the sender's largest window if larger (conntrack's MAXACKWINCONST,
+ * RFC 5961 5.2's MAX.SND.WND).
+ */
+#define ECNP_MAXACKWIN		66000u
+
+static u8 ecnp_fin_bit(u8 dir)
+{
+	return dir == ECNP_DIR_A ? ECNP_FL_FIN_A : ECNP_FL_FIN_B;
+}
+
+/* Sequence space the segment occupies ends here (SYN and FIN count). */
+static u32 ecnp_seg_end(const struct ecnp_pkt *p)
+{
+	return p->seq + p->len + !!(p->flags & ECNP_TCP_SYN) +
+	       !!(p->flags & ECNP_TCP_FIN);
+}
+
+/* A window field of @w's side in bytes (not for SYNs: never scaled). */
+static u32 ecnp_win_shift(const struct ecnp_win *w, u16 win)
+{
+	return (u32)win << (w->wflags & ECNP_WF_SCALED ? w->wscale : 0);
+}
+
+/* The largest window @w's side offered, in bytes, at least 1. */
+static u32 ecnp_win_bytes(const struct ecnp_win *w)
+{
+	u32 b = ecnp_win_shift(w, w->maxwin);
+
+	return b ? b : 1;
+}
+
+/* Bytes (a SYN's window) in @w's units, rounded up. */
+static u16 ecnp_win_units(const struct ecnp_win *w, u16 bytes)
+{
+	u32 sh = w->wflags & ECNP_WF_SCALED ? w->wscale : 0;
+
+	return (u16)(((u32)bytes + (1u << sh) - 1) >> sh);
+}
+
+/* Both SYNs seen: scaling is on iff both offered it (RFC 7323 2.2). */
+static void ecnp_win_scaling(struct ecnp_fsm *f)
+{
+	bool on = f->win[ECNP_DIR_A].wflags & f->win[ECNP_DIR_B].wflags &
+		  ECNP_WF_WSCALE;
+	unsigned int d;
+
+	for (d = 0; d < ARRAY_SIZE(f->win); d++) {
+		struct ecnp_win *w = &f->win[d];
+
+		if (!on) {
+			w->wscale = 0;
+			continue;
+		}
+		w->wflags |= ECNP_WF_SCALED;
+		w->maxwin = (u16)(((u32)w->maxwin + (1u << w->wscale) - 1) >>
+				  w->wscale);
+	}
+}
+
+/*
+ * A SYN or SYN-ACK the state machine accepted (conntrack's
+ * tcp_init_sender()): @fresh starts its side over (a new ISN), else it is
+ * a retransmission.  The side may send up to its end until the other side
+ * acks it with a window; a SYN-ACK's ACK and window open the other side's.
+ */
+static void ecnp_win_syn(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 bool fresh)
+{
+	struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
+	bool first = !(s->wflags & ECNP_WF_SEEN);
+	u32 end = ecnp_seg_end(p), edge;
+	u16 units;
+
+	if (first) {
+		s->wflags = ECNP_WF_SEEN;
+		s->wscale = 0;
+		if (p->opt & ECNP_OPT_WSCALE) {
+			s->wflags |= ECNP_WF_WSCALE;
+			s->wscale = min_t(u8, p->wscale, ECNP_WSCALE_MAX);
+		}
+	}
+	units = ecnp_win_units(s, p->win);
+	if (first || fresh) {
+		s->end = end;
+		s->maxend = end;
+		s->maxwin = units;
+	} else {
+		if (after(end, s->end))
+			s->end = end;
+		if (units > s->maxwin)
+			s->maxwin = units;
+	}
+	if (!(r->wflags & ECNP_WF_SEEN))
+		return;
+	if (first)
+		ecnp_win_scaling(f);
+	if (p->flags & ECNP_TCP_ACK) {
+		edge = p->ack + p->win + !p->win;
+		if (after(edge, r->maxend))
+			r->maxend = edge;
+	}
+}
+
+/*
+ * The segment acks the other side's SYN, and no more than that side has
+ * sent since (RFC 793: a SYN-ACK, a reset in SYN-SENT, the handshake's
+ * ACK).
+ */
+static bool ecnp_acks_syn(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	const struct ecnp_win *r = &f->win[!p->dir];
+	u32 isn = p->dir == ECNP_DIR_A ? f->b_isn : f->a_isn;
+
+	return (p->flags & ECNP_TCP_ACK) && (r->wflags & ECNP_WF_SEEN) &&
+	       !before(p->ack, isn + 1) && !after(p->ack, r->end);
+}
+
+/*
+ * tcp_in_window()'s four bounds, for a segment without SYN or RST from a
+ * side S to a side R, each on the tolerant side:
+ *   I   it starts no later than S may send (R's ACK + window), or ends
+ *       within one of R's windows beyond that (conntrack's allowance for
+ *       senders that overshoot): a GSO packet passed whole is checked by
+ *       its start;
+ *   II  it ends no earlier than one of R's largest windows below S's
+ *       highest end: retransmissions, window probes and keepalives
+ *       (snd_una - 1) pass, so do segments two CPUs forwarded out of
+ *       order;
+ *   III its ACK acks nothing R could not have sent yet (R's ACK + window
+ *       from S, or R's highest end if R overshot that): an ACK of data
+ *       the proxy has not seen passes;
+ *   IV  its ACK is no older than S's largest window (at least 66000)
+ *       below R's highest end (RFC 5961 5.2).
+ * A side whose SYN was not seen makes every segment out of the window,
+ * unless the flow was picked up without its handshake (ECNP_WF_LIBERAL).
+ */
+static bool ecnp_ack_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	const struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
+	u32 ackwin = ecnp_win_bytes(s);
+
+	if (after(p->ack, r->maxend) && after(p->ack, r->end))
+		return false;
+	if (ackwin < ECNP_MAXACKWIN)
+		ackwin = ECNP_MAXACKWIN;
+	return !before(p->ack, r->end - ackwin);
+}
+
+static bool ecnp_win_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	const struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
+	u32 end = ecnp_seg_end(p), rwin;
+
+	if ((s->wflags | r->wflags) & ECNP_WF_LIBERAL)
+		return true;
+	if (!(s->wflags & r->wflags & ECNP_WF_SEEN))
+		return false;
+	rwin = ecnp_win_bytes(r);
+	if (after(p->seq, s->maxend) && after(end, s->maxend + rwin))
+		return false;
+	if (before(end, s->end - rwin))
+		return false;
+	return !(p->flags & ECNP_TCP_ACK) || ecnp_ack_check(f, p);
+}
+
+/* A segment without SYN or RST may change the flow's state. */
+static bool ecnp_seg_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	/* the handshake's first ACK names the other side's SYN exactly */
+	if ((f->state == ECNP_S_WAIT_ACK || f->state == ECNP_S_SIMOPEN) &&
+	    (p->flags & ECNP_TCP_ACK) && !ecnp_acks_syn(f, p))
+		return false;
+	return ecnp_win_check(f, p);
+}
+
+/* An accepted segment without SYN or RST: conntrack's "update" part. */
+static void ecnp_win_update(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
+	u32 end = ecnp_seg_end(p), edge;
+
+	if (!(s->wflags & r->wflags & ECNP_WF_SEEN))
+		return;
+	if (after(end, s->end))
+		s->end = end;
+	if (p->win > s->maxwin)
+		s->maxwin = p->win;
+	if (!(p->flags & ECNP_TCP_ACK))
+		return;
+	edge = p->ack + ecnp_win_shift(s, p->win) + !p->win;
+	if (after(edge, r->maxend))
+		r->maxend = edge;
+	if (ecnp_fsm_in_phase2(f) && !ecnp_from_e(f, p) &&
+	    after(p->ack, f->n_ack))
+		f->n_ack = p->ack;
+}
+
+/*
+ * Whether a RST may close the flow.  While B's SYN-ACK is outstanding, A
+ * is in SYN-SENT: a RST from B must ack A's SYN (RFC 793 3.9), one from A
+ * must carry A's next sequence number.  Then RFC 5961 3.2: only a RST at
+ * the sequence number its receiver expects next closes, i.e. the sender's
+ * highest end (its snd_nxt, the receiver's rcv_nxt once everything
+ * arrived), or the receiver's highest ACK (known in phase 2), or, after
+ * the sender's FIN, the FIN's own (tcp_reset_check()).  One anywhere else
+ * in the window only draws a challenge ACK from a Linux receiver.  Its
+ * ACK number, if any (0 from broken stacks counts as none), must pass
+ * bounds III and IV, as in conntrack.
+ */
+static bool ecnp_rst_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	const struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
+	u32 rcv_nxt = s->end;
+
+	if (f->state == ECNP_S_INIT ||
+	    ((s->wflags | r->wflags) & ECNP_WF_LIBERAL))
+		return true;
+	if (!(f->win[ECNP_DIR_B].wflags & ECNP_WF_SEEN)) {
+		if (p->dir == ECNP_DIR_B)
+			return ecnp_acks_syn(f, p);
+		return p->seq == s->end;
+	}
+	if ((p->flags & ECNP_TCP_ACK) && p->ack && !ecnp_ack_check(f, p))
+		return false;
+	if (ecnp_fsm_in_phase2(f))
+		rcv_nxt = ecnp_from_e(f, p) ? f->n_ack : f->e_ack;
+	if (p->seq == s->end || p->seq == rcv_nxt)
+		return true;
+	return (f->flags & ecnp_fin_bit(p->dir)) && p->seq == s->end - 1;
+}
+
+/*
+ * A segment outside the window: no state changes, only the edits that
+ * need none (E->N: N sees plain TCP; N->E: ECE and CWR are the proxy's,
+ * never ECT, as the segment is no new data).  FSM.md says why.
+ */
+static u32 ecnp_out_of_window(const struct ecnp_fsm *f,
+			      const struct ecnp_pkt *p)
+{
+	u32 act = 0;
+
+	if (ecnp_fsm_proxied(f))
+		act = ecnp_from_e(f, p) ? ecnp_strip(p) :
+		      ecnp_edit_flags(p, ecnp_st_echo(f->state), false);
+	return act | ECNP_EV_OUT_OF_WINDOW;
+}
+
 static void ecnp_enter_phase2(struct ecnp_fsm *f)
 {
 	u32 n_isn = ecnp_fsm_e_is_a(f) ? f->b_isn : f->a_isn;
@@ -257,22 +521,50 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->hold_ack = 0;
 	f->hold_win = 0;
 	f->e_ack = f->n_nxt;	/* E's ACK of N's SYN */
+	f->n_ack = (ecnp_fsm_e_is_a(f) ? f->a_isn : f->b_isn) + 1;
 	f->e_hole_end = 0;
 	f->e_rep = 0;
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
 
+/*
+ * A SYN the proxy must not touch: AccECN (AE set), or signed with TCP-MD5
+ * or TCP-AO (the signature covers the header).  The flow passes (PASS).
+ *
+ * Return: the outcome events, or 0 if the SYN is ours.
+ */
+static u32 ecnp_syn_not_ours(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u32 ev = 0;
+
+	if (p->flags & ECNP_TCP_AE)
+		ev = ECNP_EV_OUT_PASS;
+	else if (p->opt & ECNP_OPT_SIGNED)
+		ev = ECNP_EV_OUT_PASS | ECNP_EV_SIGNED;
+	if (ev)
+		f->state = ECNP_S_PASS;
+	return ev;
+}
+
 /* INIT: the first segment must be a SYN from A. */
 static u32 ecnp_first(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		      bool dst_no_upgrade)
 {
-	if (p->dir != ECNP_DIR_A || !ecnp_is_syn(p) ||
-	    (p->flags & ECNP_TCP_AE)) {
+	u32 ev;
+
+	if (p->dir != ECNP_DIR_A || !ecnp_is_syn(p)) {
+		/* no handshake seen: its windows are unknown */
+		f->win[ECNP_DIR_A].wflags = ECNP_WF_LIBERAL;
+		f->win[ECNP_DIR_B].wflags = ECNP_WF_LIBERAL;
 		f->state = ECNP_S_PASS;
 		return ECNP_EV_OUT_PASS;
 	}
 	f->a_isn = p->seq;
+	ecnp_win_syn(f, p, true);
+	ev = ecnp_syn_not_ours(f, p);
+	if (ev)
+		return ev;
 	if (p->opt & ECNP_OPT_SACK_PERM)
 		f->dflags |= ECNP_DF_SACK_A;
 	if (dst_no_upgrade)
@@ -297,8 +589,10 @@ static u32 ecnp_syn_from_a(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ecnp_fsm_init(f);
 		return ecnp_first(f, p, dst_no_upgrade);
 	}
+	/* RFC 5961 4: no new SYN in a live connection */
 	if (p->seq != f->a_isn)
-		return 0;
+		return ECNP_EV_OUT_OF_WINDOW;
+	ecnp_win_syn(f, p, false);
 
 	switch (f->state) {
 	case ECNP_S_A_NC:
@@ -346,6 +640,25 @@ static u32 ecnp_synack_edit(const struct ecnp_fsm *f,
 	return act;
 }
 
+/*
+ * A SYN-ACK once roles are decided: the same edit again, whatever its
+ * ACK (it changes no state).  In WAIT_ACK a valid one from B with a new
+ * ISN (SYN cookies) is the one A's ACK will name.
+ */
+static u32 ecnp_synack_again(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u32 act = ecnp_synack_edit(f, p);
+
+	if (!ecnp_acks_syn(f, p))
+		return act | ECNP_EV_OUT_OF_WINDOW;
+	if (f->state == ECNP_S_WAIT_ACK && p->dir == ECNP_DIR_B &&
+	    p->seq != f->b_isn) {
+		f->b_isn = p->seq;
+		ecnp_win_syn(f, p, true);
+	}
+	return act;
+}
+
 /* A_C or A_NC, first SYN-ACK from B: decide the roles. */
 static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -353,6 +666,7 @@ static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	bool b_c = ecnp_synack_ecn_setup(p);
 
 	f->b_isn = p->seq;
+	ecnp_win_syn(f, p, true);
 	if (p->opt & ECNP_OPT_SACK_PERM)
 		f->dflags |= ECNP_DF_SACK_B;
 	if (a_c && b_c) {
@@ -391,22 +705,28 @@ static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 static u32 ecnp_wait_synack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			    bool dst_no_upgrade)
 {
+	/* (the cache's answer is latched from segments that count only) */
+	if (ecnp_is_syn(p) && p->dir == ECNP_DIR_A) {
+		if (dst_no_upgrade && p->seq == f->a_isn)
+			f->flags |= ECNP_FL_NOUPG;
+		return ecnp_syn_from_a(f, p, dst_no_upgrade);
+	}
+	if (ecnp_is_syn(p)) {
+		/* simultaneous open: nothing to check a SYN against */
+		if (dst_no_upgrade)
+			f->flags |= ECNP_FL_NOUPG;
+		f->b_isn = p->seq;
+		ecnp_win_syn(f, p, true);
+		f->state = ECNP_S_SIMOPEN;
+		return ecnp_syn_not_ours(f, p);
+	}
+	if (!ecnp_is_synack(p) || p->dir != ECNP_DIR_B)
+		return 0;
+	if (!ecnp_acks_syn(f, p))
+		return ECNP_EV_OUT_OF_WINDOW;
 	if (dst_no_upgrade)
 		f->flags |= ECNP_FL_NOUPG;
-	if (ecnp_is_syn(p)) {
-		if (p->dir == ECNP_DIR_A)
-			return ecnp_syn_from_a(f, p, dst_no_upgrade);
-		if (p->flags & ECNP_TCP_AE) {
-			f->state = ECNP_S_PASS;
-			return ECNP_EV_OUT_PASS;
-		}
-		f->b_isn = p->seq;
-		f->state = ECNP_S_SIMOPEN;
-		return 0;
-	}
-	if (ecnp_is_synack(p) && p->dir == ECNP_DIR_B)
-		return ecnp_decide(f, p);
-	return 0;
+	return ecnp_decide(f, p);
 }
 
 static u32 ecnp_simopen_decide(struct ecnp_fsm *f)
@@ -440,6 +760,9 @@ static u32 ecnp_simopen(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		return 0;
 	}
 	if (ecnp_is_synack(p)) {
+		if (!ecnp_acks_syn(f, p))
+			return ECNP_EV_OUT_OF_WINDOW;
+		ecnp_win_syn(f, p, false);
 		seen = p->dir == ECNP_DIR_A ? ECNP_HF_A_SA : ECNP_HF_B_SA;
 		ecn = p->dir == ECNP_DIR_A ? ECNP_HF_A_SA_ECN : ECNP_HF_B_SA_ECN;
 		if (f->hflags & seen)
@@ -734,11 +1057,13 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
  * HOLD_ACK: ACK number := the start of L (what N saw at the event), window
  * := the window of that ACK (so each is a duplicate ACK to N), TSecr :=
  * the TSval of N's suppressed retransmission if older, and with SACK a
- * first block [end of L, E's real ACK): E's progress shown as SACK, so N's
+ * block [end of L, E's real ACK): E's progress shown as SACK, so N's
  * recovery (PRR) sees data delivered; E's own blocks that touch L or end
- * beyond hold_end are left out.  SET_TSECR: the TSecr alone.
- * INJECT_DUPACKS: the duplicates; with SACK they claim the three segments
- * above L, which makes RACK mark L lost at once.
+ * beyond hold_end are left out; E's D-SACK block, if kept, goes first
+ * (before the added block: RFC 2883 reads only the first).  SET_TSECR:
+ * the TSecr alone (E's blocks all kept).  INJECT_DUPACKS: the duplicates;
+ * with SACK they claim the three segments above L, which makes RACK mark L
+ * lost at once; E's D-SACK block is not repeated in them.
  */
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       u32 ret, struct ecnp_ack_edit *e)
@@ -747,15 +1072,20 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	e->ack = p->ack;
 	e->win = p->win;
 	e->tsecr = p->tsecr;
-	e->sack_limit = p->ack + 0x7fffffffu;	/* none */
 	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS)) {
 		e->ack = f->saved_ack;
 		e->win = f->hold_win;
+		e->lost = true;
 		e->lost_start = f->saved_ack;
 		e->lost_end = f->saved_ack + f->smss;
 	}
-	if (ret & ECNP_ACT_HOLD_ACK)
+	if (ret & ECNP_ACT_HOLD_ACK) {
+		e->limit = true;
 		e->sack_limit = f->hold_end;
+	}
+	/* the forwarded original reports E's D-SACK once, not its copies */
+	if (ret & ECNP_ACT_INJECT_DUPACKS)
+		e->no_dsack = true;
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    ecnp_tsecr_stale(f, p)) {
 		e->set_tsecr = true;
@@ -857,7 +1187,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool echo = ecnp_st_echo(f->state);
 	bool new_data = ecnp_new_data(f, p);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
-	u32 ret_abort = 0;
+	u32 ev = 0;	/* events besides the edits */
 	bool cwr = false;
 	u32 act;
 
@@ -871,13 +1201,25 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (ECNP_DF_HOLD | ECNP_DF_REXMIT) && p->len &&
 	    p->seq == f->saved_ack && before(p->seq, f->n_nxt)) {
 		f->dflags &= ~ECNP_DF_HOLD;
-		ret_abort = ECNP_EV_DUPACK_ABORT;
+		ev |= ECNP_EV_DUPACK_ABORT;
 	}
 	if (ecnp_late_rexmit(f, p)) {
 		f->dflags &= ~ECNP_DF_LATE;
-		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		if (!(p->pflags & ECNP_PF_NO_DROP))
+			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		ev |= ECNP_EV_NOT_DROPPED;
 	}
-	if (ecnp_rexmit_to_suppress(f, p)) {
+	if (ecnp_rexmit_to_suppress(f, p) && (p->pflags & ECNP_PF_NO_DROP)) {
+		/*
+		 * A GSO packet that starts with L and cannot be segmented:
+		 * E gets L twice.  The hold ends as when N's RTO resends L
+		 * (N may undo its reduction once E reports the duplicate),
+		 * and later copies are N's own.
+		 */
+		f->dflags &= ~ECNP_DF_HOLD;
+		f->dflags |= ECNP_DF_REXMIT;
+		ev |= ECNP_EV_DUPACK_ABORT | ECNP_EV_NOT_DROPPED;
+	} else if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: drop the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
 		if (p->opt & ECNP_OPT_TS) {
@@ -909,8 +1251,16 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (after(end, f->n_nxt))
 		f->n_nxt = end;
 
-	/* drop (or none, switched at run time); dupack signals in e_step */
-	if (new_data && ecnp_st_signal(f->state) && mode != ECNP_FB_DUPACK) {
+	/*
+	 * drop (or none, switched at run time); dupack signals in e_step.
+	 * A GSO packet that cannot be segmented leaves the drop pending for
+	 * the next new data.
+	 */
+	if (new_data && ecnp_st_signal(f->state) && mode == ECNP_FB_DROP &&
+	    (p->pflags & ECNP_PF_NO_DROP)) {
+		ev |= ECNP_EV_NOT_DROPPED;
+	} else if (new_data && ecnp_st_signal(f->state) &&
+		   mode != ECNP_FB_DUPACK) {
 		/* DUPACK is left once the signal is given; CWR follows. */
 		f->state = ecnp_p2_state(echo, false);
 		f->flags |= ECNP_FL_CWR_PENDING;
@@ -924,7 +1274,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	act = ecnp_edit_flags(p, echo, cwr);
 	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
-	return act | ret_abort;
+	return act | ev;
 }
 
 /* DEFAULT, ECE, DUPACK, ECE_DUPACK */
@@ -937,7 +1287,7 @@ static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		return 0;
 	}
 	if (ecnp_is_synack(p))
-		return ecnp_synack_edit(f, p);
+		return ecnp_synack_again(f, p);
 	if (ecnp_from_e(f, p))
 		return ecnp_e_step(f, p, mode);
 	return ecnp_n_step(f, p, mode);
@@ -953,31 +1303,32 @@ static u32 ecnp_wait_ack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		return 0;
 	}
 	if (ecnp_is_synack(p))
-		return ecnp_synack_edit(f, p);
+		return ecnp_synack_again(f, p);
+	/* (an ACK names the other side's SYN: ecnp_seg_ok()) */
 	if (!(p->flags & ECNP_TCP_ACK))
 		return 0;
-	/* A's ACK names the SYN-ACK it accepted (SYN cookies may differ). */
-	if (p->dir == ECNP_DIR_A)
-		f->b_isn = p->ack - 1;
 	ecnp_enter_phase2(f);
 	return ecnp_phase2(f, p, mode, dst_no_upgrade);
 }
 
 static u32 ecnp_rst(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	u32 ret = ECNP_EV_CLOSED;
+	u32 ret = 0;
 
 	if (f->state == ECNP_S_CLOSED)
 		return 0;
 	if (ecnp_fsm_proxied(f) && ecnp_from_e(f, p))
-		ret |= ecnp_strip(p);
+		ret = ecnp_strip(p);
+	if (!ecnp_rst_ok(f, p))
+		return ret | ECNP_EV_OUT_OF_WINDOW;
+	ret |= ECNP_EV_CLOSED;
 	/*
 	 * RFC 3168 6.1.1.1: some hosts answer an ECN-setup SYN with RST.  A
-	 * reset of our upgraded SYN acks its ISN + 1 (+ any SYN payload).
+	 * reset of our upgraded SYN acks its ISN + 1 (+ any SYN payload):
+	 * ecnp_rst_ok() checked that.
 	 */
 	if (f->state == ECNP_S_A_NC && (f->hflags & ECNP_HF_SYN_UP) &&
-	    p->dir == ECNP_DIR_B && (p->flags & ECNP_TCP_ACK) &&
-	    p->ack - (f->a_isn + 1) <= 0xffff)
+	    p->dir == ECNP_DIR_B)
 		ret |= ECNP_EV_SYN_FALLBACK;
 	f->state = ECNP_S_CLOSED;
 	return ret;
@@ -985,7 +1336,7 @@ static u32 ecnp_rst(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 
 static u32 ecnp_track_fin(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	u8 bit = p->dir == ECNP_DIR_A ? ECNP_FL_FIN_A : ECNP_FL_FIN_B;
+	u8 bit = ecnp_fin_bit(p->dir);
 
 	if (!(p->flags & ECNP_TCP_FIN) || (p->flags & ECNP_TCP_SYN) ||
 	    f->state == ECNP_S_CLOSED || (f->flags & bit))
@@ -1008,10 +1359,15 @@ static u32 ecnp_track_fin(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade)
 {
+	bool syn = p->flags & ECNP_TCP_SYN;
 	u32 ret;
 
 	if (p->flags & ECNP_TCP_RST)
 		return ecnp_rst(f, p);
+	/* SYNs are checked where they are handled */
+	if (!syn && f->state != ECNP_S_INIT && f->state != ECNP_S_CLOSED &&
+	    !ecnp_seg_ok(f, p))
+		return ecnp_out_of_window(f, p);
 
 	switch (f->state) {
 	case ECNP_S_INIT:
@@ -1038,9 +1394,18 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ret = 0;
 		if (ecnp_is_syn(p) && p->dir == ECNP_DIR_A)
 			ret = ecnp_syn_from_a(f, p, dst_no_upgrade);
+		else if (f->state == ECNP_S_PASS && ecnp_is_synack(p) &&
+			 p->dir == ECNP_DIR_B &&
+			 !(f->win[ECNP_DIR_B].wflags & ECNP_WF_SEEN) &&
+			 ecnp_acks_syn(f, p))
+			ecnp_win_syn(f, p, true);	/* B's side, for RSTs */
 		break;
 	}
-	return ret | ecnp_track_fin(f, p);
+	if (!syn && f->state != ECNP_S_CLOSED) {
+		ret |= ecnp_track_fin(f, p);
+		ecnp_win_update(f, p);
+	}
+	return ret;
 }
 
 /**
@@ -1078,7 +1443,8 @@ bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
  *
  * Pure predicate, no state change.  When it is true for a GSO packet, the
  * plumbing segments it first and steps each segment, so that only one
- * segment is dropped.
+ * segment is dropped; if it cannot, it steps the packet whole with
+ * ECNP_PF_NO_DROP, for which this is false.
  *
  * Return: true iff ecnp_fsm_step(@f, @p, @mode, ...) returns ECNP_ACT_DROP.
  */
@@ -1086,7 +1452,8 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode)
 {
 	if (!ecnp_fsm_in_phase2(f) || ecnp_from_e(f, p) ||
-	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
+	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) ||
+	    (p->pflags & ECNP_PF_NO_DROP) || !ecnp_seg_ok(f, p))
 		return false;
 	if (ecnp_rexmit_to_suppress(f, p) || ecnp_late_rexmit(f, p))
 		return true;

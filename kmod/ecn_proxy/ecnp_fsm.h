@@ -45,6 +45,17 @@ enum ecnp_dir {
 #define ECNP_OPT_TS		0x01	/* timestamps: tsval, tsecr valid */
 #define ECNP_OPT_SACK_PERM	0x02	/* SACK-permitted (SYN, SYN-ACK) */
 #define ECNP_OPT_SACK		0x04	/* a SACK block above the ACK number */
+#define ECNP_OPT_WSCALE		0x08	/* window scale (SYN, SYN-ACK): wscale */
+#define ECNP_OPT_SIGNED		0x10	/* TCP-MD5 (kind 19) or TCP-AO (kind
+					 * 29) on a SYN or SYN-ACK
+					 */
+
+/* struct ecnp_pkt.pflags: what the plumbing can do with this packet */
+#define ECNP_PF_NO_DROP		0x01	/* a GSO packet that cannot be
+					 * segmented (bridged, or the
+					 * segmentation failed): it must not
+					 * be dropped whole
+					 */
 
 /* What the plumbing observed on one segment (or one GSO/GRO packet). */
 struct ecnp_pkt {
@@ -59,6 +70,8 @@ struct ecnp_pkt {
 	u16 win;	/* TCP window field, unscaled */
 	u16 seg_len;	/* payload per segment: gso_size of a GSO packet */
 	u8 opt;		/* ECNP_OPT_* */
+	u8 wscale;	/* window scale option (if ECNP_OPT_WSCALE) */
+	u8 pflags;	/* ECNP_PF_* */
 	u32 sack_high;	/* highest right edge of those SACK blocks (if
 			 * ECNP_OPT_SACK)
 			 */
@@ -143,12 +156,49 @@ enum ecnp_state {
 #define ECNP_HOLE_ACKS		4
 
 /*
- * Per-flow state: 10 * u32 + 2 * u16 + 7 * u8 = 51, padded to 52 bytes
- * (checked by the unit test).  All-zero is ECNP_S_INIT.
+ * The window model of one direction (one side as sender), after
+ * nf_conntrack_proto_tcp.c's struct ip_ct_tcp_state: what lets the state
+ * machine tell a segment of the connection from a blind guess by someone
+ * who knows only the 4-tuple (ecnp_fsm_step(), FSM.md "Window checks").
+ */
+struct ecnp_win {
+	u32 end;	/* highest seq + len (+ SYN, FIN) this side sent
+			 * (conntrack's td_end)
+			 */
+	u32 maxend;	/* highest ack + window the other side offered it:
+			 * how far it may send (td_maxend)
+			 */
+	u16 maxwin;	/* largest window this side offered, in units of
+			 * 1 << wscale once ECNP_WF_SCALED, else bytes
+			 * (td_maxwin)
+			 */
+	u8 wscale;	/* window scale this side announced (at most 14) */
+	u8 wflags;	/* ECNP_WF_* */
+};
+
+/* struct ecnp_win.wflags */
+#define ECNP_WF_SEEN		0x01	/* this side's SYN or SYN-ACK seen */
+#define ECNP_WF_WSCALE		0x02	/* ... with a window scale option */
+#define ECNP_WF_SCALED		0x04	/* both offered it: scaling is on */
+#define ECNP_WF_LIBERAL		0x08	/* window unknown (a flow picked up
+					 * without its handshake): every
+					 * segment counts as in the window
+					 */
+
+/*
+ * Per-flow state: 11 * u32 + 2 * struct ecnp_win (12 bytes each) + 2 * u16
+ * + 8 * u8 = 80 bytes, no padding (checked by the unit test).  With the
+ * plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header, two
+ * bools, 28 bytes of counters) that is 192 bytes, the kmalloc-192 bucket
+ * (flow_struct_bytes, flow_alloc_bytes in /proc/net/ecn_proxy/stats;
+ * without lock debugging, which grows the spinlock in the flow header);
+ * with the rhashtable's bucket array (11 to 27 bytes per flow at its load
+ * factors of 0.3-0.75) a flow costs at most 219 bytes.  All-zero is
+ * ECNP_S_INIT.
  */
 struct ecnp_fsm {
 	u32 a_isn;	/* sequence number of A's SYN */
-	u32 b_isn;	/* sequence number of B's SYN-ACK (or SYN) */
+	u32 b_isn;	/* sequence number of B's latest SYN-ACK (or SYN) */
 	u32 n_nxt;	/* phase 2: highest end sequence N has sent */
 	u32 recover;	/* phase 2: n_nxt when the last congestion event fired */
 	u32 saved_ack;	/* phase 2: E's ACK number at the last event; in
@@ -162,6 +212,8 @@ struct ecnp_fsm {
 			 */
 	u32 e_ack;	/* phase 2: highest ACK number E sent (up to n_nxt) */
 	u32 e_hole_end;	/* dupack: n_nxt when E last repeated its ACK */
+	u32 n_ack;	/* phase 2: highest ACK number N sent */
+	struct ecnp_win win[2];	/* window model, by enum ecnp_dir */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
 	u8 state;	/* enum ecnp_state */
@@ -185,19 +237,27 @@ struct ecnp_fsm {
 /*
  * dupack mode: how to rewrite one E->N ACK (ECNP_ACT_HOLD_ACK,
  * ECNP_ACT_SET_TSECR) or build the injected duplicates
- * (ECNP_ACT_INJECT_DUPACKS); see ecnp_fsm_ack_edit().
+ * (ECNP_ACT_INJECT_DUPACKS); see ecnp_fsm_ack_edit().  Every part is
+ * named by a flag, never by a sentinel value (any u32 is a sequence
+ * number).  E's own SACK blocks are kept, in E's order, except those the
+ * flags leave out; inverted or empty blocks (never valid, RFC 2018) are
+ * always left out.  E's D-SACK block (RFC 2883: its first block, when it
+ * lies below E's ACK number or inside its second block) stays first.
  */
 struct ecnp_ack_edit {
 	u32 ack;		/* ACK number */
 	u32 tsecr;		/* if set_tsecr */
-	u32 sack_start;		/* if sack: a SACK block to add first */
-	u32 sack_end;
-	u32 lost_start;		/* E's own SACK blocks overlapping */
-	u32 lost_end;		/* [lost_start, lost_end) are left out, */
-	u32 sack_limit;		/* as are those ending after this */
+	u32 sack_start;		/* if sack: a SACK block to add, first after */
+	u32 sack_end;		/* E's D-SACK block */
+	u32 lost_start;		/* if lost: E's blocks overlapping */
+	u32 lost_end;		/* [lost_start, lost_end) are left out */
+	u32 sack_limit;		/* if limit: as are those ending after this */
 	u16 win;		/* window field */
 	bool set_tsecr;
 	bool sack;
+	bool lost;
+	bool limit;
+	bool no_dsack;		/* E's D-SACK block is left out */
 };
 
 /*
@@ -262,6 +322,20 @@ struct ecnp_ack_edit {
  * ACK ECNP_DUPACKS times in this window): no simulated loss, CWR follows.
  */
 #define ECNP_EV_CONG_ANSWERED	0x10000000
+/* The segment is outside the window model of the flow (or a RST that does
+ * not match exactly, RFC 5961 3.2): it changed no state, only the edits that
+ * need none were returned (see ecnp_fsm_step()).
+ */
+#define ECNP_EV_OUT_OF_WINDOW	0x20000000
+/* A SYN carries TCP-MD5 or TCP-AO (RFC 2385, 5925): they sign the header,
+ * so the flow passes untouched (with ECNP_EV_OUT_PASS).
+ */
+#define ECNP_EV_SIGNED		0x40000000
+/* ECNP_PF_NO_DROP: a drop or suppression this packet would have got was
+ * not done (drop mode: it stays pending for the next new data; dupack: the
+ * simulated loss ends, E gets L twice).
+ */
+#define ECNP_EV_NOT_DROPPED	0x80000000
 #define ECNP_EV_MASK		0xffff0000
 
 void ecnp_fsm_init(struct ecnp_fsm *f);

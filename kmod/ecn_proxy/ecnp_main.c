@@ -43,11 +43,17 @@
  *     separate handshake, established and closed idle timeouts; when the
  *     table is full (net.ecn_proxy.max_flows) or an atomic allocation
  *     fails, the flow passes untouched and is counted;
+ *   - a segment outside the flow's window (what someone who knows only
+ *     the 4-tuple can send: a spoofed RST, FIN, ECE, CE or CWR) changes
+ *     nothing, does not keep the flow alive and is counted
+ *     (out_of_window; the state machine checks it, FSM.md);
  *   - a per-destination cache of failed SYN upgrades (RFC 3168 6.1.1.1
  *     fallback), direct-mapped, bounded and expiring;
  *   - header edits with skb_ensure_writable() and incremental checksums
  *     (correct under CHECKSUM_PARTIAL); a GSO packet that would be dropped
- *     whole is segmented first and only one segment is dropped;
+ *     whole is segmented first and only one segment is dropped; one that
+ *     cannot be (bridged, or the segmentation failed) goes through the
+ *     state machine whole, nothing of it dropped (gso_drop_skipped);
  *   - packets it sends itself (the segments of such a GSO packet, an ACK
  *     and its injected duplicates) are stolen and handed to the hook's
  *     okfn (tcpfwd_pass_on()), as nf_reinject() does after the last hook:
@@ -65,7 +71,8 @@
  *   - per-CPU counters in /proc/net/ecn_proxy/stats, one line per flow in
  *     /proc/net/ecn_proxy/flows, the fallback cache in
  *     /proc/net/ecn_proxy/fallback ("flush" empties it), per-netns sysctls
- *     under net.ecn_proxy.
+ *     under net.ecn_proxy (outside init_net the limits only below
+ *     init_net's: the owner of a user namespace can write them).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -84,6 +91,7 @@
 #include "../core/tcpfwd.h"
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_fsm.h"
+#include "ecnp_opt.h"
 
 static bool enable_init_net = true;
 module_param(enable_init_net, bool, 0444);
@@ -125,6 +133,9 @@ enum ecnp_stat {
 	ECNP_STAT_ALLOC_FAILED,
 	ECNP_STAT_MALFORMED,
 	ECNP_STAT_EDIT_FAILED,
+	ECNP_STAT_OUT_OF_WINDOW,
+	ECNP_STAT_FLOWS_SIGNED,
+	ECNP_STAT_GSO_DROP_SKIPPED,
 	ECNP_STAT_NR,
 };
 
@@ -160,6 +171,9 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
 	[ECNP_STAT_MALFORMED]			= "malformed",
 	[ECNP_STAT_EDIT_FAILED]			= "edit_failed",
+	[ECNP_STAT_OUT_OF_WINDOW]		= "out_of_window",
+	[ECNP_STAT_FLOWS_SIGNED]		= "flows_signed",
+	[ECNP_STAT_GSO_DROP_SKIPPED]		= "gso_drop_skipped",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -178,10 +192,12 @@ struct ecnp_fb_slot {
 struct ecnp_net {
 	struct tcpfwd_net tn;		/* flows, counters, hooks, procfs */
 	struct ctl_table_header *sysctl_hdr;
+	struct ecnp_net *init_en;	/* init_net's: bounds the limits */
 
 	/* sysctls */
 	int enabled;
 	int feedback;			/* enum ecnp_feedback */
+	/* the limits: in another netns never above init_net's (M3) */
 	int max_flows;
 	int timeout_handshake;		/* seconds */
 	int timeout_established;
@@ -203,7 +219,10 @@ struct ecnp_flow_counters {
 	u32 dropped;
 };
 
-/* Per-flow state: the shared flow header, the FSM and counters. */
+/*
+ * Per-flow state: the shared flow header, the FSM and counters; 192 bytes,
+ * the kmalloc-192 bucket (see struct ecnp_fsm).
+ */
 struct ecnp_flow {
 	struct tcpfwd_flow base;
 	struct ecnp_fsm fsm;
@@ -224,6 +243,16 @@ static unsigned int ecnp_net_id __read_mostly;
 static struct ecnp_net *ecnp_pernet(const struct net *net)
 {
 	return net_generic(net, ecnp_net_id);
+}
+
+/*
+ * A limit as it applies: the namespace's own value @own, capped by
+ * init_net's current one @init (which may have been lowered since the
+ * namespace set its own); in init_net both are the same.
+ */
+static int ecnp_limit(const int *own, const int *init)
+{
+	return min(READ_ONCE(*own), READ_ONCE(*init));
 }
 
 static void ecnp_count(struct ecnp_net *en, enum ecnp_stat s)
@@ -262,7 +291,8 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 	spin_lock_bh(&en->fb_lock);
 	s->addr = *addr;
 	s->family = family;
-	s->expires = jiffies + READ_ONCE(en->fallback_timeout) * HZ;
+	s->expires = jiffies + ecnp_limit(&en->fallback_timeout,
+					  &en->init_en->fallback_timeout) * HZ;
 	spin_unlock_bh(&en->fb_lock);
 }
 
@@ -280,7 +310,6 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
 	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
 	u8 buf[TCPFWD_OPT_MAX_LEN];
-	struct tcpfwd_opt o;
 	unsigned int i, n;
 	const u8 *opts;
 
@@ -293,15 +322,16 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	if (tcpfwd_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
 		ep->opt |= ECNP_OPT_TS;
 	if (p->th.syn) {
-		if (tcpfwd_opt_find(opts, olen, TCPFWD_OPT_SACK_PERM, &o) == 1)
-			ep->opt |= ECNP_OPT_SACK_PERM;
+		ecnp_syn_opts(opts, olen, ep);
 		return;
 	}
 	if (!p->th.ack ||
 	    tcpfwd_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
 		return;
 	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++) {
-		if (!after(blk[i].start, ep->ack))
+		/* above the ACK; an inverted block is never valid */
+		if (!after(blk[i].start, ep->ack) ||
+		    !before(blk[i].start, blk[i].end))
 			continue;
 		if (!(ep->opt & ECNP_OPT_SACK) ||
 		    after(blk[i].end, ep->sack_high))
@@ -352,6 +382,8 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 			ecnp_count(en, outcomes[i].stat);
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_count(en, ECNP_STAT_SYN_FALLBACKS);
+	if (ret & ECNP_EV_SIGNED)
+		ecnp_count(en, ECNP_STAT_FLOWS_SIGNED);
 	if (ret & ECNP_EV_CONG_SIGNAL) {
 		ecnp_count(en, ECNP_STAT_CONGESTION_EVENTS);
 		ef->cnt.cong_events++;
@@ -360,6 +392,10 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_DUPACK_ABORTS);
 	if (ret & ECNP_EV_CONG_ANSWERED)
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
+	if (ret & ECNP_EV_OUT_OF_WINDOW)
+		ecnp_count(en, ECNP_STAT_OUT_OF_WINDOW);
+	if (ret & ECNP_EV_NOT_DROPPED)
+		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
 	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return;
@@ -404,6 +440,7 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 /* Under ef->base.lock: when the flow may be forgotten. */
 static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
 {
+	const struct ecnp_net *bound = en->init_en;
 	u8 st = ef->fsm.state;
 	int secs;
 
@@ -419,13 +456,15 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
 	if (st == ECNP_S_SAME || st == ECNP_S_PASS) {
 		/* nothing more to do for this flow: keep it only briefly */
 		ef->decided = true;
-		secs = READ_ONCE(en->timeout_closed);
+		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
-		secs = READ_ONCE(en->timeout_closed);
+		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ecnp_fsm_in_phase2(&ef->fsm)) {
-		secs = READ_ONCE(en->timeout_established);
+		secs = ecnp_limit(&en->timeout_established,
+				  &bound->timeout_established);
 	} else {
-		secs = READ_ONCE(en->timeout_handshake);
+		secs = ecnp_limit(&en->timeout_handshake,
+				  &bound->timeout_handshake);
 	}
 	ef->base.expires = jiffies + secs * HZ;
 }
@@ -455,104 +494,29 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 
 /* --- dupack: rewriting and injecting E->N ACKs ---------------------------- */
 
-/* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */
-static bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
-{
-	struct tcpfwd_opt_iter it;
-	struct tcpfwd_opt o;
-	int ret;
-
-	tcpfwd_opt_iter_init(&it, opts, len);
-	while ((ret = tcpfwd_opt_next(&it, &o)) > 0)
-		if (o.kind != TCPFWD_OPT_NOP && o.kind != TCPFWD_OPT_TIMESTAMP &&
-		    o.kind != TCPFWD_OPT_SACK)
-			return false;
-	return ret == 0;
-}
-
-/*
- * New option block for a rebuilt pure ACK: timestamps (TSecr per @e), then
- * @e's SACK block and E's own blocks that do not touch the "lost" segment,
- * as many as fit.  Returns its length (a multiple of 4).
- */
-static unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
-				    const struct ecnp_ack_edit *e)
-{
-	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS + 1];
-	struct tcpfwd_sack_block own[TCPFWD_SACK_MAX_BLOCKS];
-	unsigned int pos = 0, n = 0, nown = 0, i;
-	u32 tsval, tsecr;
-	int ret;
-
-	if (tcpfwd_opt_get_ts(opts, len, &tsval, &tsecr) == 1) {
-		out[0] = TCPFWD_OPT_NOP;
-		out[1] = TCPFWD_OPT_NOP;
-		out[2] = TCPFWD_OPT_TIMESTAMP;
-		out[3] = TCPFWD_OPTLEN_TIMESTAMP;
-		tcpfwd_put_be32(out + 4, tsval);
-		tcpfwd_put_be32(out + 8, e->set_tsecr ? e->tsecr : tsecr);
-		pos = 12;
-	}
-	if (e->sack)
-		blk[n++] = (struct tcpfwd_sack_block){ e->sack_start, e->sack_end };
-	if (tcpfwd_opt_get_sack(opts, len, own, ARRAY_SIZE(own), &nown) == 1) {
-		nown = min_t(unsigned int, nown, ARRAY_SIZE(own));
-		for (i = 0; i < nown; i++) {
-			if (before(own[i].start, e->lost_end) &&
-			    after(own[i].end, e->lost_start))
-				continue;
-			if (after(own[i].end, e->sack_limit))
-				continue;
-			blk[n++] = own[i];
-		}
-	}
-	if (n) {
-		ret = tcpfwd_sack_build(out + pos, TCPFWD_OPT_MAX_LEN - pos, blk,
-					n);
-		if (ret > 0)
-			pos += ret;
-	}
-	return pos;
-}
-
-/* Full TCP checksum of a linear packet whose TCP header is at @thoff. */
-static void ecnp_tcp_csum(struct sk_buff *skb, u8 family, unsigned int thoff)
-{
-	struct tcphdr *th = (struct tcphdr *)(skb->data + thoff);
-	unsigned int len = skb->len - thoff;
-	__wsum csum;
-
-	th->check = 0;
-	csum = csum_partial(th, len, 0);
-	if (family == NFPROTO_IPV4)
-		th->check = csum_tcpudp_magic(ip_hdr(skb)->saddr,
-					      ip_hdr(skb)->daddr, len,
-					      IPPROTO_TCP, csum);
-	else
-		th->check = csum_ipv6_magic(&ipv6_hdr(skb)->saddr,
-					    &ipv6_hdr(skb)->daddr, len,
-					    IPPROTO_TCP, csum);
-	skb->ip_summed = CHECKSUM_NONE;
-}
-
 /*
  * A pure ACK rebuilt: new ACK number, window and options; the packet grows
- * or shrinks with the TCP header, the IP length and both checksums follow.
+ * or shrinks with the TCP header, the IP length follows.  Both checksums
+ * are updated incrementally (ecnp_ack_rebuild()): a wrong one stays wrong,
+ * and under CHECKSUM_PARTIAL the pseudo-header's seed follows the length.
  */
 static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 			    const struct tcpfwd_pkt *p,
-			    const struct ecnp_ack_edit *e, const u8 *opts)
+			    const struct ecnp_ack_edit *e)
 {
-	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	u8 nopts[TCPFWD_OPT_MAX_LEN];
+	u8 hdr[TCPFWD_TCPHDR_MAX];
 	unsigned int nlen;
 	struct tcphdr *th;
+	__be16 old;
+	u32 diff;
 	int delta;
 
-	nlen = ecnp_build_opts(nopts, opts, olen, e);
-	delta = (int)nlen - (int)olen;
-	if (skb_linearize(skb))
+	/* a pure ACK: all of it linear and ours, the tail room too */
+	if (skb_linearize(skb) || skb_ensure_writable(skb, skb->len))
 		return -ENOMEM;
+	memcpy(hdr, skb->data + p->thoff, p->thlen);
+	nlen = ecnp_ack_rebuild(hdr, p->thlen, e, &diff);
+	delta = (int)nlen - (int)p->thlen;
 	if (delta > 0) {
 		if (skb_tailroom(skb) < delta &&
 		    pskb_expand_head(skb, 0, delta - skb_tailroom(skb),
@@ -562,20 +526,25 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 	} else if (delta < 0) {
 		skb_trim(skb, skb->len + delta);
 	}
+	/* skb->csum no longer covers the packet; th->check is still right */
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->ip_summed = CHECKSUM_NONE;
 	th = (struct tcphdr *)(skb->data + p->thoff);
-	memcpy(th + 1, nopts, nlen);
-	th->doff = (sizeof(struct tcphdr) + nlen) / 4;
-	th->ack_seq = htonl(e->ack);
-	th->window = htons(e->win);
+	memcpy(th, hdr, nlen);
+	inet_proto_csum_replace_by_diff(&th->check, skb, (__force __wsum)diff,
+					false, false);
+	inet_proto_csum_replace4(&th->check, skb, htonl(p->thlen), htonl(nlen),
+				 true);
 	if (family == NFPROTO_IPV4) {
-		ip_hdr(skb)->tot_len = htons(skb->len - skb_network_offset(skb));
-		ip_send_check(ip_hdr(skb));
+		struct iphdr *iph = ip_hdr(skb);
+
+		old = iph->tot_len;
+		iph->tot_len = htons(ntohs(old) + delta);
+		csum_replace2(&iph->check, old, iph->tot_len);
 	} else {
-		ipv6_hdr(skb)->payload_len =
-			htons(skb->len - skb_network_offset(skb) -
-			      sizeof(struct ipv6hdr));
+		old = ipv6_hdr(skb)->payload_len;
+		ipv6_hdr(skb)->payload_len = htons(ntohs(old) + delta);
 	}
-	ecnp_tcp_csum(skb, family, p->thoff);
 	return 0;
 }
 
@@ -590,17 +559,15 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 			    const struct ecnp_ack_edit *e)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	u8 opts[TCPFWD_OPT_MAX_LEN];
 	struct tcphdr *th;
 	u32 tsval, tsecr, diff = 0;
 
 	if (skb_ensure_writable(skb, p->thoff + p->thlen))
 		return -ENOMEM;
 	th = (struct tcphdr *)(skb->data + p->thoff);
-	memcpy(opts, th + 1, olen);
 	if (!p->payload && !skb_is_gso(skb) &&
-	    ecnp_opts_rebuildable(opts, olen))
-		return ecnp_rebuild_ack(skb, family, p, e, opts);
+	    ecnp_opts_rebuildable((u8 *)(th + 1), olen))
+		return ecnp_rebuild_ack(skb, family, p, e);
 
 	inet_proto_csum_replace4(&th->check, skb, th->ack_seq, htonl(e->ack),
 				 false);
@@ -667,7 +634,8 @@ static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
 	    TCPHDR_SYN)
 		return NULL;
 	f = tcpfwd_flow_insert(&en->tn, &p->key, p->src_is_lo,
-			       READ_ONCE(en->max_flows), &err);
+			       ecnp_limit(&en->max_flows, &en->init_en->max_flows),
+			       &err);
 	if (!f) {
 		ecnp_count(en, err == TCPFWD_INSERT_FULL ?
 			   ECNP_STAT_TABLE_FULL : ECNP_STAT_ALLOC_FAILED);
@@ -689,7 +657,11 @@ struct ecnp_step {
  * Under the flow's lock: feed the packet to the state machine and update
  * the flow's counters and expiry.  Returns false if the flow is dead or if
  * a GSO packet must be segmented first (*segment set) because one of its
- * segments is to be dropped.
+ * segments is to be dropped.  A GSO packet that cannot be segmented
+ * (@may_segment false: the segmentation failed; or bridged: okfn would
+ * need the MAC header carried over to each segment) is stepped whole with
+ * ECNP_PF_NO_DROP: nothing is dropped, the state stays right, and what
+ * was not done is counted (gso_drop_skipped).
  */
 static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		      const struct sk_buff *skb, const struct tcpfwd_pkt *p,
@@ -707,10 +679,12 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (ef->base.dead)
 		goto out_unlock;
 	ecnp_fill_pkt(ef, skb, p, mode, &ep);
-	if (may_segment && skb_is_gso(skb) &&
-	    ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
-		*segment = true;
-		goto out_unlock;
+	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
+		if (may_segment && !tcpfwd_bridged(skb)) {
+			*segment = true;
+			goto out_unlock;
+		}
+		ep.pflags |= ECNP_PF_NO_DROP;
 	}
 	/* the FSM reads the fallback cache for SYNs from A and until B answers */
 	syn_from_a = ep.dir == ECNP_DIR_A &&
@@ -728,7 +702,9 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, p, st->ret);
-	ecnp_set_expiry(en, ef, st->ret);
+	/* a segment outside the window keeps nothing alive either */
+	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
+		ecnp_set_expiry(en, ef, st->ret);
 	spin_unlock_bh(&ef->base.lock);
 	return true;
 
@@ -771,7 +747,8 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 /*
  * One packet (or GSO packet) of a TCP flow: find or create its flow, step
  * the state machine, act on the packet.  @may_segment is false for the
- * segments of a GSO packet that ecnp_gso_drop() feeds back in.
+ * segments of a GSO packet that ecnp_gso_drop() feeds back in, and for a
+ * GSO packet it could not segment.
  */
 static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 				 const struct nf_hook_state *state,
@@ -795,12 +772,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	if (!ef)
 		return NF_ACCEPT;
 	if (!ecnp_step(en, ef, skb, &p, may_segment, &st, &segment)) {
-		/*
-		 * Bridged packets (br_netfilter) would need their MAC header
-		 * carried over to each segment: leave the drop pending for
-		 * the next packet instead.
-		 */
-		if (segment && !tcpfwd_bridged(skb))
+		if (segment)
 			return ecnp_gso_drop(en, skb, state);
 		return NF_ACCEPT;
 	}
@@ -824,10 +796,9 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 {
 	int ret = tcpfwd_gso_each(skb, state, ecnp_seg_verdict, en);
 
-	if (ret < 0) {
-		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-		return NF_ACCEPT;
-	}
+	/* not segmented (skb untouched): through the state machine whole */
+	if (ret < 0)
+		return ecnp_process(en, skb, state, false);
 	ecnp_count(en, ECNP_STAT_GSO_SEGMENTED);
 	return ret;
 }
@@ -866,6 +837,32 @@ static int ecnp_proc_minmax(struct ctl_table *table, int write, void *buffer,
 	return ret;
 }
 
+/*
+ * A limit in a namespace other than init_net: at most init_net's current
+ * value (table->extra2 points to it; nf_conntrack_standalone.c makes its
+ * global limits read-only there instead, see README), so that the owner
+ * of a user namespace cannot raise what a namespace's flow table may cost.
+ */
+static int ecnp_proc_below_init(struct ctl_table *table, int write,
+				void *buffer, size_t *lenp, loff_t *ppos)
+{
+	int bound = READ_ONCE(*(int *)table->extra2);
+	int val = READ_ONCE(*(int *)table->data);
+	struct ctl_table tmp = *table;
+	int ret;
+
+	tmp.data = &val;
+	tmp.extra2 = &bound;
+	ret = proc_dointvec_minmax(&tmp, write, buffer, lenp, ppos);
+	if (write && ret == -EINVAL)
+		pr_info_ratelimited("net.ecn_proxy.%s: rejected: not an integer in [%d, %d] (this network namespace may set at most init_net's %d)\n",
+				    table->procname, *(int *)table->extra1,
+				    bound, bound);
+	if (write && !ret)
+		WRITE_ONCE(*(int *)table->data, val);
+	return ret;
+}
+
 static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
 			     size_t *lenp, loff_t *ppos)
 {
@@ -880,8 +877,8 @@ static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
 	if (write && !ret) {
 		ret = ecnp_set_hooks(en, val);
 		if (ret)
-			pr_warn("net.ecn_proxy.enabled: cannot register hooks: %d\n",
-				ret);
+			pr_warn_ratelimited("net.ecn_proxy.enabled: cannot register hooks: %d\n",
+					    ret);
 	}
 	return ret;
 }
@@ -960,9 +957,20 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 			GFP_KERNEL);
 	if (!table)
 		return -ENOMEM;
-	/* turn the template's offsets into this netns's fields */
-	for (i = 0; table[i].procname; i++)
-		table[i].data = (char *)en + (uintptr_t)table[i].data;
+	/*
+	 * Turn the template's offsets into this netns's fields; outside
+	 * init_net the limits are bounded by init_net's fields (M3).
+	 */
+	for (i = 0; table[i].procname; i++) {
+		uintptr_t off = (uintptr_t)table[i].data;
+
+		table[i].data = (char *)en + off;
+		if (en != en->init_en &&
+		    table[i].proc_handler == ecnp_proc_minmax) {
+			table[i].proc_handler = ecnp_proc_below_init;
+			table[i].extra2 = (char *)en->init_en + off;
+		}
+	}
 	en->sysctl_hdr = register_net_sysctl(en->tn.net, "net/ecn_proxy",
 					     table);
 	if (!en->sysctl_hdr) {
@@ -1069,8 +1077,8 @@ static int ecnp_fallback_write(struct file *file, char *buf, size_t size)
 	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(file->private_data));
 
 	if (strcmp(strim(buf), "flush")) {
-		pr_info("fallback: invalid write \"%.32s\": the only command is \"flush\"\n",
-			strim(buf));
+		pr_info_ratelimited("fallback: invalid write \"%.32s\": the only command is \"flush\"\n",
+				    strim(buf));
 		return -EINVAL;
 	}
 	spin_lock_bh(&en->fb_lock);
@@ -1091,6 +1099,13 @@ static int ecnp_proc_init(struct ecnp_net *en)
 
 /* --- per-netns setup ------------------------------------------------------- */
 
+/* A limit's default @def: outside init_net at most init_net's value @init. */
+static int ecnp_limit_default(const struct ecnp_net *en, const int *init,
+			      int def)
+{
+	return en == en->init_en ? def : min(def, READ_ONCE(*init));
+}
+
 static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.name		= "ecn_proxy",
 	.hook		= ecnp_hook,
@@ -1105,14 +1120,31 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 static int __net_init ecnp_net_init(struct net *net)
 {
 	struct ecnp_net *en = ecnp_pernet(net);
+	struct ecnp_net *init_en;
 	int err;
 
+	/* (init_net's comes first: register_pernet_subsys() walks in order) */
+	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
+	en->init_en = init_en;
 	en->feedback = ECNP_FB_DROP;
-	en->max_flows = 65536;
-	en->timeout_handshake = 30;
-	en->timeout_established = 600;
-	en->timeout_closed = 10;
-	en->fallback_timeout = 600;
+	en->max_flows = ecnp_limit_default(en, &init_en->max_flows, 65536);
+	/*
+	 * Longer than Linux's SYN retries (tcp_syn_retries = 6: the last of
+	 * them 63 s after the SYN; conntrack keeps SYN_SENT 120 s too): a
+	 * flow that expired before would see a retransmitted SYN as a new
+	 * first SYN and upgrade it again, defeating the RFC 3168 6.1.1.1
+	 * fallback.
+	 */
+	en->timeout_handshake = ecnp_limit_default(en,
+						   &init_en->timeout_handshake,
+						   120);
+	en->timeout_established =
+		ecnp_limit_default(en, &init_en->timeout_established, 600);
+	en->timeout_closed = ecnp_limit_default(en, &init_en->timeout_closed,
+						10);
+	en->fallback_timeout = ecnp_limit_default(en,
+						  &init_en->fallback_timeout,
+						  600);
 	spin_lock_init(&en->fb_lock);
 	en->fb_seed = get_random_u32();
 

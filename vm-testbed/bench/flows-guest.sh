@@ -25,14 +25,17 @@ require_cmd iperf3 nft jq python3
 reps=${TB_BENCH_REPS:-5}
 secs=${TB_BENCH_SECS:-4}
 levels=${TB_BENCH_LEVELS:-"1000 100000 1000000"}
-CORE=$TB_TOP/kmod/core/tcpfwd.ko
-PROXY=$TB_TOP/kmod/ecn_proxy/ecn_proxy.ko
+CORE=$TB_KMOD/core/tcpfwd.ko
+PROXY=$TB_KMOD/ecn_proxy/ecn_proxy.ko
 here=$(dirname "$0")
 
 load() {
 	[ -d /sys/module/tcpfwd ] || insmod "$CORE"
 	insmod "$PROXY" enable_init_net=0
 	tb_proxy on
+	# init_net's values bound the proxy namespace's (README: the limits)
+	sysctl -qw net.ecn_proxy.max_flows=1048576 \
+		net.ecn_proxy.timeout_handshake=86400
 	tb_ns proxy sysctl -qw net.ecn_proxy.max_flows=1048576
 	tb_ns proxy sysctl -qw net.ecn_proxy.timeout_handshake=86400
 }

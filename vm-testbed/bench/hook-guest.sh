@@ -23,9 +23,9 @@ require_cmd iperf3 nft iptables jq
 reps=${TB_BENCH_REPS:-6}
 secs=${TB_BENCH_SECS:-4}
 seed=${TB_BENCH_SEED:-1}
-CORE=$TB_TOP/kmod/core/tcpfwd.ko
-PROXY=$TB_TOP/kmod/ecn_proxy/ecn_proxy.ko
-IMPAIR=$TB_TOP/kmod/impair/impair.ko
+CORE=$TB_KMOD/core/tcpfwd.ko
+PROXY=$TB_KMOD/ecn_proxy/ecn_proxy.ko
+IMPAIR=$TB_KMOD/impair/impair.ko
 
 # name: what is loaded and configured in the proxy node (see configure)
 configs=(nomod proxy-off proxy-neither proxy-both proxy-drop proxy-dupack

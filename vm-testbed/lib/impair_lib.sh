@@ -6,7 +6,7 @@
 # rules live in the proxy namespace (the router box whose FORWARD hook the
 # modules use) unless a function takes a NODE.
 
-IMPAIR_KO=$TB_TOP/kmod/impair/impair.ko
+IMPAIR_KO=$TB_KMOD/impair/impair.ko
 IMPAIR_NODE=${IMPAIR_NODE:-proxy}
 
 # impair_load: insmod impair.ko once (tcpfwd.ko first).
@@ -114,7 +114,7 @@ impair_captures() {
 	tb_bg cap-pin proxy tcpdump -i eth1 -s 128 -B 16384 -U -n \
 		-w "$TB_OUT/$1.p.pcap" tcp port $XFER_PORT
 	for n in cli srv pin; do
-		for i in $(seq 200); do
+		for i in $(seq "$(tb_slow 200)"); do
 			grep -q "listening on" "$TB_STATE/cap-$n.log" 2>/dev/null && break
 			sleep 0.05
 		done

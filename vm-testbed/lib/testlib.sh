@@ -141,18 +141,21 @@ tshark_count() {
 }
 
 TB_TOP=$(cd "$TB_LIB_DIR/../.." && pwd)
+# Where the built modules are: kmod/ of the checkout, or the copy that
+# make debugtest builds against the debug kernel (build/debug/kmod).
+TB_KMOD=${TB_KMOD:-$TB_TOP/kmod}
 XFER_PORT=5001
 
 # tb_core_load: insmod tcpfwd.ko, the plumbing both modules import.
 tb_core_load() {
-	[ -d /sys/module/tcpfwd ] || insmod "$TB_TOP/kmod/core/tcpfwd.ko"
+	[ -d /sys/module/tcpfwd ] || insmod "$TB_KMOD/core/tcpfwd.ko"
 }
 
 # tb_proxy_load: insmod ecn_proxy.ko (left disabled in the initial netns).
 tb_proxy_load() {
 	tb_core_load
 	[ -d /sys/module/ecn_proxy ] ||
-		insmod "$TB_TOP/kmod/ecn_proxy/ecn_proxy.ko" enable_init_net=0
+		insmod "$TB_KMOD/ecn_proxy/ecn_proxy.ko" enable_init_net=0
 }
 
 # tb_proxy on|off [FEEDBACK]: the proxy in the proxy namespace.

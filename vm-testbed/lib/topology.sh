@@ -48,6 +48,9 @@
 #   TB_OFFLOAD_FLOWS 1: with TB_ROUTER=home, fw4's software flow offloading
 #                 (flowtable ft + "flow offload @ft")                   (0)
 #   TB_STATE      directory for pids and logs        (/tmp/tb-state)
+#   TB_SLOW       how many times slower than the stock kernel the guest is:
+#                 scales the polling limits below (tb_slow), 1 normally; make
+#                 debugtest sets it for the KASAN/lockdep kernel       (1)
 
 TB_NODES="client proxy router server udp1 udp2"
 TB_SW=sw
@@ -69,6 +72,7 @@ TB_V6=fd8e:c9b0:2a17
 : "${TB_ROUTER:=plain}"
 : "${TB_OFFLOAD_FLOWS:=0}"
 : "${TB_STATE:=/tmp/tb-state}"
+: "${TB_SLOW:=1}"
 
 # Node -> (net, host) for every address the testbed assigns.
 declare -A TB_IF_ADDR=(
@@ -84,6 +88,12 @@ declare -A TB_HOST=(
 tb_die() {
 	echo "topology: $*" >&2
 	return 1
+}
+
+# tb_slow N: N scaled by TB_SLOW, for the number of tries of a polling loop
+# (for i in $(seq "$(tb_slow 100)"); do ...; sleep 0.1; done).
+tb_slow() {
+	echo $(($1 * TB_SLOW))
 }
 
 # tb_ns NODE CMD...: run CMD in NODE's namespace.
@@ -350,7 +360,7 @@ tb_bg_stop() {
 	[ -e "$f" ] || return 0
 	pid=$(cat "$f")
 	kill -"$sig" "$pid" 2>/dev/null || true
-	for i in $(seq 50); do
+	for i in $(seq "$(tb_slow 50)"); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -387,10 +397,10 @@ tb_cross_stop() {
 	done
 }
 
-# tb_wait_port NODE PORT: wait (up to 10 s) for a TCP listener.
+# tb_wait_port NODE PORT: wait (up to 10 s, times TB_SLOW) for a TCP listener.
 tb_wait_port() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq "$(tb_slow 100)"); do
 		tb_ns "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
 		sleep 0.1
 	done
@@ -406,7 +416,7 @@ tb_capture_start() {
 	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -B 16384 -U -n \
 		-w "$file" "$@"
 	echo "$file" >"$TB_STATE/cap-$name.file"
-	for i in $(seq 100); do
+	for i in $(seq "$(tb_slow 100)"); do
 		grep -q "listening on" "$TB_STATE/cap-$name.log" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -418,9 +428,10 @@ tb_capture_start() {
 tb_capture_stop() {
 	local f size=-1 i
 	# A busy guest may still hold packets in tcpdump's buffer: let the
-	# file stop growing (up to 10 s) before the SIGINT, which discards them.
+	# file stop growing (up to 10 s, times TB_SLOW) before the SIGINT, which
+	# discards them.
 	f=$(cat "$TB_STATE/cap-$1.file" 2>/dev/null) || f=
-	for i in $(seq 50); do
+	for i in $(seq "$(tb_slow 50)"); do
 		[ -n "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null)" != "$size" ] || break
 		size=$(stat -c %s "$f")
 		sleep 0.2

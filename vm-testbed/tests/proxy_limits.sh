@@ -3,14 +3,18 @@
 #
 # Control and bounds: invalid sysctl writes are rejected whole with EINVAL and
 # a kernel log message; net.ecn_proxy.max_flows bounds the flow table, and
-# the flows beyond it pass untouched and are counted.
+# the flows beyond it pass untouched and are counted.  Outside init_net the
+# limits (max_flows, the timeouts) can only be lowered below init_net's,
+# also by the owner of a user namespace, and init_net's value caps them at
+# use (issue 11, M3); the log lines a write can trigger are rate-limited
+# (L10); timeout_handshake outlasts Linux's SYN retries (L11).
 #
 #   client -- PROXY (max_flows=4) -- router -- server
 #   iperf3 -P 10: 11 connections (control + 10 streams) at once
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
-require_cmd iperf3 tcpdump tshark
+require_cmd iperf3 tcpdump tshark unshare
 
 tb_proxy_load
 tb_up
@@ -47,6 +51,65 @@ for v in none dupack drop; do
 done
 log_test "feedback accepts none, dupack and drop"
 
+LIMITS="max_flows timeout_handshake timeout_established timeout_closed fallback_timeout"
+
+RET=0
+hs=$(sysctl -n net.ecn_proxy.timeout_handshake)
+[ "$hs" = 120 ] || check_err 1 "init_net's timeout_handshake is $hs, expected 120"
+[ "$(tb_ns proxy sysctl -n net.ecn_proxy.timeout_handshake)" = 120 ] ||
+	check_err 1 "the proxy namespace's timeout_handshake is not 120"
+log_test "timeout_handshake outlasts Linux's SYN retries (120 s > 63 s)"
+
+# The rejections above used up part of the log rate limit's burst (10 per
+# 5 s per call site): start the next checks with a full one.
+sleep 6
+RET=0
+for k in $LIMITS; do
+	bound=$(sysctl -n "net.ecn_proxy.$k")
+	[ "$(tb_ns proxy sysctl -n "net.ecn_proxy.$k")" -le "$bound" ] ||
+		check_err 1 "$k above init_net's $bound in a new namespace"
+	bad_write "$k" $((bound + 1))
+	dmesg | tail -n 5 | grep "net.ecn_proxy.$k: rejected" | grep -q "init_net's $bound" ||
+		check_err 1 "the log line for $k does not name init_net's bound $bound"
+	tb_ns proxy sysctl -qw "net.ecn_proxy.$k=$((bound / 2))" ||
+		check_err 1 "$k cannot be lowered in the proxy namespace"
+	[ "$(tb_ns proxy sysctl -n "net.ecn_proxy.$k")" = $((bound / 2)) ] ||
+		check_err 1 "$k did not take $((bound / 2))"
+	tb_ns proxy sysctl -qw "net.ecn_proxy.$k=$bound" ||
+		check_err 1 "$k cannot be set to init_net's value $bound"
+done
+log_test "outside init_net the limits can be lowered, not raised above init_net's"
+
+sleep 6
+RET=0
+# as the owner of a user namespace: root there, nothing outside
+out=$(unshare -U -r -n sh -c '
+	for kv in max_flows=1048576 timeout_handshake=86400 timeout_established=86400 \
+		timeout_closed=86400 fallback_timeout=86400; do
+		sysctl -w "net.ecn_proxy.$kv" >/dev/null 2>&1 && echo "raised $kv"
+	done
+	sysctl -qw net.ecn_proxy.max_flows=100 || echo "cannot lower max_flows"
+	[ "$(sysctl -n net.ecn_proxy.max_flows)" = 100 ] || echo "max_flows did not take 100"
+	sysctl -qw net.ecn_proxy.feedback=dupack || echo "cannot write feedback"
+	sysctl -qw net.ecn_proxy.enabled=1 || echo "cannot write enabled"
+	sysctl -qw net.ecn_proxy.enabled=0 || echo "cannot write enabled"
+' 2>&1) || check_err 1 "unshare -U -r -n failed: $out"
+[ -z "$out" ] || check_err 1 "in a user namespace: $(echo "$out" | tr '\n' ' ')"
+log_test "the owner of a user namespace cannot raise the limits, can lower them, enable and pick the feedback"
+
+sleep 6
+RET=0
+# 30 invalid writes to the fallback file: at most a burst of 10 log lines
+l0=$(dmesg | grep -c "fallback: invalid write" || true)
+for i in $(seq 30); do
+	echo bogus | tb_ns proxy tee /proc/net/ecn_proxy/fallback >/dev/null 2>&1 &&
+		check_err 1 "writing 'bogus' to the fallback file succeeded"
+done
+l1=$(dmesg | grep -c "fallback: invalid write" || true)
+[ $((l1 - l0)) -ge 1 ] && [ $((l1 - l0)) -le 10 ] ||
+	check_err 1 "$((l1 - l0)) log lines for 30 invalid writes (expected 1-10)"
+log_test "log lines a write can trigger are rate-limited ($((l1 - l0)) for 30 writes)"
+
 RET=0
 [ "$(sysctl -n net.ecn_proxy.enabled)" = 0 ] ||
 	check_err 1 "enabled in the initial netns despite enable_init_net=0"
@@ -82,5 +145,28 @@ n=$(tb_ns proxy cat /proc/net/ecn_proxy/flows | wc -l)
 [ "$n" -le 4 ] || check_err 1 "$n flows listed with max_flows=4"
 tb_ns proxy cat /proc/net/ecn_proxy/flows | head -n 2 | sed 's/^/INFO: flows: /'
 log_test "/proc/net/ecn_proxy/flows lists at most max_flows flows"
+
+RET=0
+# init_net lowers its bound below the namespace's own value: it applies
+# there at once.  First let the flows above expire (timeout_closed); any
+# left (a RST the proxy did not take as exact keeps a flow for
+# timeout_established) are counted in.
+for i in $(seq 120); do
+	[ "$(tb_proxy_stat flows_active)" = 0 ] && break
+	sleep 0.5
+done
+k=$(tb_proxy_stat flows_active)
+[ "$k" = 0 ] || tb_ns proxy cat /proc/net/ecn_proxy/flows | sed 's/^/INFO: left: /'
+tb_ns proxy sysctl -qw net.ecn_proxy.max_flows=$((k + 8))
+sysctl -qw net.ecn_proxy.max_flows=$((k + 2))
+n0=$(tb_proxy_stat table_full)
+tb_iperf lowered client server -P 3 -t 1 || check_err 1 "iperf3 failed"
+n=$(($(tb_proxy_stat table_full) - n0))
+[ "$n" = 2 ] ||
+	check_err 1 "table_full +$n for 4 connections with room for 2 under init_net's max_flows ($((k + 2)); the namespace's $((k + 8))), expected +2"
+[ "$(tb_ns proxy sysctl -n net.ecn_proxy.max_flows)" = $((k + 8)) ] ||
+	check_err 1 "the namespace's own value changed"
+sysctl -qw net.ecn_proxy.max_flows=65536
+log_test "lowering init_net's max_flows caps the namespace's table at once"
 
 exit $EXIT_STATUS

@@ -61,7 +61,8 @@ static const char *act_str(u32 v)
 		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
 		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
-		"ACK_ABSORBED", "CONG_ANSWERED",
+		"ACK_ABSORBED", "CONG_ANSWERED", "OUT_OF_WINDOW", "SIGNED",
+		"NOT_DROPPED",
 	};
 	static char bufs[4][256];
 	static unsigned int n;
@@ -121,6 +122,7 @@ static const char *act_str(u32 v)
 
 /* ---- packets and the plumbing's view of them ---------------------------- */
 
+/* A segment with an unscaled window of 64 KB (no window scale option). */
 static struct ecnp_pkt mkp(u8 dir, u16 flags, u32 seq, u32 ack, u32 len,
 			   u8 ecn)
 {
@@ -128,6 +130,7 @@ static struct ecnp_pkt mkp(u8 dir, u16 flags, u32 seq, u32 ack, u32 len,
 		.seq = seq, .ack = ack, .len = len,
 		.flags = flags, .dir = dir, .ecn = ecn,
 		.seg_len = (u16)(len < 0xffff ? len : 0xffff),
+		.win = 0xffff,
 	};
 	return p;
 }
@@ -244,6 +247,22 @@ static u32 e_send(struct flow *fl, u16 flags, u32 len, u8 ecn, u32 ack)
 
 	fl->e_seq += len + !!(flags & FIN);
 	return step(fl, p);
+}
+
+/*
+ * The next segments, not stepped: from E (@len bytes, @flags, @ecn)
+ * acking all N sent, and from N.
+ */
+static struct ecnp_pkt e_next(const struct flow *fl, u16 flags, u32 len,
+			      u8 ecn)
+{
+	return mkp(e_dir(fl), ACK | flags, fl->e_seq, fl->n_seq, len, ecn);
+}
+
+static struct ecnp_pkt n_next(const struct flow *fl, u16 flags, u32 len)
+{
+	return mkp(n_dir(fl), ACK | flags, fl->n_seq, fl->e_seq, len,
+		   NOT_ECT);
 }
 
 /* Reach a phase 2 state the way the reference table does. */
@@ -514,6 +533,8 @@ static void check_same_untouched(struct ecnp_fsm *f)
 		r = ecnp_fsm_step(f, &pk[i], ECNP_FB_DROP, false);
 		EXPECT_R(r & ECNP_ACT_MASK, 0);
 		EXPECT_STATE(f, ECNP_S_SAME);
+		/* only the window model follows the connection */
+		memcpy(prev.win, f->win, sizeof(prev.win));
 		if (!(pk[i].flags & FIN))
 			EXPECT(!memcmp(&prev, f, sizeof(*f)));
 	}
@@ -944,18 +965,24 @@ static void test_rst_to_upgraded_syn_fallback(void **state)
 		 ECNP_EV_SYN_FALLBACK | ECNP_EV_CLOSED);
 	EXPECT_STATE(&f, ECNP_S_CLOSED);
 
-	CTX("RST acking something else in A_NC: no fallback event");
+	/* SYN-SENT (RFC 793 3.9): a RST counts only if it acks the SYN */
+	CTX("RST acking something else in A_NC: ignored, no fallback event");
 	ecnp_fsm_init(&f);
 	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
 	EXPECT_R(ecnp_fsm_step(&f, &(struct ecnp_pkt){ .dir = B,
 			       .flags = RST | ACK, .ack = 5 }, ECNP_FB_DROP,
-			       false), ECNP_EV_CLOSED);
+			       false), ECNP_EV_OUT_OF_WINDOW);
+	EXPECT_STATE(&f, ECNP_S_A_NC);
 
-	CTX("RST without ACK in A_NC: no fallback event");
+	CTX("RST without ACK in A_NC: ignored, no fallback event");
 	ecnp_fsm_init(&f);
 	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
 	EXPECT_R(ecnp_fsm_step(&f, &blind, ECNP_FB_DROP, false),
-		 ECNP_EV_CLOSED);
+		 ECNP_EV_OUT_OF_WINDOW);
+	EXPECT_STATE(&f, ECNP_S_A_NC);
+	/* the real answer still counts */
+	EXPECT_R(ecnp_fsm_step(&f, &rst, ECNP_FB_DROP, false),
+		 ECNP_EV_SYN_FALLBACK | ECNP_EV_CLOSED);
 
 	CTX("RST to a SYN we did not upgrade: no fallback event");
 	ecnp_fsm_init(&f);
@@ -1057,6 +1084,61 @@ static void test_accecn_passthrough(void **state)
 	syn = mkp(B, SYN | AE | CWR | ECE, 77, 0, 0, NOT_ECT);
 	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
 		 ECNP_EV_OUT_PASS);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+}
+
+/*
+ * TCP-MD5 and TCP-AO sign the header: a SYN that carries either passes
+ * untouched, and so does the rest of its flow; counted (L5).  Upgraded,
+ * the signature broke, the server dropped the SYN, and the retransmission
+ * put it in the fallback cache.
+ */
+static void test_signed_syn_passthrough(void **state)
+{
+	static const u16 syns[] = { SYN, SYN | ECE | CWR };
+	struct ecnp_pkt pk[] = {
+		mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT),
+		mkp(B, SYN | ACK, 77, 6, 0, NOT_ECT),
+		mkp(A, ACK, 6, 78, MSS, NOT_ECT),
+		mkp(B, ACK | ECE, 78, 6 + MSS, MSS, CE),
+		mkp(A, SYN, 5, 0, 0, NOT_ECT),
+	};
+	struct ecnp_pkt p;
+	struct ecnp_fsm f;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(syns); i++) {
+		CTX("signed SYN (flags 0x%x) passes untouched", syns[i]);
+		ecnp_fsm_init(&f);
+		p = mkp(A, syns[i], 5, 0, 0, NOT_ECT);
+		p.opt = ECNP_OPT_SIGNED;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 ECNP_EV_OUT_PASS | ECNP_EV_SIGNED);
+		EXPECT_STATE(&f, ECNP_S_PASS);
+		for (j = 0; j < ARRAY_SIZE(pk); j++) {
+			p = pk[j];
+			if (p.flags & SYN)
+				p.opt = ECNP_OPT_SIGNED;
+			EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false) &
+				 ~(u32)ECNP_EV_OUT_OF_WINDOW, 0);
+			EXPECT_STATE(&f, ECNP_S_PASS);
+		}
+		/* control: unsigned, a plain SYN is upgraded */
+		ecnp_fsm_init(&f);
+		p = mkp(A, syns[i], 5, 0, 0, NOT_ECT);
+		EXPECT(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false) ==
+		       (syns[i] == SYN ? (u32)(SET_ECE | SET_CWR) : 0));
+	}
+
+	CTX("signed SYN from B in a simultaneous open: pass");
+	ecnp_fsm_init(&f);
+	p = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+	p = mkp(B, SYN, 77, 0, 0, NOT_ECT);
+	p.opt = ECNP_OPT_SIGNED;
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_PASS | ECNP_EV_SIGNED);
 	EXPECT_STATE(&f, ECNP_S_PASS);
 }
 
@@ -1256,28 +1338,87 @@ static u8 build(struct flow *fl, enum scen sc)
 	return ECNP_S_NR;
 }
 
+/* The sequence number @dir sends next in a flow built by build(). */
+static u32 next_seq(const struct flow *fl, enum scen sc, u8 dir)
+{
+	if (sc >= SC_DEFAULT_EA && sc != SC_PASS)
+		return dir == n_dir(fl) ? fl->n_seq : fl->e_seq;
+	return (dir == A ? S_ISN_A : S_ISN_B) + 1;
+}
+
+/*
+ * The RST that closes a flow from @dir (@exact), or one in the window that
+ * must not (RFC 5961 3.2: a Linux receiver answers it with a challenge
+ * ACK), or a blind one (@off: far away).  While B's SYN-ACK is
+ * outstanding, A is in SYN-SENT: a RST from B closes iff it acks A's SYN
+ * (RFC 793 3.9), so the ACK number is what is off there.
+ */
+static struct ecnp_pkt rst_of(const struct flow *fl, enum scen sc, u8 dir,
+			      u32 off)
+{
+	u32 seq = next_seq(fl, sc, dir), ack = next_seq(fl, sc, !dir);
+
+	if (sc == SC_A_C || sc == SC_A_NC || sc == SC_PASS) {
+		if (dir == B)
+			return mkp(B, RST | ACK | ECE | CWR, 0, S_ISN_A + 1 + off,
+				   0, CE);
+		return mkp(A, RST | ECE | CWR, S_ISN_A + 1 + off, 0, 0, CE);
+	}
+	return mkp(dir, RST | ACK | ECE | CWR, seq + off, ack, 0, CE);
+}
+
 static void test_rst_in_each_state(void **state)
 {
 	static const u8 dirs[] = { A, B };
-	struct flow fl;
+	static const u32 offs[] = { 1, 100, 60000, 0x40000000u, 0x90000000u };
 	struct ecnp_pkt rst, seen, data;
-	unsigned int sc, d;
+	struct ecnp_fsm prev;
+	unsigned int sc, d, o;
+	struct flow fl;
+	u32 r, ev;
 	u8 st;
-	u32 r;
 
 	(void)state;
 	for (sc = 0; sc < SC_NR; sc++) {
 		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
-			CTX("RST from %c in %s", dirs[d] == A ? 'A' : 'B',
+			/* not exact: nothing changes, counted (no flow yet in
+			 * INIT, nothing to do in CLOSED)
+			 */
+			for (o = 0; sc != SC_INIT && o < ARRAY_SIZE(offs); o++) {
+				CTX("RST from %c in %s, off by 0x%x",
+				    dirs[d] == A ? 'A' : 'B', scen_names[sc],
+				    offs[o]);
+				st = build(&fl, sc);
+				prev = fl.f;
+				rst = rst_of(&fl, sc, dirs[d], offs[o]);
+				r = step(&fl, rst);
+				EXPECT_STATE(&fl.f, st);
+				EXPECT(!memcmp(&prev, &fl.f, sizeof(prev)));
+				EXPECT_EQ(r & ECNP_EV_MASK, sc == SC_CLOSED ? 0 :
+					  ECNP_EV_OUT_OF_WINDOW);
+				/* the stateless edits: E->N stripped */
+				seen = apply(rst, r);
+				EXPECT_EQ(r & (SET_ECT0 | DROP | SET_ECE |
+					       SET_CWR), 0);
+				if (r & ECNP_ACT_MASK) {
+					EXPECT(ecnp_fsm_proxied(&fl.f) &&
+					       ecnp_from_e(&fl.f, &rst));
+					EXPECT_EQ(seen.ecn, NOT_ECT);
+					EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+				}
+			}
+			CTX("RST from %c in %s, exact", dirs[d] == A ? 'A' : 'B',
 			    scen_names[sc]);
 			st = build(&fl, sc);
 			EXPECT_STATE(&fl.f, st);
-			rst = mkp(dirs[d], RST | ACK | ECE | CWR, 12345,
-				  0x12345678u, 0, CE);
+			rst = rst_of(&fl, sc, dirs[d], 0);
 			r = step(&fl, rst);
 			EXPECT_STATE(&fl.f, ECNP_S_CLOSED);
-			EXPECT_EQ(r & ~(u32)ECNP_ACT_MASK,
-				  sc == SC_CLOSED ? 0 : ECNP_EV_CLOSED);
+			ev = sc == SC_CLOSED ? 0 : ECNP_EV_CLOSED;
+			/* B resets our upgraded SYN: remember B */
+			if (sc == SC_A_NC && dirs[d] == B)
+				ev |= ECNP_EV_SYN_FALLBACK;
+			EXPECT_R(r & ~(u32)ECNP_ACT_MASK, ev);
 			seen = apply(rst, r);
 			EXPECT_EQ(seen.ecn == CE, !(r & CLR_ECN));
 			/* never ECT or a drop on a RST */
@@ -1415,8 +1556,9 @@ static void test_new_isn_syn_midflow_ignored(void **state)
 		CTX("SYN with a new ISN in %s", scen_names[scs[i]]);
 		build(&fl, scs[i]);
 		prev = fl.f;
+		/* RFC 5961 4: counted as out of the window */
 		EXPECT_R(step(&fl, mkp(A, SYN, S_ISN_A + 99999, 0, 0,
-				       NOT_ECT)), 0);
+				       NOT_ECT)), ECNP_EV_OUT_OF_WINDOW);
 		EXPECT(!memcmp(&prev, &fl.f, sizeof(prev)));
 	}
 }
@@ -1971,6 +2113,8 @@ static void dupack_basic(bool sack, bool ts)
 		EXPECT(!e.set_tsecr);
 		EXPECT_EQ(e.lost_start, u);
 		EXPECT_EQ(e.lost_end, u + MSS);
+		/* the copies: no limit, L and E's D-SACK left out */
+		EXPECT(e.lost && !e.limit && e.no_dsack);
 		EXPECT_EQ(e.sack, sack);
 		if (sack) {
 			EXPECT_EQ(e.sack_start, u + MSS);
@@ -2016,6 +2160,9 @@ static void dupack_basic(bool sack, bool ts)
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, u);
 		EXPECT_EQ(e.win, 500);
+		/* held: L and beyond hold_end left out, E's D-SACK kept */
+		EXPECT(e.lost && e.limit && !e.no_dsack);
+		EXPECT_EQ(e.sack_limit, fl.f.hold_end);
 		EXPECT_EQ(e.set_tsecr, ts);
 		if (ts)
 			EXPECT_EQ(e.tsecr, 5000);
@@ -2045,6 +2192,8 @@ static void dupack_basic(bool sack, bool ts)
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, end1);
 		EXPECT_EQ(e.win, 600);
+		/* released: E's blocks as they are */
+		EXPECT(!e.lost && !e.limit && !e.no_dsack && !e.sack);
 		if (ts)
 			EXPECT_EQ(e.tsecr, 5000);
 		EXPECT_R(e_ack(&fl, 0, end1, opt, 6000, 600), 0);
@@ -2822,10 +2971,13 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 			if (s.ecn == CE)
 				demand = true;
 		}
+		/* a window that covers the 16 segments N keeps in flight */
 		r = e_ack(&fl, demand ? ECE : 0, rcv_nxt, ts ? ECNP_OPT_TS : 0,
-			  ts_recent, 1000);
+			  ts_recent, 0xffff);
 		e = edit_of(&fl, r);
 		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0), 0);
+		/* a real connection's segments are all in the window */
+		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
 		if (r & DROP) {
 			/* absorbed: N sees nothing */
 			EXPECT_R(r, DROP | ECNP_EV_ACK_ABSORBED);
@@ -2907,6 +3059,82 @@ static void test_dupack_simulation(void **state)
 			    v & 1 ? 'A' : 'B', !!(v & 2), !!(v & 4), seed);
 			dupack_sim(v & 1, v & 2, v & 4, seed);
 		}
+	}
+}
+
+/*
+ * A GSO packet that cannot be segmented (bridged, or the segmentation
+ * failed) is stepped whole with ECNP_PF_NO_DROP (L7; the plumbing used to
+ * skip the state machine for it): nothing of it is dropped, what was not
+ * done is reported, and the state is kept right: n_nxt and smss follow,
+ * the edits a whole packet can take (ECT, ECE, CWR) are made.
+ */
+static void test_gso_no_drop(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 u, old;
+	int e_is_a, k;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("drop mode, a GSO packet that cannot be segmented, E=%c",
+		    e_is_a ? 'A' : 'B');
+		flow_open(&fl, e_is_a, ECNP_FB_DROP, 0xfffffe00u, 0x1000);
+		reach(&fl, ECNP_S_ECE_DUPACK);
+		p = n_next(&fl, 0, 8 * MSS);
+		p.seg_len = MSS;
+		EXPECT(ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DROP));
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DROP));
+		old = fl.f.n_nxt;
+		EXPECT_R(step(&fl, p), SET_ECT0 | SET_ECE |
+			 ECNP_EV_NOT_DROPPED);
+		fl.n_seq += 8 * MSS;
+		EXPECT_EQ(fl.f.n_nxt, old + 8 * MSS);
+		/* the drop stays pending: the next new data */
+		EXPECT_STATE(&fl.f, ECNP_S_ECE_DUPACK);
+		EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_ECE | SET_CWR);
+		/* a retransmission in one piece: no ECT, not new */
+		p = n_next(&fl, 0, 4 * MSS);
+		p.seq = old;
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT_R(step(&fl, p), SET_ECE);
+
+		CTX("dupack, N's retransmission of L in a GSO packet, E=%c",
+		    e_is_a ? 'A' : 'B');
+		flow_open(&fl, e_is_a, ECNP_FB_DUPACK, 0xfffffe00u, 0x1000);
+		flow_sack(&fl);
+		for (k = 0; k < 6; k++)
+			n_send(&fl, 0, MSS);
+		u = fl.n_seq - 5 * MSS;
+		EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 0xffff), CLR_ECE |
+			 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		p = n_next(&fl, 0, 3 * MSS);
+		p.seq = u;
+		p.seg_len = MSS;
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
+		/* not suppressed: the simulated loss ends, later copies pass */
+		EXPECT_R(step(&fl, p), ECNP_EV_DUPACK_ABORT |
+			 ECNP_EV_NOT_DROPPED);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		EXPECT_R(n_retx(&fl, u, MSS), 0);
+		EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 0xffff), 0);
+
+		CTX("dupack, the late copy of L in a GSO packet, E=%c",
+		    e_is_a ? 'A' : 'B');
+		u = small_window_signal(&fl);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
+		EXPECT(fl.f.dflags & ECNP_DF_LATE);
+		p = n_next(&fl, 0, 2 * MSS);
+		p.seq = u;
+		p.seg_len = MSS;
+		p.pflags = ECNP_PF_NO_DROP;
+		EXPECT_R(step(&fl, p), ECNP_EV_NOT_DROPPED);
+		EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
 	}
 }
 
@@ -3000,6 +3228,7 @@ e_acks:
 		if (!hole && after(p.ack, last_recover))
 			acked_past_recover = true;
 		r = step(fl, p);
+		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
 		seen = apply(p, r);
 		EXPECT_EQ(seen.flags & (ECE | CWR), 0);
 		EXPECT_EQ(seen.ecn, NOT_ECT);
@@ -3073,10 +3302,10 @@ static void test_fuzz_invariants(void **state)
 	unsigned int visits[ECNP_S_NR] = { 0 };
 	struct ecnp_fsm f, prev;
 	struct ecnp_pkt p;
-	u32 seed = 0x9e3779b9u, nxt[2], isn[2], r, out;
+	u32 seed = 0x9e3779b9u, nxt[2], isn[2], r, out, nxt0, oow = 0;
 	bool had_outcome, wd;
 	enum ecnp_feedback mode;
-	int flow, i, dir;
+	int flow, i, dir, ws;
 	unsigned int s;
 
 	(void)state;
@@ -3086,6 +3315,8 @@ static void test_fuzz_invariants(void **state)
 		isn[1] = rnd(&seed);
 		nxt[0] = isn[0] + 1;
 		nxt[1] = isn[1] + 1;
+		/* the window scale both SYNs offer, or -1: none */
+		ws = (int)(rnd(&seed) % 17) - 1;
 		had_outcome = false;
 		for (i = 0; i < 1000; i++) {
 			u32 x = rnd(&seed), y = rnd(&seed);
@@ -3098,7 +3329,8 @@ static void test_fuzz_invariants(void **state)
 						     ECNP_TCP_PSH));
 			switch ((x >> 12) % 20) {
 			case 0:
-				p.flags = SYN | ((x >> 3) & (ECE | CWR | AE));
+				p.flags = SYN | ((x >> 3) & (ECE | CWR)) |
+					  ((y & 0xf0) ? 0 : AE);
 				p.seq = (y & 7) ? isn[dir] : y;
 				break;
 			case 1:
@@ -3124,23 +3356,49 @@ static void test_fuzz_invariants(void **state)
 			default:
 				p.seq = nxt[dir];
 				p.len = lens[(y >> 16) % ARRAY_SIZE(lens)];
-				nxt[dir] += p.len;
 				break;
 			}
+			nxt0 = nxt[dir];
+			if (p.seq == nxt[dir])
+				nxt[dir] += p.len;
 			if (!p.ack)
 				p.ack = nxt[!dir] - ((y >> 8) & 3) * MSS;
 			mode = (enum ecnp_feedback)((y >> 24) % 3);
-			p.win = (u16)(y >> 4);
+			/* mostly a full window, sometimes any */
+			p.win = (x >> 28) ? 0xffff : (u16)(y >> 4);
 			p.opt = (u8)((x >> 24) & 7);
+			if ((p.flags & SYN) && ws >= 0) {
+				p.opt |= ECNP_OPT_WSCALE;
+				p.wscale = (u8)ws;
+			}
 			p.sack_high = p.ack + (x & 0xffff);
 			p.tsval = x;
 			p.tsecr = y;
 			p.seg_len = (u16)(p.len < MSS ? p.len : MSS);
+			/* a GSO packet the plumbing cannot segment */
+			if (p.len > MSS && !(x & 0x3c00))
+				p.pflags = ECNP_PF_NO_DROP;
 
 			prev = f;
 			wd = ecnp_fsm_wants_drop(&f, &p, mode);
 			r = ecnp_fsm_step(&f, &p, mode, (y >> 28) == 0);
 			fuzz_ctx(flow, i, &prev, &f, &p, mode, r);
+			/* out of the window: no state changes at all */
+			if (r & ECNP_EV_OUT_OF_WINDOW) {
+				EXPECT(!memcmp(&prev, &f, sizeof(f)));
+				EXPECT(!(r & ~ECNP_EV_OUT_OF_WINDOW &
+					 ~(u32)ECNP_ACT_FLAG_EDITS));
+				EXPECT(!(r & (SET_ECT0 | SET_CWR | DROP)));
+				/* the sender did not send it, as far as E/N go */
+				nxt[dir] = nxt0;
+				oow++;
+			}
+			/* a new incarnation (same ISNs): both sides start over */
+			if ((f.state == ECNP_S_A_C || f.state == ECNP_S_A_NC) &&
+			    prev.state != ECNP_S_A_C && prev.state != ECNP_S_A_NC) {
+				nxt[0] = isn[0] + 1;
+				nxt[1] = isn[1] + 1;
+			}
 			/* options not walked: nothing depends on them */
 			if (!ecnp_fsm_wants_opts(&prev, p.flags, mode)) {
 				struct ecnp_fsm g = prev;
@@ -3195,6 +3453,10 @@ static void test_fuzz_invariants(void **state)
 			} else {
 				EXPECT_EQ(!!(r & DROP), wd);
 			}
+			if (p.pflags & ECNP_PF_NO_DROP)
+				EXPECT(!(r & DROP) && !wd);
+			if (r & ECNP_EV_NOT_DROPPED)
+				EXPECT(p.pflags & ECNP_PF_NO_DROP);
 			if ((r & DROP) && !(r & ECNP_EV_ACK_ABSORBED)) {
 				EXPECT_EQ(r & ECNP_ACT_MASK, DROP);
 				/* a drop-mode signal, or dupack's suppression */
@@ -3293,6 +3555,496 @@ static void test_fuzz_invariants(void **state)
 		CTX("fuzz coverage: state %s", ecnp_state_name(s));
 		EXPECT(visits[s] > 0);
 	}
+	/* both kinds of segments, in numbers */
+	CTX("fuzz coverage: %u of 400000 segments out of the window", oow);
+	EXPECT(oow > 10000 && 400000 - oow > 50000);
+}
+
+/* ======================= window checks (M1) ============================= */
+
+/*
+ * A phase 2 flow past its first data: N has sent 5 segments, E acked them
+ * and sent 2 of its own, which N acked; all windows 64 KB, no scaling.
+ */
+static void win_flow(struct flow *fl, bool e_is_a, enum ecnp_feedback mode)
+{
+	int k;
+
+	flow_open(fl, e_is_a, mode, 0xfffff000u, 0x7fffff00u);
+	for (k = 0; k < 5; k++)
+		n_send(fl, 0, MSS);
+	EXPECT_R(e_send(fl, 0, MSS, NOT_ECT, fl->n_seq), 0);
+	EXPECT_R(e_send(fl, 0, MSS, NOT_ECT, fl->n_seq), 0);
+	EXPECT_R(n_send(fl, 0, 0), 0);
+}
+
+/* Where a segment lands with respect to tcp_in_window()'s bounds. */
+struct perturb {
+	const char *name;
+	s32 dseq;	/* added to the sequence number */
+	s32 dack;	/* added to the ACK number */
+};
+
+/*
+ * Ways a blind segment misses: far away in either number, or just outside
+ * one of the bounds (I: a window and one more beyond what the receiver
+ * allowed, II: a window and one more below what the sender sent, III:
+ * beyond what the receiver may have sent, IV: older than 66000).  The
+ * base segment is the sender's next one, acking all the receiver sent.
+ */
+static const struct perturb blind[] = {
+	{ "seq + 2^30", 0x40000000, 0 },
+	{ "seq - 2^30", -0x40000000, 0 },
+	{ "seq + 2^31", (s32)0x80000000u, 0 },
+	{ "ack + 2^30", 0, 0x40000000 },
+	{ "ack - 2^30", 0, -0x40000000 },
+	{ "seq beyond two windows (I)", 2 * 0xffff + 1, 0 },
+	{ "seq a window behind (II)", -0xffff - (s32)MSS - 1, 0 },
+	{ "ack beyond a window (III)", 0, 0xffff + 1 },
+	{ "ack 66000 behind (IV)", 0, -66001 },
+};
+
+/*
+ * Step @p perturbed by each of blind[] and check that nothing changed but
+ * the stateless edits: N still sees plain TCP from E, the proxy sets no
+ * ECT and no CWR, drops nothing and injects nothing.
+ */
+static void expect_blind(struct flow *fl, struct ecnp_pkt p, const char *what)
+{
+	struct ecnp_fsm before = fl->f;
+	struct ecnp_pkt q, seen;
+	size_t i;
+	u32 r;
+
+	for (i = 0; i < ARRAY_SIZE(blind); i++) {
+		CTX("%s, E=%c, %s: spoofed (%s)", what,
+		    fl->e_is_a ? 'A' : 'B', ecnp_state_name(fl->f.state),
+		    blind[i].name);
+		q = p;
+		q.seq += (u32)blind[i].dseq;
+		q.ack += (u32)blind[i].dack;
+		r = step(fl, q);
+		EXPECT(r & ECNP_EV_OUT_OF_WINDOW);
+		EXPECT(!memcmp(&before, &fl->f, sizeof(before)));
+		EXPECT_EQ(r & (SET_ECT0 | SET_CWR | DROP |
+			       ECNP_ACT_ACK_EDITS), 0);
+		EXPECT_EQ(r & ECNP_EV_MASK & ~ECNP_EV_OUT_OF_WINDOW, 0);
+		seen = apply(q, r);
+		if (q.dir == e_dir(fl)) {
+			EXPECT_EQ(seen.ecn, NOT_ECT);
+			EXPECT_EQ(seen.flags & (ECE | CWR), 0);
+		}
+	}
+}
+
+/*
+ * Every flag that changes the flow's state, for E = A and E = B: spoofed
+ * copies (blind[]) change nothing, the real segment does what it should.
+ */
+static void test_window_each_flag(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	int e_is_a;
+	u32 old;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		/* ECE from E opens a congestion event */
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		p = e_next(&fl, ECE, 0, NOT_ECT);
+		expect_blind(&fl, p, "ECE");
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		EXPECT_R(step(&fl, p), CLR_ECE);
+		EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+
+		/* CE on E's data starts the echo */
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		p = e_next(&fl, 0, MSS, CE);
+		expect_blind(&fl, p, "CE");
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		fl.e_seq += MSS;
+		EXPECT_R(step(&fl, p), CLR_ECN);
+		EXPECT_STATE(&fl.f, ECNP_S_ECE);
+
+		/* CWR from E stops it */
+		p = e_next(&fl, CWR, 0, NOT_ECT);
+		expect_blind(&fl, p, "CWR");
+		EXPECT_STATE(&fl.f, ECNP_S_ECE);
+		EXPECT_R(n_send(&fl, 0, 0), SET_ECE);
+		EXPECT_R(step(&fl, p), CLR_CWR);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+		EXPECT_R(n_send(&fl, 0, 0), 0);
+
+		/* N's data moves n_nxt (and gets ECT) */
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		old = fl.f.n_nxt;
+		p = n_next(&fl, 0, MSS);
+		expect_blind(&fl, p, "N's data");
+		EXPECT_EQ(fl.f.n_nxt, old);
+		fl.n_seq += MSS;
+		EXPECT_R(step(&fl, p), SET_ECT0);
+		EXPECT_EQ(fl.f.n_nxt, old + MSS);
+
+		/* FIN from each side, then the closing event */
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		p = n_next(&fl, FIN, 0);
+		expect_blind(&fl, p, "N's FIN");
+		EXPECT_EQ(fl.f.flags & (ECNP_FL_FIN_A | ECNP_FL_FIN_B), 0);
+		fl.n_seq++;
+		EXPECT_R(step(&fl, p), 0);
+		p = e_next(&fl, FIN, 0, NOT_ECT);
+		expect_blind(&fl, p, "E's FIN");
+		fl.e_seq++;
+		EXPECT_R(step(&fl, p), ECNP_EV_CLOSED);
+
+		/* the simulated loss: its start, the hold and the release */
+		win_flow(&fl, e_is_a, ECNP_FB_DUPACK);
+		flow_sack(&fl);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		p = mkp(e_dir(&fl), ACK | ECE, fl.e_seq, fl.n_seq - 2 * MSS, 0,
+			NOT_ECT);
+		expect_blind(&fl, p, "dupack: the ECE ACK");
+		EXPECT_R(step(&fl, p), CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
+			 ECNP_EV_CONG_SIGNAL);
+		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+		/* N's retransmission of L: suppressed */
+		EXPECT_R(n_retx(&fl, fl.n_seq - 2 * MSS, MSS),
+			 DROP | ECNP_EV_REXMIT_SUPPRESSED);
+		p = mkp(e_dir(&fl), ACK, fl.e_seq, fl.n_seq - MSS, 0, NOT_ECT);
+		expect_blind(&fl, p, "dupack: a held ACK");
+		EXPECT_R(step(&fl, p), ECNP_ACT_HOLD_ACK);
+		p = e_next(&fl, 0, 0, NOT_ECT);
+		expect_blind(&fl, p, "dupack: the releasing ACK");
+		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+		EXPECT_R(step(&fl, p), 0);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+
+		/* RSTs: see test_window_rst */
+	}
+}
+
+/*
+ * RST (RFC 5961 3.2): from either side, blind ones and ones in the window
+ * that do not match exactly change nothing; the exact one closes.  The
+ * exact values: the sender's next sequence number, the receiver's
+ * highest ACK, and after a FIN the FIN's own.
+ */
+static void test_window_rst(void **state)
+{
+	static const s32 near[] = { 1, -1, 100, -100, 0xffff, -(s32)MSS };
+	struct ecnp_pkt p, q;
+	struct flow fl;
+	int e_is_a, dir;
+	size_t i;
+	u32 r, nack;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		for (dir = 0; dir < 2; dir++) {
+			win_flow(&fl, e_is_a, ECNP_FB_DROP);
+			p = mkp(dir, RST | ACK, dir == n_dir(&fl) ? fl.n_seq :
+				fl.e_seq, dir == n_dir(&fl) ? fl.e_seq :
+				fl.n_seq, 0, NOT_ECT);
+			expect_blind(&fl, p, "RST");
+			for (i = 0; i < ARRAY_SIZE(near); i++) {
+				CTX("RST from %c, E=%c, seq off by %d",
+				    dir == A ? 'A' : 'B', e_is_a ? 'A' : 'B',
+				    near[i]);
+				q = p;
+				q.seq += (u32)near[i];
+				r = step(&fl, q);
+				EXPECT_EQ(r & ECNP_EV_MASK,
+					  ECNP_EV_OUT_OF_WINDOW);
+				EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+			}
+			CTX("RST from %c, E=%c, exact", dir == A ? 'A' : 'B',
+			    e_is_a ? 'A' : 'B');
+			r = step(&fl, p);
+			EXPECT_EQ(r & ECNP_EV_MASK, ECNP_EV_CLOSED);
+			EXPECT_STATE(&fl.f, ECNP_S_CLOSED);
+		}
+
+		/* E's data not (yet) acked by N: N's ACK is exact too */
+		CTX("RST from E at N's ACK, E=%c", e_is_a ? 'A' : 'B');
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		nack = fl.e_seq;
+		e_send(&fl, 0, MSS, NOT_ECT, fl.n_seq);
+		e_send(&fl, 0, MSS, NOT_ECT, fl.n_seq);
+		p = mkp(e_dir(&fl), RST, nack + 1, 0, 0, NOT_ECT);
+		EXPECT_R(step(&fl, p), ECNP_EV_OUT_OF_WINDOW);
+		p.seq = nack;
+		EXPECT_R(step(&fl, p), ECNP_EV_CLOSED);
+
+		CTX("RST from N at E's ACK, E=%c", e_is_a ? 'A' : 'B');
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		nack = fl.n_seq;
+		n_send(&fl, 0, MSS);
+		p = mkp(n_dir(&fl), RST, nack, 0, 0, NOT_ECT);
+		EXPECT_R(step(&fl, p), ECNP_EV_CLOSED);
+
+		CTX("RST after the sender's FIN, at the FIN, E=%c",
+		    e_is_a ? 'A' : 'B');
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		n_send(&fl, FIN, 0);
+		p = mkp(n_dir(&fl), RST, fl.n_seq - 2, 0, 0, NOT_ECT);
+		EXPECT_R(step(&fl, p), ECNP_EV_OUT_OF_WINDOW);
+		p.seq = fl.n_seq - 1;
+		EXPECT_R(step(&fl, p), ECNP_EV_CLOSED);
+	}
+}
+
+/*
+ * A new incarnation on the same 4-tuple (a SYN with another ISN) starts
+ * only after a RST or both FINs that were in the window.
+ */
+static void test_window_syn_restart(void **state)
+{
+	struct ecnp_pkt syn = mkp(A, SYN, 0x12345678u, 0, 0, NOT_ECT);
+	struct flow fl;
+	int e_is_a;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("SYN restart after spoofed FINs, E=%c", e_is_a ? 'A' : 'B');
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		expect_blind(&fl, n_next(&fl, FIN, 0), "N's FIN");
+		expect_blind(&fl, e_next(&fl, FIN, 0, NOT_ECT), "E's FIN");
+		EXPECT_R(step(&fl, syn), ECNP_EV_OUT_OF_WINDOW);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+
+		CTX("SYN restart after spoofed RSTs, E=%c", e_is_a ? 'A' : 'B');
+		expect_blind(&fl, n_next(&fl, RST, 0), "RST from N");
+		expect_blind(&fl, e_next(&fl, RST, 0, NOT_ECT), "RST from E");
+		EXPECT_R(step(&fl, syn), ECNP_EV_OUT_OF_WINDOW);
+		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+
+		CTX("SYN restart after both FINs, E=%c", e_is_a ? 'A' : 'B');
+		EXPECT_R(n_send(&fl, FIN, 0), 0);
+		EXPECT_R(e_send(&fl, FIN, 0, NOT_ECT, fl.n_seq),
+			 ECNP_EV_CLOSED);
+		EXPECT_R(step(&fl, syn), SET_ECE | SET_CWR);
+		EXPECT_STATE(&fl.f, ECNP_S_A_NC);
+		EXPECT_EQ(fl.f.a_isn, syn.seq);
+	}
+}
+
+/*
+ * The handshake: a SYN-ACK acks A's SYN, the first ACK B's SYN-ACK; other
+ * ones decide nothing.  A SYN-ACK after the decision still gets its edit.
+ */
+static void test_window_handshake(void **state)
+{
+	static const u32 bad_acks[] = { 0, 100, 102, 0x80000065u };
+	struct ecnp_pkt syn = mkp(A, SYN, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 5000, 101, 0, NOT_ECT);
+	struct ecnp_pkt ack = mkp(A, ACK, 101, 5001, 0, NOT_ECT);
+	struct ecnp_fsm f, prev;
+	struct ecnp_pkt p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad_acks); i++) {
+		CTX("SYN-ACK acking %u, A's ISN 100", bad_acks[i]);
+		ecnp_fsm_init(&f);
+		EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false),
+			 SET_ECE | SET_CWR);
+		p = sa;
+		p.ack = bad_acks[i];
+		prev = f;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, true),
+			 ECNP_EV_OUT_OF_WINDOW);
+		EXPECT(!memcmp(&prev, &f, sizeof(f)));
+		EXPECT_R(ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false),
+			 CLR_ECE | ECNP_EV_OUT_E_RESP);
+
+		CTX("handshake ACK acking %u, B's ISN 5000", bad_acks[i] + 4900);
+		p = ack;
+		p.ack = bad_acks[i] + 4900;
+		prev = f;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 ECNP_EV_OUT_OF_WINDOW);
+		EXPECT(!memcmp(&prev, &f, sizeof(f)));
+		EXPECT_STATE(&f, ECNP_S_WAIT_ACK);
+		/* a spoofed SYN-ACK: edited as the real one, changes nothing */
+		p = sa;
+		p.ack = bad_acks[i];
+		p.seq = 7777;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 CLR_ECE | ECNP_EV_OUT_OF_WINDOW);
+		EXPECT(!memcmp(&prev, &f, sizeof(f)));
+		/* the real ACK */
+		EXPECT_R(ecnp_fsm_step(&f, &ack, ECNP_FB_DROP, false), 0);
+		EXPECT_STATE(&f, ECNP_S_DEFAULT);
+	}
+
+	CTX("handshake ACK from A with data, one byte beyond B's SYN");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+	p = mkp(A, ACK, 101, 5002, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_OF_WINDOW);
+	p.ack = 5001;
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), SET_ECT0);
+
+	CTX("A's SYN with data (TFO): B's SYN-ACK may ack it, or not");
+	for (i = 0; i < 3; i++) {
+		ecnp_fsm_init(&f);
+		p = syn;
+		p.len = 50;
+		ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		p = sa;
+		p.ack = 101 + 25 * (u32)i;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 CLR_ECE | ECNP_EV_OUT_E_RESP);
+	}
+	p.ack = 152;
+	ecnp_fsm_init(&f);
+	p = syn;
+	p.len = 50;
+	ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+	p = sa;
+	p.ack = 152;
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 ECNP_EV_OUT_OF_WINDOW);
+}
+
+/*
+ * What a real sender and receiver legitimately send, all in the window:
+ * retransmissions of old data, a window probe and a keepalive (the byte
+ * before snd_una), a zero window, segments and ACKs two CPUs forwarded out
+ * of order, a GSO packet passed whole, an ACK of data the proxy has not
+ * seen, SACK blocks; and the exact bounds of tcp_in_window() (one byte
+ * further is out: test_window_each_flag).
+ */
+static void test_window_tolerance(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	int e_is_a;
+	u32 una, k;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++) {
+		CTX("legitimate segments, E=%c", e_is_a ? 'A' : 'B');
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		una = fl.n_seq;
+		/* 40 segments in flight (E's window is 64 KB) */
+		for (k = 0; k < 40; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		/* retransmissions, a repacked one, old data */
+		EXPECT_R(n_retx(&fl, una, MSS), 0);
+		EXPECT_R(n_retx(&fl, una, 4 * MSS), 0);
+		EXPECT_R(n_retx(&fl, una - 2 * MSS, MSS), 0);
+		/* keepalive and window probe: the byte before snd_una */
+		EXPECT_R(n_retx(&fl, una - 1, 0), 0);
+		EXPECT_R(n_retx(&fl, una - 1, 1), 0);
+		/* E's ACKs out of order, and with a zero window */
+		EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, una + 20 * MSS), 0);
+		EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, una + 10 * MSS), 0);
+		p = e_next(&fl, 0, 0, NOT_ECT);
+		p.ack = una + 15 * MSS;
+		p.win = 0;
+		EXPECT_R(step(&fl, p), 0);
+		/* N's segments out of order: the later one first */
+		p = n_next(&fl, 0, MSS);
+		p.seq += MSS;
+		EXPECT_R(step(&fl, p), SET_ECT0);
+		p.seq -= MSS;
+		EXPECT_R(step(&fl, p), 0);	/* (below n_nxt now) */
+		fl.n_seq += 2 * MSS;
+		/* a GSO packet of 44 segments passed whole */
+		p = n_next(&fl, 0, 44 * MSS);
+		p.seg_len = MSS;
+		EXPECT_R(step(&fl, p), SET_ECT0);
+		fl.n_seq += 44 * MSS;
+		/* E acks all of it, and data the proxy has not seen yet */
+		EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, fl.n_seq), 0);
+		EXPECT_R(e_send(&fl, 0, 0, NOT_ECT, fl.n_seq + 3 * MSS), 0);
+		EXPECT_EQ(fl.f.e_ack, fl.n_seq);
+		/* SACK blocks (their options are not read here) */
+		p = e_next(&fl, 0, 0, NOT_ECT);
+		p.opt = ECNP_OPT_SACK;
+		p.sack_high = fl.n_seq + 5 * MSS;
+		EXPECT_R(step(&fl, p), 0);
+		/* E's keepalive, and its data N acks out of order */
+		p = e_next(&fl, 0, 0, NOT_ECT);
+		p.seq--;
+		EXPECT_R(step(&fl, p), 0);
+		EXPECT_R(e_send(&fl, 0, MSS, CE, fl.n_seq), CLR_ECN);
+		EXPECT_STATE(&fl.f, ECNP_S_ECE);
+		p = n_next(&fl, 0, 0);
+		p.ack -= MSS;
+		EXPECT_R(step(&fl, p), SET_ECE);
+		EXPECT_EQ(fl.f.n_ack, fl.e_seq - MSS);
+		EXPECT_R(n_send(&fl, 0, 0), SET_ECE);
+		EXPECT_EQ(fl.f.n_ack, fl.e_seq);
+
+		/* the bounds, each one byte inside */
+		CTX("bounds, E=%c", e_is_a ? 'A' : 'B');
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		/* I: a segment starting at E's ACK + window ... */
+		p = n_next(&fl, 0, MSS);
+		p.seq = fl.n_seq + 0xffff;
+		EXPECT_R(step(&fl, p), SET_ECT0);
+		/* ... or ending a window beyond that (overshoot) */
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		p.seq = fl.n_seq + 2 * 0xffff - MSS;
+		EXPECT_R(step(&fl, p), SET_ECT0);
+		/* II: ending a window below N's highest end */
+		win_flow(&fl, e_is_a, ECNP_FB_DROP);
+		p.seq = fl.n_seq - 0xffff - MSS;
+		EXPECT_R(step(&fl, p), 0);
+		/* III: acking up to N's ACK + window */
+		p = e_next(&fl, 0, 0, NOT_ECT);
+		p.ack = fl.n_seq + 0xffff;
+		EXPECT_R(step(&fl, p), 0);
+		/* IV: acking 66000 below N's highest end */
+		p.ack = fl.n_seq - 66000;
+		EXPECT_R(step(&fl, p), 0);
+	}
+}
+
+/*
+ * Window scaling (RFC 7323): on iff both SYNs offer it; then the window
+ * fields count in units of 1 << wscale, the SYNs' own never do.
+ */
+static void test_window_scaling(void **state)
+{
+	struct ecnp_pkt syn = mkp(A, SYN, 100, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa = mkp(B, SYN | ACK | ECE, 5000, 101, 0, NOT_ECT);
+	struct ecnp_pkt ack = mkp(A, ACK, 101, 5001, 0, NOT_ECT);
+	struct ecnp_pkt p;
+	struct ecnp_fsm f;
+	int both;
+	u32 r;
+
+	(void)state;
+	for (both = 0; both < 2; both++) {
+		CTX("window scale 7 on %s", both ? "both SYNs" : "A's only");
+		ecnp_fsm_init(&f);
+		syn.opt = ECNP_OPT_WSCALE;
+		syn.wscale = 7;
+		sa.opt = both ? ECNP_OPT_WSCALE : 0;
+		sa.wscale = 9;
+		ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
+		ecnp_fsm_step(&f, &sa, ECNP_FB_DROP, false);
+		EXPECT_EQ(!!(f.win[A].wflags & ECNP_WF_SCALED), both);
+		EXPECT_EQ(f.win[B].wscale, both ? 9 : 0);
+		/* A (N) offers 1000 << 7 bytes, B (E) 1000 << 9 */
+		ack.win = 1000;
+		ecnp_fsm_step(&f, &ack, ECNP_FB_DROP, false);
+		p = mkp(B, ACK, 5001, 101, 0, NOT_ECT);
+		p.win = 1000;
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+		/* N's data at 300 KB: inside 512 KB of scaled window only */
+		p = mkp(A, ACK, 101 + 300000, 5001, MSS, NOT_ECT);
+		r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		EXPECT_R(r, both ? SET_ECT0 : ECNP_EV_OUT_OF_WINDOW);
+	}
 }
 
 /* ======================= small things =================================== */
@@ -3301,7 +4053,8 @@ static void test_struct_layout(void **state)
 {
 	(void)state;
 	CTX("struct sizes");
-	EXPECT_EQ(sizeof(struct ecnp_fsm), 52);
+	EXPECT_EQ(sizeof(struct ecnp_win), 12);
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 80);
 	EXPECT_EQ(sizeof(struct ecnp_pkt), 36);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
@@ -3374,6 +4127,7 @@ int main(void)
 		cmocka_unit_test(test_dst_no_upgrade_plain_syn),
 		cmocka_unit_test(test_dst_no_upgrade_symmetric_latched),
 		cmocka_unit_test(test_accecn_passthrough),
+		cmocka_unit_test(test_signed_syn_passthrough),
 		cmocka_unit_test(test_first_packet_not_syn_passthrough),
 		cmocka_unit_test(test_simultaneous_open),
 		cmocka_unit_test(test_rst_in_each_state),
@@ -3409,9 +4163,16 @@ int main(void)
 		cmocka_unit_test(test_dupack_not_on_an_old_ack),
 		cmocka_unit_test(test_dupack_gso_rexmit_and_old_acks),
 		cmocka_unit_test(test_dupack_simulation),
+		cmocka_unit_test(test_gso_no_drop),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
 		cmocka_unit_test(test_fuzz_invariants),
+		cmocka_unit_test(test_window_each_flag),
+		cmocka_unit_test(test_window_rst),
+		cmocka_unit_test(test_window_syn_restart),
+		cmocka_unit_test(test_window_handshake),
+		cmocka_unit_test(test_window_tolerance),
+		cmocka_unit_test(test_window_scaling),
 		cmocka_unit_test(test_struct_layout),
 		cmocka_unit_test(test_state_names),
 	};

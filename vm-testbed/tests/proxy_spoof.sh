@@ -1,0 +1,240 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Blind spoofing (issue 11, M1): a host that knows a proxied connection's
+# 4-tuple but not its sequence numbers must change nothing.  udp1 sits on
+# the router's proxy-side bridge and, during a proxied upload (the client N
+# non-ECN, the server E ECN, feedback=drop), sends segments "from the
+# server" straight to the proxy's eth1 MAC: CE on data, ECE, CWR, each
+# with a wrong sequence number, a wrong ACK number or both (2^31 away), and
+# RSTs with a wrong sequence number, one of them inside the client's window
+# but not exact (RFC 5961 3.2).  Expected, per address family:
+#   - the transfer is byte-exact (the client drops the spoofed segments;
+#     the RSTs reset nothing);
+#   - out_of_window grows by exactly the number of spoofed segments (no
+#     segment of the real connection is out of the window);
+#   - the flow stays in phase 2, state DEFAULT, its ece_set, cwr_set and
+#     cong_events unchanged, congestion_events and segs_dropped too;
+#   - both captures: every spoofed segment crossed the proxy once, toward N
+#     stripped (Not-ECT, no ECE/CWR), and nothing toward N carries ECT, CE,
+#     ECE or CWR; nothing toward E carries ECE or CWR (no echo started, no
+#     congestion event answered).
+# RED drops instead of marking (TB_RED_ECN=0), so that the real connection
+# has no congestion event of its own: any would be the spoofs'.
+#
+#   client(N) -- eth0 PROXY eth1 --+-- router(eth2: HTB 10M + RED, no ECN) -- server(E)
+#               ^ capture  ^ capture |
+#                                  udp1 (scapy: "server" -> client)
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd tcpdump jq python3
+/usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy is not installed"
+
+# long enough (about 25 s at 10 Mbit/s) to outlast the spoofer's start-up
+up=${TB_SPOOF_UP:-30000000}
+TB_SETUP=upload
+TB_RED_ECN=0
+tb_red_functional	# see lib/topology.sh: RED's frozen average
+tb_proxy_load
+tb_up
+tb_tcp client ecn=0
+tb_tcp server ecn=1
+tb_proxy on drop
+proxy_mac=$(ip -n proxy -j link show eth1 | jq -r '.[0].address')
+
+# flow_line FAMILY PORT: the proxy's line for the connection from client
+# port PORT
+flow_line() {
+	tb_ns proxy cat /proc/net/ecn_proxy/flows | grep "^ipv$1 " |
+		grep -F ":$2 " | head -n 1 || true
+}
+
+# field LINE KEY: the value of KEY=... in a flows line
+field() {
+	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# The checks on both captures: a spoofed segment is known by its sequence
+# number, ACK number and window (a tag the proxy never changes).
+CHECK_PY='
+import json, os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "scripts", "analysis"))
+import pcapflow
+spoofed = json.load(open(sys.argv[2]))
+want = {(s["seq"], s["ack"], s["win"]): s for s in spoofed}
+res = {}
+for side, pcap in (("e", sys.argv[3]), ("n", sys.argv[4])):
+    seen = {}
+    for (_t, ecn, _s, _d, sport, dport, seq, ack, flags, win,
+         plen) in pcapflow.read_packets(pcap):
+        k = (seq, ack, win)
+        if sport == 5001 and k in want and plen == want[k]["len"]:
+            seen.setdefault(k, []).append((ecn, flags & 0xc0))
+    res[side] = {
+        "spoofed_seen": sum(len(v) for v in seen.values()),
+        "spoofed_once": sum(len(v) == 1 for v in seen.values()),
+        # toward N: stripped; toward the proxy (E side): as sent
+        "ecn_bits_left": sum(e != 0 or f != 0 for v in seen.values()
+                             for e, f in v),
+    }
+print(json.dumps(res))
+'
+
+# The spoofer: SRC DST SPORT DPORT SEQ ACK MAC OUT; sends the segments and
+# writes what it sent to OUT (JSON).  2^31 away is out of any window.
+SPOOF_PY='
+import json, sys, time
+from scapy.all import Ether, IP, IPv6, TCP, Raw, sendp, conf
+conf.verb = 0
+src, dst = sys.argv[1], sys.argv[2]
+sport, dport, seq, ack = (int(x) for x in sys.argv[3:7])
+mac, out = sys.argv[7], sys.argv[8]
+far = 1 << 31
+bad_seq, bad_ack = (seq + far) % (1 << 32), (ack + far) % (1 << 32)
+CE = 3
+ECE, CWR, RST, ACK = 0x40, 0x80, 0x04, 0x10
+# (kind, flags, seq, ack, ecn, payload length)
+segs = []
+for s, a in ((bad_seq, bad_ack), (seq, bad_ack), (bad_seq, ack)):
+    segs.append(("ce", ACK, s, a, CE, 100))
+    segs.append(("ece", ACK | ECE, s, a, 0, 0))
+    segs.append(("cwr", ACK | CWR, s, a, 0, 100))
+segs.append(("rst", RST | ACK, bad_seq, bad_ack, 0, 0))
+segs.append(("rst", RST, bad_seq, 0, 0, 0))
+# inside the client window, not its rcv_nxt: a challenge ACK, no reset
+segs.append(("rst", RST, (seq + 1000) % (1 << 32), 0, 0, 0))
+v6 = ":" in src
+sent = []
+for i, (kind, flags, s, a, ecn, n) in enumerate(segs):
+    win = 40000 + i
+    ip = IPv6(src=src, dst=dst, tc=ecn) if v6 else IP(src=src, dst=dst, tos=ecn)
+    tcp = TCP(sport=sport, dport=dport, seq=s, ack=a, flags=flags, window=win)
+    pkt = Ether(dst=mac) / ip / tcp
+    if n:
+        pkt = pkt / Raw(load=b"\x55" * n)
+    sendp(pkt, iface="eth0")
+    sent.append(dict(kind=kind, seq=s, ack=a, win=win, flags=flags, ecn=ecn,
+                     len=n))
+    time.sleep(0.3)
+json.dump(sent, open(out, "w"))
+print(len(sent))
+'
+
+spoof_run() {
+	local fam=$1 name=spoof-v$fam port="" line before after i n st
+	local o0 c0 d0 e0 w0 peek sport dport seq ack res
+
+	o0=$(tb_proxy_stat out_of_window)
+	c0=$(tb_proxy_stat congestion_events)
+	d0=$(tb_proxy_stat segs_dropped)
+	tb_capture_start n proxy eth0 "$TB_OUT/$name.n.pcap" tcp port $XFER_PORT
+	tb_capture_start e proxy eth1 "$TB_OUT/$name.e.pcap" tcp port $XFER_PORT
+	tb_bg "bg-$name" client bash -c ". $TB_LIB_DIR/testlib.sh; \
+		TB_OUT=$TB_OUT TB_STATE=$TB_STATE.$name; mkdir -p \$TB_STATE; \
+		tb_xfer $name $fam $up 1000 && echo EXACT"
+
+	# the upload is flowing through a phase 2 flow
+	for i in $(seq 200); do
+		line=$(tb_ns proxy cat /proc/net/ecn_proxy/flows | grep "^ipv$fam " |
+			grep -F ":$XFER_PORT " | grep -F "phase=2" | head -n 1 || true)
+		[ -n "$line" ] && [ "$(field "$line" segs)" -gt 300 ] && break
+		sleep 0.1
+	done
+	RET=0
+	[ -n "$line" ] || check_err 1 "no phase 2 flow for the upload"
+	log_test "IPv$fam: the upload is proxied (phase 2)"
+
+	# the connection's numbers as the server sends them (pure ACKs: its
+	# sequence number does not move during the upload)
+	peek=$TB_OUT/$name.peek.pcap
+	tb_ns proxy timeout 20 tcpdump -i eth1 -c 5 -n -w "$peek" \
+		"tcp src port $XFER_PORT" 2>/dev/null || true
+	read -r sport dport seq ack < <(python3 - "$TB_TOP" "$peek" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "scripts", "analysis"))
+import pcapflow
+last = None
+for p in pcapflow.read_packets(sys.argv[2]):
+    if not p[8] & 0x02:
+        last = p
+if last:
+    print(last[4], last[5], last[6], last[7])
+PY
+	)
+	port=$dport
+	before=$(flow_line "$fam" "$port")
+	log_info "IPv$fam: client port $port, server seq $seq ack $ack; before: $before"
+
+	n=$(tb_ns udp1 /usr/bin/python3 -c "$SPOOF_PY" "$(tb_addr server "$fam")" \
+		"$(tb_addr client "$fam")" "$sport" "$dport" "$seq" "$ack" \
+		"$proxy_mac" "$TB_OUT/$name.spoofed.json")
+	sleep 0.5
+	after=$(flow_line "$fam" "$port")
+	log_info "IPv$fam: $n segments spoofed; after: $after"
+	RET=0
+	kill -0 "$(cat "$TB_STATE/bg-$name.pid")" 2>/dev/null ||
+		check_err 1 "the transfer ended before the spoofs did (raise TB_SPOOF_UP)"
+	log_test "IPv$fam: $n segments spoofed while the transfer runs"
+
+	for i in $(seq 600); do
+		[ -e "$TB_STATE/bg-$name.pid" ] &&
+			kill -0 "$(cat "$TB_STATE/bg-$name.pid")" 2>/dev/null || break
+		sleep 0.1
+	done
+	tb_capture_stop n
+	tb_capture_stop e
+
+	RET=0
+	grep -q EXACT "$TB_STATE/bg-$name.log" ||
+		check_err 1 "transfer not byte-exact: $(tail -n 3 "$TB_STATE/bg-$name.log")"
+	log_test "IPv$fam: transfer byte-exact under spoofed CE, ECE, CWR and RST"
+
+	RET=0
+	w0=$(($(tb_proxy_stat out_of_window) - o0))
+	[ "$w0" = "$n" ] ||
+		check_err 1 "out_of_window grew by $w0, $n segments were spoofed"
+	log_test "IPv$fam: out_of_window counts the $n spoofed segments, nothing else"
+
+	RET=0
+	st=$(field "$after" state)
+	[ "$(field "$after" phase)" = 2 ] && [ "$st" = DEFAULT ] ||
+		check_err 1 "after the spoofs: '$after'"
+	for k in ece_set cwr_set cong_events dropped; do
+		[ "$(field "$before" $k)" = "$(field "$after" $k)" ] ||
+			check_err 1 "$k went from $(field "$before" $k) to $(field "$after" $k)"
+	done
+	c0=$(($(tb_proxy_stat congestion_events) - c0))
+	d0=$(($(tb_proxy_stat segs_dropped) - d0))
+	[ "$c0$d0" = 00 ] ||
+		check_err 1 "congestion_events +$c0, segs_dropped +$d0"
+	log_test "IPv$fam: the flow stays phase 2 DEFAULT, no congestion event, nothing dropped"
+
+	RET=0
+	res=$(python3 -c "$CHECK_PY" "$TB_TOP" "$TB_OUT/$name.spoofed.json" \
+		"$TB_OUT/$name.e.pcap" "$TB_OUT/$name.n.pcap")
+	echo "$res" >"$TB_OUT/$name.spoofed-seen.json"
+	log_info "IPv$fam: spoofed segments in the captures: $res"
+	[ "$(jq .e.spoofed_once <<<"$res")" = "$n" ] ||
+		check_err 1 "E side: not every spoofed segment seen once"
+	[ "$(jq .n.spoofed_once <<<"$res")" = "$n" ] ||
+		check_err 1 "N side: not every spoofed segment forwarded once"
+	[ "$(jq .n.ecn_bits_left <<<"$res")" = 0 ] ||
+		check_err 1 "N side: $(jq .n.ecn_bits_left <<<"$res") spoofed segments kept ECN bits"
+	pcap_ecn "$TB_OUT/$name.n.pcap" >"$TB_OUT/$name.n.json"
+	pcap_ecn "$TB_OUT/$name.e.pcap" >"$TB_OUT/$name.e.json"
+	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' \
+		"$TB_OUT/$name.n.json")
+	[ "$ect$ce$ece$cwr" = 0000 ] ||
+		check_err 1 "toward N: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
+	read -r ece cwr < <(jq -r '.c2s | "\(.ece) \(.cwr)"' "$TB_OUT/$name.e.json")
+	[ "$ece$cwr" = 00 ] || check_err 1 "toward E: ECE=$ece CWR=$cwr"
+	log_test "IPv$fam: no ECT/CE/ECE/CWR toward N, no ECE/CWR toward E"
+}
+
+for fam in 4 6; do
+	tb_red_reset
+	spoof_run "$fam"
+done
+
+exit $EXIT_STATUS
