@@ -153,6 +153,7 @@ static const char * const ecnp_state_names[ECNP_S_NR] = {
 	[ECNP_S_SAME]		= "SAME",
 	[ECNP_S_PASS]		= "PASS",
 	[ECNP_S_CLOSED]		= "CLOSED",
+	[ECNP_S_PICKUP]		= "PICKUP",
 	[ECNP_S_DEFAULT]	= "DEFAULT",
 	[ECNP_S_ECE]		= "ECE",
 	[ECNP_S_DUPACK]		= "DUPACK",
@@ -492,19 +493,12 @@ static bool ecnp_rst_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 }
 
 /*
- * A segment outside the window: no state changes, only the edits that
- * need none (E->N: N sees plain TCP; N->E: ECE and CWR are the proxy's,
- * never ECT, as the segment is no new data).  FSM.md says why.
+ * A segment outside the window: no state changes and no edits, as if the
+ * flow did not exist (FSM.md says why).
  */
-static u32 ecnp_out_of_window(const struct ecnp_fsm *f,
-			      const struct ecnp_pkt *p)
+static u32 ecnp_out_of_window(void)
 {
-	u32 act = 0;
-
-	if (ecnp_fsm_proxied(f))
-		act = ecnp_from_e(f, p) ? ecnp_strip(p) :
-		      ecnp_edit_flags(p, ecnp_st_echo(f->state), false);
-	return act | ECNP_EV_OUT_OF_WINDOW;
+	return ECNP_EV_OUT_OF_WINDOW;
 }
 
 static void ecnp_enter_phase2(struct ecnp_fsm *f)
@@ -1317,10 +1311,10 @@ static u32 ecnp_rst(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 
 	if (f->state == ECNP_S_CLOSED)
 		return 0;
+	if (!ecnp_rst_ok(f, p))
+		return ecnp_out_of_window();
 	if (ecnp_fsm_proxied(f) && ecnp_from_e(f, p))
 		ret = ecnp_strip(p);
-	if (!ecnp_rst_ok(f, p))
-		return ret | ECNP_EV_OUT_OF_WINDOW;
 	ret |= ECNP_EV_CLOSED;
 	/*
 	 * RFC 3168 6.1.1.1: some hosts answer an ECN-setup SYN with RST.  A
@@ -1345,6 +1339,118 @@ static u32 ecnp_track_fin(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ecnp_fins_done(f) ? ECNP_EV_CLOSED : 0;
 }
 
+/*
+ * Pickup: a connection the proxy has no state for, met mid-stream (its
+ * flow expired while the connection was idle, or the module was loaded
+ * again), is proxied again from its packets (FSM.md, "Pickup").  Its
+ * windows are unknown: liberal on both sides, for the rest of the flow,
+ * as conntrack does for a connection it picks up (tcp_new() with
+ * nf_conntrack_tcp_loose).  A flow picked up is always labelled from the
+ * segment that started it: that segment's sender is A.
+ */
+static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
+			       u32 n_ack, bool echo)
+{
+	f->state = ecnp_p2_state(echo, false);
+	f->flags |= ECNP_FL_PICKED_UP;
+	f->n_nxt = n_nxt;
+	f->recover = n_nxt;
+	f->e_ack = e_ack;
+	f->n_ack = n_ack;
+	f->hold_end = 0;
+	f->hold_ack = 0;
+}
+
+/*
+ * PICKUP: A sent data marked CE, so A negotiated ECN; B's answer tells
+ * whether B did.  An ECN receiver echoes CE on every segment until A's
+ * CWR (tcp_ecn_send(): ECE while TCP_ECN_DEMAND_CWR), so B's first ACK of
+ * the marked data carries ECE, unless A's CWR already ended the echo; a
+ * CWR from A shows that someone echoes.  B echoing, CWR from A, or ECT on
+ * B's data: B is ECN-capable, SAME.  B acking the marked data without
+ * ECE: B is N, the connection was proxied (its E is A), and the echo the
+ * proxy owes A starts with that ACK.  Until then nothing is edited.
+ * hold_end is the end of A's first marked segment, hold_ack A's latest
+ * ACK (what E acked of N's data).
+ */
+static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			    enum ecnp_feedback mode)
+{
+	u32 n_nxt, e_ack;
+
+	if (p->dir == ECNP_DIR_A) {
+		if (p->flags & ECNP_TCP_CWR)
+			f->state = ECNP_S_SAME;
+		else if (p->flags & ECNP_TCP_ACK)
+			f->hold_ack = p->ack;
+		return 0;
+	}
+	if ((p->flags & ECNP_TCP_ECE) ||
+	    (p->len && p->ecn != ECNP_ECN_NOT_ECT)) {
+		f->state = ECNP_S_SAME;
+		return 0;
+	}
+	if (!(p->flags & ECNP_TCP_ACK) || before(p->ack, f->hold_end))
+		return 0;
+	/* B's data from here on is new to E; E acked at most that much */
+	n_nxt = p->seq;
+	e_ack = before(f->hold_ack, n_nxt) ? f->hold_ack : n_nxt;
+	ecnp_pickup_phase2(f, n_nxt, e_ack, p->ack, true);
+	return ecnp_phase2(f, p, mode, false);
+}
+
+/**
+ * ecnp_fsm_pickup - start a flow from a segment of a connection the proxy
+ *	has no state for (pickup, FSM.md)
+ * @f: the new flow's state, all zero (ECNP_S_INIT)
+ * @p: the segment (no SYN, no RST); its sender is the flow's A
+ * @e: ECNP_DIR_A or ECNP_DIR_B if the proxy knows the connection's E (it
+ *	proxied it before and remembered it when the flow expired), else -1
+ * @sack: with @e, whether the connection negotiated SACK
+ * @mode: congestion feedback mode toward N
+ *
+ * With @e the flow is in phase 2 at once and @p is stepped as one of its
+ * segments.  Without, @p must be data marked CE (its sender negotiated
+ * ECN): the flow waits in ECNP_S_PICKUP for B's answer, and SACK is
+ * assumed (Linux's default).  Any other segment makes the flow PASS.
+ *
+ * Return: as ecnp_fsm_step().
+ */
+u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
+		    bool sack, enum ecnp_feedback mode)
+{
+	ecnp_fsm_init(f);
+	f->win[ECNP_DIR_A].wflags = ECNP_WF_LIBERAL;
+	f->win[ECNP_DIR_B].wflags = ECNP_WF_LIBERAL;
+	if (p->dir != ECNP_DIR_A ||
+	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST))) {
+		f->state = ECNP_S_PASS;
+		return ECNP_EV_OUT_PASS;
+	}
+	if (e == ECNP_DIR_A || e == ECNP_DIR_B) {
+		if (e == ECNP_DIR_A)
+			f->flags |= ECNP_FL_E_IS_A;
+		if (sack)
+			f->dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+		/* from E: N has sent what E acked; from N: its data is new */
+		if (e == ECNP_DIR_A)
+			ecnp_pickup_phase2(f, p->ack, p->ack, p->seq, false);
+		else
+			ecnp_pickup_phase2(f, p->seq, p->seq, p->ack, false);
+		return ecnp_fsm_step(f, p, mode, false);
+	}
+	if (p->ecn != ECNP_ECN_CE || !p->len) {
+		f->state = ECNP_S_PASS;
+		return ECNP_EV_OUT_PASS;
+	}
+	f->state = ECNP_S_PICKUP;
+	f->flags |= ECNP_FL_E_IS_A;
+	f->dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	f->hold_end = p->seq + p->len;
+	f->hold_ack = p->ack;
+	return 0;
+}
+
 /**
  * ecnp_fsm_step - advance a flow's state machine by one segment
  * @f: the flow's state, ECNP_S_INIT (all zero) before its first segment
@@ -1367,7 +1473,7 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	/* SYNs are checked where they are handled */
 	if (!syn && f->state != ECNP_S_INIT && f->state != ECNP_S_CLOSED &&
 	    !ecnp_seg_ok(f, p))
-		return ecnp_out_of_window(f, p);
+		return ecnp_out_of_window();
 
 	switch (f->state) {
 	case ECNP_S_INIT:
@@ -1388,6 +1494,9 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	case ECNP_S_DUPACK:
 	case ECNP_S_ECE_DUPACK:
 		ret = ecnp_phase2(f, p, mode, dst_no_upgrade);
+		break;
+	case ECNP_S_PICKUP:
+		ret = ecnp_pickup_step(f, p, mode);
 		break;
 	default:
 		/* SAME, PASS, CLOSED: untouched, but a SYN may restart */

@@ -99,6 +99,7 @@ enum ecnp_state {
 	ECNP_S_SAME,		/* both or neither ECN: forward untouched */
 	ECNP_S_PASS,		/* not ours (AccECN, no SYN): forward untouched */
 	ECNP_S_CLOSED,		/* RST seen: forward untouched, a new SYN restarts */
+	ECNP_S_PICKUP,		/* picked up mid-stream on CE from A: is B ECN? */
 	ECNP_S_DEFAULT,		/* phase 2: nothing pending */
 	ECNP_S_ECE,		/* phase 2: echo ECE toward E until E sends CWR */
 	ECNP_S_DUPACK,		/* phase 2: congestion signal toward N pending */
@@ -114,6 +115,9 @@ enum ecnp_state {
 #define ECNP_FL_IN_WINDOW	0x10	/* E's ACKs have not yet passed recover */
 #define ECNP_FL_FIN_A		0x20	/* FIN seen from A */
 #define ECNP_FL_FIN_B		0x40	/* FIN seen from B */
+#define ECNP_FL_PICKED_UP	0x80	/* proxied from mid-stream, not from its
+					 * handshake (ecnp_fsm_pickup())
+					 */
 
 /* f->hflags (handshake) */
 #define ECNP_HF_SYN_UP		0x01	/* A's SYN upgraded, no fallback (yet) */
@@ -341,6 +345,8 @@ struct ecnp_ack_edit {
 void ecnp_fsm_init(struct ecnp_fsm *f);
 u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade);
+u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
+		    bool sack, enum ecnp_feedback mode);
 bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 			 enum ecnp_feedback mode);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,

@@ -90,6 +90,7 @@
 
 #include "../core/tcpfwd.h"
 #include "../core/tcpfwd_opt.h"
+#include "ecnp_ct.h"
 #include "ecnp_fsm.h"
 #include "ecnp_opt.h"
 
@@ -100,6 +101,9 @@ MODULE_PARM_DESC(enable_init_net,
 
 #define ECNP_FB_SLOTS		256
 #define ECNP_FB_NAME_MAX	16
+/* proxied connections whose flow expired, remembered for pickup */
+#define ECNP_TOMB_SLOTS		256
+#define ECNP_TOMB_SECS		432000	/* conntrack's established timeout */
 
 enum ecnp_stat {
 	ECNP_STAT_FLOWS_SEEN,
@@ -136,6 +140,11 @@ enum ecnp_stat {
 	ECNP_STAT_OUT_OF_WINDOW,
 	ECNP_STAT_FLOWS_SIGNED,
 	ECNP_STAT_GSO_DROP_SKIPPED,
+	ECNP_STAT_FLOWS_PICKED_UP,
+	ECNP_STAT_FLOWS_EXPIRED_PROXIED,
+	ECNP_STAT_FLOWS_OFFLOAD_BLOCKED,
+	ECNP_STAT_FLOWS_OFFLOADED_PROXIED,
+	ECNP_STAT_PICKUPS_OFFLOADED,
 	ECNP_STAT_NR,
 };
 
@@ -174,6 +183,11 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_OUT_OF_WINDOW]		= "out_of_window",
 	[ECNP_STAT_FLOWS_SIGNED]		= "flows_signed",
 	[ECNP_STAT_GSO_DROP_SKIPPED]		= "gso_drop_skipped",
+	[ECNP_STAT_FLOWS_PICKED_UP]		= "flows_picked_up",
+	[ECNP_STAT_FLOWS_EXPIRED_PROXIED]	= "flows_expired_proxied",
+	[ECNP_STAT_FLOWS_OFFLOAD_BLOCKED]	= "flows_offload_blocked",
+	[ECNP_STAT_FLOWS_OFFLOADED_PROXIED]	= "flows_offloaded_proxied",
+	[ECNP_STAT_PICKUPS_OFFLOADED]		= "pickups_offloaded",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -186,6 +200,19 @@ static const char * const ecnp_fb_names[] = {
 struct ecnp_fb_slot {
 	struct in6_addr addr;
 	u8 family;
+	unsigned long expires;
+};
+
+/*
+ * A proxied connection whose flow expired while it was idle: which end
+ * was E, so that the connection is proxied again at once when it wakes up
+ * (ecnp_pickup_wanted()).  hash 0: an empty slot.
+ */
+struct ecnp_tomb {
+	struct tcpfwd_flow_key key;
+	u32 hash;
+	bool e_is_lo;			/* E is key.lo_* */
+	bool sack;
 	unsigned long expires;
 };
 
@@ -207,6 +234,10 @@ struct ecnp_net {
 	spinlock_t fb_lock;		/* protects fb[] */
 	u32 fb_seed;
 	struct ecnp_fb_slot fb[ECNP_FB_SLOTS];
+
+	spinlock_t tomb_lock;		/* protects tomb[] (hash read without) */
+	atomic_t tombs;			/* slots ever filled: 0 skips lookups */
+	struct ecnp_tomb tomb[ECNP_TOMB_SLOTS];
 };
 
 struct ecnp_flow_counters {
@@ -228,6 +259,7 @@ struct ecnp_flow {
 	struct ecnp_fsm fsm;
 	bool closed;		/* RST or both FINs: closed timeout */
 	bool decided;		/* SAME/PASS: expiry fixed, not refreshed */
+	bool offloaded;		/* seen offloaded in phase 2 (counted once) */
 	struct ecnp_flow_counters cnt;
 };
 
@@ -296,6 +328,82 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 	spin_unlock_bh(&en->fb_lock);
 }
 
+/* --- proxied connections whose flow expired (pickup) ------------------- */
+
+static u32 ecnp_tomb_hash(const struct ecnp_net *en,
+			  const struct tcpfwd_flow_key *key)
+{
+	return jhash2((const u32 *)key, sizeof(*key) / sizeof(u32),
+		      en->fb_seed) | 1;
+}
+
+/* The collector expired a flow in phase 2: remember its E (and SACK). */
+static void ecnp_tomb_insert(struct ecnp_net *en,
+			     const struct tcpfwd_flow_key *key, bool e_is_lo,
+			     bool sack)
+{
+	u32 h = ecnp_tomb_hash(en, key);
+	struct ecnp_tomb *t = &en->tomb[h % ECNP_TOMB_SLOTS];
+
+	spin_lock_bh(&en->tomb_lock);
+	if (!t->hash)
+		atomic_inc(&en->tombs);
+	t->key = *key;
+	t->e_is_lo = e_is_lo;
+	t->sack = sack;
+	t->expires = jiffies + ECNP_TOMB_SECS * HZ;
+	WRITE_ONCE(t->hash, h);
+	spin_unlock_bh(&en->tomb_lock);
+}
+
+/*
+ * Take the connection of @key out of the tombstones, if it is there.  On
+ * the packet path for every segment of a connection without a flow, so
+ * the common case (no tombstone, or another connection's) costs a hash
+ * and one unlocked read of the slot's hash.
+ */
+static bool ecnp_tomb_take(struct ecnp_net *en,
+			   const struct tcpfwd_flow_key *key, bool *e_is_lo,
+			   bool *sack)
+{
+	struct ecnp_tomb *t;
+	bool hit;
+	u32 h;
+
+	if (!atomic_read(&en->tombs))
+		return false;
+	h = ecnp_tomb_hash(en, key);
+	t = &en->tomb[h % ECNP_TOMB_SLOTS];
+	if (READ_ONCE(t->hash) != h)
+		return false;
+	spin_lock_bh(&en->tomb_lock);
+	hit = t->hash == h && !memcmp(&t->key, key, sizeof(*key)) &&
+	      time_before(jiffies, t->expires);
+	if (hit) {
+		*e_is_lo = t->e_is_lo;
+		*sack = t->sack;
+		WRITE_ONCE(t->hash, 0);
+		atomic_dec(&en->tombs);
+	}
+	spin_unlock_bh(&en->tomb_lock);
+	return hit;
+}
+
+/* the collector unlinked @f (under f->lock) */
+static void ecnp_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
+{
+	struct ecnp_net *en = container_of(tn, struct ecnp_net, tn);
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+	u8 sack = ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+
+	if (!ecnp_fsm_in_phase2(&ef->fsm) || ef->closed)
+		return;
+	/* a connection still open: half-ECN if it wakes up unrecognised */
+	ecnp_count(en, ECNP_STAT_FLOWS_EXPIRED_PROXIED);
+	ecnp_tomb_insert(en, &f->key, ecnp_fsm_e_is_a(&ef->fsm) == f->a_is_lo,
+			 (ef->fsm.dflags & sack) == sack);
+}
+
 /* --- packet path --------------------------------------------------------- */
 
 static const struct in6_addr *ecnp_b_addr(const struct tcpfwd_flow *f)
@@ -340,10 +448,13 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	}
 }
 
-/* Options are walked only when the state machine reads them. */
+/*
+ * Options are walked only when the state machine reads them (always for
+ * the segment a pickup starts from, @all_opts).
+ */
 static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 			  const struct tcpfwd_pkt *p, enum ecnp_feedback mode,
-			  struct ecnp_pkt *ep)
+			  bool all_opts, struct ecnp_pkt *ep)
 {
 	const struct tcpfwd_flow *f = &ef->base;
 
@@ -357,7 +468,7 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 	ep->win = ntohs(p->th.window);
 	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
 			    p->payload, U16_MAX);
-	if (ecnp_fsm_wants_opts(&ef->fsm, ep->flags, mode))
+	if (all_opts || ecnp_fsm_wants_opts(&ef->fsm, ep->flags, mode))
 		ecnp_fill_opts(skb, p, ep);
 }
 
@@ -438,10 +549,12 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 }
 
 /* Under ef->base.lock: when the flow may be forgotten. */
-static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
+static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
+			    const struct sk_buff *skb, u32 ret)
 {
 	const struct ecnp_net *bound = en->init_en;
 	u8 st = ef->fsm.state;
+	unsigned long t;
 	int secs;
 
 	if (st < ECNP_S_SAME) {
@@ -466,7 +579,11 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef, u32 ret)
 		secs = ecnp_limit(&en->timeout_handshake,
 				  &bound->timeout_handshake);
 	}
-	ef->base.expires = jiffies + secs * HZ;
+	t = secs * HZ;
+	/* an open connection: at least as long as conntrack keeps it */
+	if (ecnp_fsm_in_phase2(&ef->fsm) && !ef->closed)
+		t = max(t, ecnp_ct_expires(skb));
+	ef->base.expires = jiffies + t;
 }
 
 static int ecnp_apply(struct sk_buff *skb, u8 family,
@@ -620,18 +737,62 @@ static unsigned int ecnp_inject(struct ecnp_net *en, struct sk_buff *skb,
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state);
 
-/* The packet's flow; only a SYN (no ACK, no RST) creates one. */
-static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
-				       const struct tcpfwd_pkt *p)
+/* How a flow created for a segment of a connection without one starts. */
+struct ecnp_pickup {
+	bool on;		/* with ecnp_fsm_pickup() */
+	int e;			/* its E (enum ecnp_dir), -1 if unknown */
+	bool sack;
+};
+
+/*
+ * A segment (no SYN, no RST) of a connection without a flow: pick the
+ * connection up (FSM.md, "Pickup") if the proxy proxied it before and its
+ * flow expired (a tombstone names E), or if the segment is data marked CE
+ * (its sender negotiated ECN and may be a proxied connection's E that
+ * lost its proxy: the state machine asks the other side).  Never a
+ * connection conntrack has put into a flowtable: the proxy would see
+ * only the packets that leave the fast path.
+ */
+static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
+			       const struct tcpfwd_pkt *p,
+			       struct ecnp_pickup *pk)
 {
+	bool e_is_lo;
+
+	if (ecnp_tomb_take(en, &p->key, &e_is_lo, &pk->sack))
+		pk->e = e_is_lo == p->src_is_lo ? ECNP_DIR_A : ECNP_DIR_B;
+	else if (p->ecn == INET_ECN_CE && p->payload)
+		pk->e = -1;
+	else
+		return false;
+	if (ecnp_ct_offloaded(skb)) {
+		ecnp_count(en, ECNP_STAT_PICKUPS_OFFLOADED);
+		return false;
+	}
+	pk->on = true;
+	return true;
+}
+
+/*
+ * The packet's flow.  A SYN (no ACK, no RST) creates one, and so does a
+ * segment of a connection the proxy picks up (ecnp_pickup_wanted(), *pk
+ * set); the segment's sender is then the flow's A.
+ */
+static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
+				       const struct sk_buff *skb,
+				       const struct tcpfwd_pkt *p,
+				       struct ecnp_pickup *pk)
+{
+	u8 fl = tcp_flag_byte(&p->th);
 	enum tcpfwd_insert_err err;
 	struct tcpfwd_flow *f;
 
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p->key);
 	if (f)
 		return container_of(f, struct ecnp_flow, base);
-	if ((tcp_flag_byte(&p->th) & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) !=
-	    TCPHDR_SYN)
+	if ((fl & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) != TCPHDR_SYN &&
+	    ((fl & (TCPHDR_SYN | TCPHDR_RST)) ||
+	     !ecnp_pickup_wanted(en, skb, p, pk)))
 		return NULL;
 	f = tcpfwd_flow_insert(&en->tn, &p->key, p->src_is_lo,
 			       ecnp_limit(&en->max_flows, &en->init_en->max_flows),
@@ -645,6 +806,29 @@ static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
 		ecnp_count(en, ECNP_STAT_FLOWS_SEEN);
 	/* TCPFWD_INSERT_EXISTS: another CPU created it first */
 	return container_of(f, struct ecnp_flow, base);
+}
+
+/*
+ * Under the flow's lock, after a step: a flow that has just become
+ * proxied (roles decided on B's SYN-ACK, or picked up) is kept off a
+ * flowtable's fast path (ecnp_ct.c); a proxied flow seen offloaded anyway
+ * is half-ECN, and is counted once.
+ */
+static void ecnp_offload_check(struct ecnp_net *en, struct ecnp_flow *ef,
+			       const struct sk_buff *skb, u32 ret, bool was_p2)
+{
+	bool p2 = ecnp_fsm_in_phase2(&ef->fsm);
+	bool now = (ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)) ||
+		   (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP));
+
+	if (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP))
+		ecnp_count(en, ECNP_STAT_FLOWS_PICKED_UP);
+	if (now && ecnp_ct_keep_slow(skb))
+		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOAD_BLOCKED);
+	if (p2 && !ef->offloaded && ecnp_ct_offloaded(skb)) {
+		ef->offloaded = true;
+		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOADED_PROXIED);
+	}
 }
 
 /* The outcome of one state machine step, applied after the flow's lock. */
@@ -665,10 +849,11 @@ struct ecnp_step {
  */
 static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		      const struct sk_buff *skb, const struct tcpfwd_pkt *p,
-		      bool may_segment, struct ecnp_step *st, bool *segment)
+		      const struct ecnp_pickup *pk, bool may_segment,
+		      struct ecnp_step *st, bool *segment)
 {
 	int mode = READ_ONCE(en->feedback);
-	bool no_upgrade = false, syn_from_a;
+	bool no_upgrade = false, syn_from_a, was_p2;
 	struct ecnp_pkt ep;
 
 	/*
@@ -678,7 +863,8 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	spin_lock_bh(&ef->base.lock);
 	if (ef->base.dead)
 		goto out_unlock;
-	ecnp_fill_pkt(ef, skb, p, mode, &ep);
+	ecnp_fill_pkt(ef, skb, p, mode,
+		      pk->on && ef->fsm.state == ECNP_S_INIT, &ep);
 	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
 		if (may_segment && !tcpfwd_bridged(skb)) {
 			*segment = true;
@@ -697,14 +883,19 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		if (no_upgrade && syn_from_a)
 			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
 	}
-	st->ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
+	was_p2 = ecnp_fsm_in_phase2(&ef->fsm);
+	if (pk->on && ef->fsm.state == ECNP_S_INIT)
+		st->ret = ecnp_fsm_pickup(&ef->fsm, &ep, pk->e, pk->sack, mode);
+	else
+		st->ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
 	if (st->ret & ECNP_ACT_ACK_EDITS)
 		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, p, st->ret);
+	ecnp_offload_check(en, ef, skb, st->ret, was_p2);
 	/* a segment outside the window keeps nothing alive either */
 	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
-		ecnp_set_expiry(en, ef, st->ret);
+		ecnp_set_expiry(en, ef, skb, st->ret);
 	spin_unlock_bh(&ef->base.lock);
 	return true;
 
@@ -754,6 +945,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 				 const struct nf_hook_state *state,
 				 bool may_segment)
 {
+	struct ecnp_pickup pk = { };
 	struct ecnp_step st = { };
 	bool segment = false;
 	struct ecnp_flow *ef;
@@ -768,10 +960,10 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	default:
 		return NF_ACCEPT;
 	}
-	ef = ecnp_flow_get(en, &p);
+	ef = ecnp_flow_get(en, skb, &p, &pk);
 	if (!ef)
 		return NF_ACCEPT;
-	if (!ecnp_step(en, ef, skb, &p, may_segment, &st, &segment)) {
+	if (!ecnp_step(en, ef, skb, &p, &pk, may_segment, &st, &segment)) {
 		if (segment)
 			return ecnp_gso_drop(en, skb, state);
 		return NF_ACCEPT;
@@ -1028,11 +1220,12 @@ static void ecnp_flow_show(struct seq_file *seq, struct tcpfwd_net *tn,
 	ecnp_show_ep(seq, f, f->a_is_lo);
 	seq_putc(seq, ' ');
 	ecnp_show_ep(seq, f, !f->a_is_lo);
-	seq_printf(seq, " e=%s phase=%d state=%s expires=%ld",
+	seq_printf(seq, " e=%s phase=%d state=%s%s expires=%ld",
 		   !ecnp_fsm_proxied(&c.fsm) ? "-" :
 		   ecnp_fsm_e_is_a(&c.fsm) ? "A" : "B",
 		   ecnp_fsm_in_phase2(&c.fsm) ? 2 : 1,
 		   ecnp_state_name(c.fsm.state),
+		   (c.fsm.flags & ECNP_FL_PICKED_UP) ? " picked_up" : "",
 		   (long)(c.expires - jiffies) / HZ);
 	seq_printf(seq, " segs=%u ect_set=%u ce_cleared=%u ece_set=%u cwr_set=%u cong_events=%u dropped=%u\n",
 		   c.cnt.segs, c.cnt.ect_set, c.cnt.ce_cleared, c.cnt.ece_set,
@@ -1115,6 +1308,7 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.flow_size	= sizeof(struct ecnp_flow),
 	.flow_show	= ecnp_flow_show,
 	.flows_mode	= 0440,
+	.flow_gone	= ecnp_flow_gone,
 };
 
 static int __net_init ecnp_net_init(struct net *net)
@@ -1147,6 +1341,8 @@ static int __net_init ecnp_net_init(struct net *net)
 						  600);
 	spin_lock_init(&en->fb_lock);
 	en->fb_seed = get_random_u32();
+	spin_lock_init(&en->tomb_lock);
+	atomic_set(&en->tombs, 0);
 
 	err = tcpfwd_net_init(&en->tn, net, &ecnp_tcpfwd_ops);
 	if (err)

@@ -3284,6 +3284,170 @@ static void test_none_mode_simulation(void **state)
 	EXPECT_EQ(st.events, 0);
 }
 
+/* ---- pickup: a connection met mid-stream (FSM.md, "Pickup") ------------- */
+
+/*
+ * A remembered connection (a tombstone names E): phase 2 at once, from a
+ * segment of either side, liberal windows, the segment itself edited.
+ */
+static void test_pickup_known_roles(void **state)
+{
+	struct ecnp_fsm f;
+	struct ecnp_pkt p;
+	u32 r;
+
+	(void)state;
+	CTX("E = A, first segment E's data marked CE");
+	ecnp_fsm_init(&f);
+	p = mkp(A, ACK, 5000, 90000, MSS, CE);
+	r = ecnp_fsm_pickup(&f, &p, A, true, ECNP_FB_DUPACK);
+	EXPECT_R(r, CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+	EXPECT(ecnp_fsm_e_is_a(&f));
+	EXPECT(f.flags & ECNP_FL_PICKED_UP);
+	EXPECT(f.win[A].wflags & f.win[B].wflags & ECNP_WF_LIBERAL);
+	EXPECT_EQ(f.dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B),
+		  ECNP_DF_SACK_A | ECNP_DF_SACK_B);
+	/* N's ACK echoes it, N's new data is ECT toward E */
+	p = mkp(B, ACK, 90000, 6000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DUPACK, false), SET_ECE);
+	p = mkp(B, ACK, 90000, 6000, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DUPACK, false), SET_ECE | SET_ECT0);
+	/* E's CWR ends the echo */
+	p = mkp(A, ACK | CWR, 6000, 91000, MSS, ECT0);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DUPACK, false), CLR_CWR | CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+
+	CTX("E = B, first segment N's data");
+	ecnp_fsm_init(&f);
+	p = mkp(A, ACK, 7000, 3000, MSS, NOT_ECT);
+	r = ecnp_fsm_pickup(&f, &p, B, false, ECNP_FB_DROP);
+	EXPECT_R(r, SET_ECT0);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+	EXPECT(!ecnp_fsm_e_is_a(&f));
+	EXPECT_EQ(f.n_nxt, 7000 + MSS);
+	EXPECT_EQ(f.dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B), 0);
+	/* a retransmission of it is not new data: no ECT */
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+	/* E's ECE starts a congestion event: drop mode drops N's next */
+	p = mkp(B, ACK | ECE, 3000, 8000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), CLR_ECE);
+	p = mkp(A, ACK, 8000, 3000, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 DROP | ECNP_EV_CONG_SIGNAL);
+	/* its retransmission is no new data, the next new data has CWR */
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+	p.seq += MSS;
+	EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+		 SET_CWR | SET_ECT0);
+
+	CTX("a SYN, a RST or a segment from the flow's B cannot start one");
+	ecnp_fsm_init(&f);
+	p = mkp(A, SYN, 7000, 0, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_pickup(&f, &p, B, true, ECNP_FB_DROP),
+		 ECNP_EV_OUT_PASS);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+	ecnp_fsm_init(&f);
+	p = mkp(A, RST | ACK, 7000, 1, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_pickup(&f, &p, A, true, ECNP_FB_DROP),
+		 ECNP_EV_OUT_PASS);
+	ecnp_fsm_init(&f);
+	p = mkp(B, ACK, 7000, 1, MSS, CE);
+	EXPECT_R(ecnp_fsm_pickup(&f, &p, -1, true, ECNP_FB_DROP),
+		 ECNP_EV_OUT_PASS);
+}
+
+/* PICKUP on A's CE: B's answer decides, nothing edited until then. */
+static void test_pickup_from_ce(void **state)
+{
+	struct ecnp_pkt ce = mkp(A, ACK | ECNP_TCP_PSH, 5000, 90000, MSS, CE);
+	struct ecnp_pkt q;
+	struct ecnp_fsm f;
+	int k;
+
+	(void)state;
+	CTX("only data marked CE starts one");
+	for (k = 0; k < 3; k++) {
+		ecnp_fsm_init(&f);
+		q = ce;
+		if (k == 0)
+			q.ecn = ECT0;
+		else if (k == 1)
+			q.len = 0;
+		else
+			q.ecn = NOT_ECT;
+		EXPECT_R(ecnp_fsm_pickup(&f, &q, -1, true, ECNP_FB_DUPACK),
+			 ECNP_EV_OUT_PASS);
+		EXPECT_STATE(&f, ECNP_S_PASS);
+	}
+
+	CTX("B acks the marked data without ECE: B is N, the echo starts");
+	ecnp_fsm_init(&f);
+	EXPECT_R(ecnp_fsm_pickup(&f, &ce, -1, false, ECNP_FB_DUPACK), 0);
+	EXPECT_STATE(&f, ECNP_S_PICKUP);
+	/* waiting: nothing edited, whatever comes */
+	EXPECT_R(ecnp_fsm_step(&f, &ce, ECNP_FB_DUPACK, false), 0);
+	q = mkp(A, ACK, 6000, 90500, MSS, ECT0);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	q = mkp(B, ACK, 90500, 5999, 0, NOT_ECT);	/* short of its end */
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_PICKUP);
+	q = mkp(B, ACK, 90500, 6000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), SET_ECE);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+	EXPECT(ecnp_fsm_e_is_a(&f) && (f.flags & ECNP_FL_PICKED_UP));
+	EXPECT_EQ(f.e_ack, 90500);
+	EXPECT_EQ(f.n_nxt, 90500);
+	/* SACK assumed (Linux's default) */
+	EXPECT_EQ(f.dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B),
+		  ECNP_DF_SACK_A | ECNP_DF_SACK_B);
+	/* from now on N sees plain TCP, its data goes ECT toward E */
+	q = mkp(A, ACK, 7000, 90500, MSS, CE);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), CLR_ECN);
+	q = mkp(B, ACK, 90500, 8000, MSS, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false),
+		 SET_ECE | SET_ECT0);
+
+	CTX("B echoes: both negotiated ECN, SAME");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);
+	q = mkp(B, ACK | ECE, 90000, 6000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+
+	CTX("B's data is ECT: B is ECN-capable, SAME");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);
+	q = mkp(B, ACK, 90000, 5000, MSS, ECT0);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+
+	CTX("A's CWR: someone echoes A's marks, SAME");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);
+	q = mkp(A, ACK | CWR, 6000, 90000, MSS, ECT0);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+	/* and stays untouched */
+	q = mkp(B, ACK, 90000, 7000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+
+	CTX("RST and FINs while waiting");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);
+	q = mkp(B, ACK | RST, 90000, 6000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false),
+		 ECNP_EV_CLOSED);
+	EXPECT_STATE(&f, ECNP_S_CLOSED);
+	ecnp_fsm_init(&f);
+	ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);
+	q = mkp(A, ACK | FIN, 6000, 90000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	q = mkp(B, ACK | FIN | ECE, 90000, 6001, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false),
+		 ECNP_EV_CLOSED);
+}
+
 /* ---- random segments: invariants must hold in every state --------------- */
 
 static void fuzz_ctx(int flow, int i, const struct ecnp_fsm *prev,
@@ -3303,7 +3467,7 @@ static void test_fuzz_invariants(void **state)
 	struct ecnp_fsm f, prev;
 	struct ecnp_pkt p;
 	u32 seed = 0x9e3779b9u, nxt[2], isn[2], r, out, nxt0, oow = 0;
-	bool had_outcome, wd;
+	bool had_outcome, wd, picked;
 	enum ecnp_feedback mode;
 	int flow, i, dir, ws;
 	unsigned int s;
@@ -3381,14 +3545,32 @@ static void test_fuzz_invariants(void **state)
 
 			prev = f;
 			wd = ecnp_fsm_wants_drop(&f, &p, mode);
-			r = ecnp_fsm_step(&f, &p, mode, (y >> 28) == 0);
+			/* every 4th flow is picked up mid-stream (pickup) */
+			picked = i == 0 && flow % 4 == 3;
+			if (picked) {
+				p.dir = A;
+				p.flags &= (u16)~(SYN | RST);
+				if (y & 3)
+					p.ecn = CE;
+				r = ecnp_fsm_pickup(&f, &p,
+						    (int)((x >> 20) % 3) - 1,
+						    (x >> 22) & 1, mode);
+				wd = false;
+			} else {
+				r = ecnp_fsm_step(&f, &p, mode,
+						  (y >> 28) == 0);
+			}
 			fuzz_ctx(flow, i, &prev, &f, &p, mode, r);
-			/* out of the window: no state changes at all */
+			/*
+			 * out of the window: no state changes at all, and no
+			 * edits (a handshake edit of a SYN or SYN-ACK aside)
+			 */
 			if (r & ECNP_EV_OUT_OF_WINDOW) {
 				EXPECT(!memcmp(&prev, &f, sizeof(f)));
 				EXPECT(!(r & ~ECNP_EV_OUT_OF_WINDOW &
 					 ~(u32)ECNP_ACT_FLAG_EDITS));
-				EXPECT(!(r & (SET_ECT0 | SET_CWR | DROP)));
+				if (!(p.flags & SYN))
+					EXPECT_EQ(r & ECNP_ACT_MASK, 0);
 				/* the sender did not send it, as far as E/N go */
 				nxt[dir] = nxt0;
 				oow++;
@@ -3400,7 +3582,7 @@ static void test_fuzz_invariants(void **state)
 				nxt[1] = isn[1] + 1;
 			}
 			/* options not walked: nothing depends on them */
-			if (!ecnp_fsm_wants_opts(&prev, p.flags, mode)) {
+			if (!picked && !ecnp_fsm_wants_opts(&prev, p.flags, mode)) {
 				struct ecnp_fsm g = prev;
 				struct ecnp_pkt q = p;
 
@@ -3511,6 +3693,9 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(mode != ECNP_FB_NONE);
 				if (ecnp_fsm_in_phase2(&prev))
 					EXPECT(!before(p.seq, prev.n_nxt));
+				else if (f.flags & ECNP_FL_PICKED_UP)
+					EXPECT(prev.state == ECNP_S_INIT ||
+					       prev.state == ECNP_S_PICKUP);
 				else
 					EXPECT(prev.state == ECNP_S_WAIT_ACK ||
 					       prev.state == ECNP_S_SIMOPEN);
@@ -3525,7 +3710,8 @@ static void test_fuzz_invariants(void **state)
 			if (ecnp_fsm_in_phase2(&prev) &&
 			    ecnp_fsm_in_phase2(&f) &&
 			    ecnp_from_e(&prev, &p) &&
-			    !(p.flags & SYN) && !(r & DROP)) {
+			    !(p.flags & SYN) &&
+			    !(r & (DROP | ECNP_EV_OUT_OF_WINDOW))) {
 				struct ecnp_pkt seen = apply(p, r);
 
 				EXPECT_EQ(seen.ecn, NOT_ECT);
@@ -3605,9 +3791,10 @@ static const struct perturb blind[] = {
 };
 
 /*
- * Step @p perturbed by each of blind[] and check that nothing changed but
- * the stateless edits: N still sees plain TCP from E, the proxy sets no
- * ECT and no CWR, drops nothing and injects nothing.
+ * Step @p perturbed by each of blind[] and check that nothing changed: no
+ * state, and no edit of the segment (the proxy treats it as if it did not
+ * know the flow: it sets nothing, clears nothing, drops and injects
+ * nothing).
  */
 static void expect_blind(struct flow *fl, struct ecnp_pkt p, const char *what)
 {
@@ -3626,14 +3813,11 @@ static void expect_blind(struct flow *fl, struct ecnp_pkt p, const char *what)
 		r = step(fl, q);
 		EXPECT(r & ECNP_EV_OUT_OF_WINDOW);
 		EXPECT(!memcmp(&before, &fl->f, sizeof(before)));
-		EXPECT_EQ(r & (SET_ECT0 | SET_CWR | DROP |
-			       ECNP_ACT_ACK_EDITS), 0);
+		EXPECT_EQ(r & ECNP_ACT_MASK, 0);
 		EXPECT_EQ(r & ECNP_EV_MASK & ~ECNP_EV_OUT_OF_WINDOW, 0);
 		seen = apply(q, r);
-		if (q.dir == e_dir(fl)) {
-			EXPECT_EQ(seen.ecn, NOT_ECT);
-			EXPECT_EQ(seen.flags & (ECE | CWR), 0);
-		}
+		EXPECT_EQ(seen.ecn, q.ecn);
+		EXPECT_EQ(seen.flags, q.flags);
 	}
 }
 
@@ -4166,6 +4350,8 @@ int main(void)
 		cmocka_unit_test(test_gso_no_drop),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
+		cmocka_unit_test(test_pickup_known_roles),
+		cmocka_unit_test(test_pickup_from_ce),
 		cmocka_unit_test(test_fuzz_invariants),
 		cmocka_unit_test(test_window_each_flag),
 		cmocka_unit_test(test_window_rst),
