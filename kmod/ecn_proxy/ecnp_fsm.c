@@ -39,6 +39,9 @@
  *                                                                or phase 2
  *      WAIT_ACK --first non-SYN ACK--> DEFAULT (phase 2)
  *      any --RST--> CLOSED --SYN from A--> INIT (new incarnation)
+ *      (no flow) --segment of a remembered connection--> DEFAULT (pickup)
+ *      (no flow) --CE data from A--> PICKUP --B acks it without ECE--> ECE
+ *                                           --B echoes, or CWR from A--> SAME
  *
  * Every segment is checked against a window model first, as conntrack's
  * tcp_in_window() does (FSM.md "Window checks"): one that someone who

@@ -39,10 +39,19 @@
  *     network namespace while net.ecn_proxy.enabled = 1 (the initial
  *     namespace is enabled at load unless enable_init_net=0);
  *   - per-flow state in tcpfwd's bounded RCU table (an rhashtable), created
- *     only by a SYN, per-flow spinlock, collected in the background with
- *     separate handshake, established and closed idle timeouts; when the
- *     table is full (net.ecn_proxy.max_flows) or an atomic allocation
- *     fails, the flow passes untouched and is counted;
+ *     by a SYN, per-flow spinlock, collected in the background with
+ *     separate handshake, established and closed idle timeouts (a proxied
+ *     flow lives at least as long as conntrack's entry for it, ecnp_ct.c);
+ *     when the table is full (net.ecn_proxy.max_flows) or an atomic
+ *     allocation fails, the flow passes untouched and is counted;
+ *   - pickup (FSM.md): a still-open connection whose proxied flow expired
+ *     leaves a tombstone (which end was E) and is proxied again from its
+ *     next segment; one met without a tombstone (the module was reloaded)
+ *     is picked up when its E's data arrives marked CE and the other end
+ *     acks it without echoing: both bounded by max_flows like SYNs;
+ *   - flow offloading: a flow the proxy proxies is kept off nftables'
+ *     flowtable fast path (IPS_NAT_CLASH on its conntrack entry, ecnp_ct.c),
+ *     which would otherwise carry it past this hook half-ECN;
  *   - a segment outside the flow's window (what someone who knows only
  *     the 4-tuple can send: a spoofed RST, FIN, ECE, CE or CWR) changes
  *     nothing, does not keep the flow alive and is counted

@@ -206,6 +206,23 @@ tb_xfer() {
 		[ "$(jq -r .received "$c")" = "$down" ]
 }
 
+# tb_phases NAME FAMILY STEP...: one connection from the client to the
+# server on XFER_PORT that runs lib/phases.py's STEPs (down:N, up:N,
+# idle:S) and stays open until the last; the client's JSON goes to
+# $TB_OUT/NAME.client.json.  Returns 0 iff every step was byte-exact.
+tb_phases() {
+	local name=$1 fam=$2 c=$TB_OUT/$1.client.json
+	shift 2
+	tb_bg "phases-$name" server python3 "$TB_LIB_DIR/phases.py" server \
+		$XFER_PORT --family "$fam"
+	tb_wait_port server $XFER_PORT || return
+	tb_ns client python3 "$TB_LIB_DIR/phases.py" client \
+		"$(tb_addr server "$fam")" $XFER_PORT "$@" >"$c" \
+		2>"$TB_OUT/$name.client.err"
+	tb_bg_stop "phases-$name"
+	[ "$(jq -r .ok "$c" 2>/dev/null)" = true ]
+}
+
 # pcap_ecn PCAP [ECN_HOST [N_SIDE_PCAP]]: JSON summary of the xfer
 # connection's ECN bits; with N_SIDE_PCAP, "n2e" judges the data toward the
 # ECN host by what the non-ECN host sent (see pcap_ecn.py).

@@ -13,9 +13,11 @@
 #   client --[net0]-- eth0 PROXY eth1 --[net1]-- router(RED, 10M down) -- server
 #                     ^ capture cs     ^ capture ss      (fw4 + flowtable)
 #
-# Per family and configuration, one connection (the client sends 1000
-# bytes, the server TB_OFFLOAD_DOWN back through the marking bottleneck),
-# with the proxy node's conntrack table sampled every 200 ms meanwhile:
+# Per family and configuration, one connection (lib/phases.py: the client
+# asks for TB_OFFLOAD_DOWN bytes, which the server sends back through the
+# marking bottleneck, then the client sends as many; the connection stays
+# ESTABLISHED throughout: a half-closed one is never offloaded), with the
+# proxy node's conntrack table sampled every 200 ms meanwhile:
 #   srvecn+proxy, cliecn+proxy  proxied: never [OFFLOAD]; nothing of ECN
 #                reaches the non-ECN host; the server's CE is echoed to it
 #                as ECE (srvecn); counted in flows_offload_blocked;
@@ -60,7 +62,8 @@ run() {
 	tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
 	sample_ct_start "$tag"
 	RET=0
-	tb_xfer "$tag" "$fam" 1000 "$down" || check_err 1 "transfer not byte-exact"
+	tb_phases "$tag" "$fam" down:"$down" up:"$down" ||
+		check_err 1 "transfer not byte-exact"
 	sample_ct_stop
 	tb_capture_stop cs
 	tb_capture_stop ss

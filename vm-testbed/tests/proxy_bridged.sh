@@ -58,8 +58,8 @@ tb_ns proxy sysctl -qw net.bridge.bridge-nf-call-iptables=1 \
 tb_ns client ip addr flush dev eth0
 ip -n client addr add "$TB_V4.1.20/24" dev eth0
 ip -n client -6 addr add "$TB_V6:1::20/64" dev eth0 nodad
-ip -n client route add default via "$(tb_fmt_addr 1.1 4)"
-ip -n client -6 route add default via "$(tb_fmt_addr 1.1 6)"
+ip -n client route replace default via "$(tb_fmt_addr 1.1 4)"
+ip -n client -6 route replace default via "$(tb_fmt_addr 1.1 6)"
 TB_HOST[client]=1.20
 
 tb_tcp client ecn=0

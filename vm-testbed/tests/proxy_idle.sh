@@ -79,7 +79,7 @@ run() {
 	srv=$(tb_addr server "$fam")
 	tb_bg "ph-cli" client python3 "$PHASES" client "$srv" $PORT \
 		down:300000 mark:before idle:$((3 * IDLE_T + 2)) mark:after \
-		down:"$DOWN" up:"$UP" --marks "$TB_OUT/$tag.marks"
+		down:"$DOWN" mark:mid up:"$UP" --marks "$TB_OUT/$tag.marks"
 
 	RET=0
 	wait_mark before || check_err 1 "the client never reached the idle period"
@@ -102,12 +102,17 @@ run() {
 	tb_capture_start n proxy eth0 "$TB_OUT/$tag.n.pcap" tcp port $PORT
 	tb_capture_start e proxy eth1 "$TB_OUT/$tag.e.pcap" tcp port $PORT
 	touch "$TB_OUT/after.go"
+	# between the marked download and the upload: the flow as it is
+	wait_mark mid || check_err 1 "the client never finished the download"
+	flow_line >"$TB_OUT/$tag.flow-after"
+	touch "$TB_OUT/mid.go"
 	wait "$(cat "$TB_STATE/ph-cli.pid")" 2>/dev/null || true
 	tb_capture_stop n
 	tb_capture_stop e
 	cp "$TB_STATE/ph-cli.log" "$TB_OUT/$tag.client.json"
 	tb_bg_stop ph-srv
-	rm -f "$TB_OUT/before.go" "$TB_OUT/after.go" "$TB_STATE/ph-cli.pid"
+	rm -f "$TB_OUT/before.go" "$TB_OUT/after.go" "$TB_OUT/mid.go" \
+		"$TB_STATE/ph-cli.pid"
 	[ "$(jq -r .ok "$TB_OUT/$tag.client.json" 2>/dev/null)" = true ] ||
 		check_err 1 "not byte-exact: $(cat "$TB_OUT/$tag.client.json")"
 	log_test "$tag: every step byte-exact, idle $((3 * IDLE_T + 2)) s between"
@@ -118,7 +123,6 @@ run() {
 	pu=$(( $(tb_proxy_stat flows_picked_up) - pu0 ))
 	ev=$(( $(tb_proxy_stat congestion_events) - ev0 ))
 	exp=$(( $(tb_proxy_stat flows_expired_proxied) - exp0 ))
-	flow_line >"$TB_OUT/$tag.flow-after"
 	log_info "$tag: picked up $pu, expired $exp, congestion events $ev; flow '$(cat "$TB_OUT/$tag.flow-after")'"
 	grep -q "phase=2" "$TB_OUT/$tag.flow-after" ||
 		check_err 1 "not proxied after the wake-up"
@@ -126,9 +130,13 @@ run() {
 	idle/home)
 		# conntrack holds the connection: the proxy keeps the flow
 		[ "$exp" = 0 ] && [ "$pu" = 0 ] ||
-			check_err 1 "expired $exp, picked up $pu: the flow should outlive the timeout with conntrack" ;;
+			check_err 1 "expired $exp, picked up $pu: the flow should outlive the timeout with conntrack"
+		grep -q "picked_up" "$TB_OUT/$tag.flow-after" &&
+			check_err 1 "the flow was picked up, not kept" ;;
 	*)
-		[ "$pu" -ge 1 ] || check_err 1 "the flow was not picked up again" ;;
+		[ "$pu" -ge 1 ] || check_err 1 "the flow was not picked up again"
+		grep -q "picked_up" "$TB_OUT/$tag.flow-after" ||
+			check_err 1 "the flow is not marked picked_up" ;;
 	esac
 	log_test "$tag: proxied again after the silence ($case, $TB_ROUTER)"
 
