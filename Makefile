@@ -75,6 +75,11 @@ build-unit: $(UNIT_BINS)
 unit-cross: deps
 	@scripts/unit-cross
 
+# The modules cross-compiled for arm64, arm and mips (scripts/cross); the
+# log goes to results/cross-DATE/.
+cross: deps
+	@scripts/cross
+
 check: deps
 	@$(SUBMAKE) run-check
 
@@ -91,7 +96,7 @@ test: deps
 
 vmtest: deps
 	@$(SUBMAKE) build-modules
-	@UNIT=0 HOST=0 scripts/run-tests
+	@UNIT=0 HOST=0 CROSS=0 scripts/run-tests
 
 # The host tests of `make test` alone (scripts/tests-host/*.sh: DKMS, the
 # in-tree patch series), no VM.
@@ -147,7 +152,7 @@ debugtest: deps
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean
-	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/sparse.log
+	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/cross $(BUILD)/sparse.log
 
 help:
 	@sed -n '/^## Make targets/,/^## Layout/p' README.md | head -n -1
