@@ -78,7 +78,7 @@ if [ "$(cat "$cm/.version" 2>/dev/null)" != "$cmocka_ver" ]; then
 	if ! { "${apt[@]}" update &&
 		(cd "$tmp/dl" && "${apt[@]}" source --download-only "cmocka=$cmocka_ver") &&
 		rm -rf "$cm" &&
-		dpkg-source -x "$tmp/dl/cmocka_$cmocka_ver.dsc" "$cm"; } >"$tmp/log" 2>&1; then
+		dpkg-source --no-copy -x "$tmp/dl/cmocka_$cmocka_ver.dsc" "$cm"; } >"$tmp/log" 2>&1; then
 		cat "$tmp/log" >&2
 		echo "deps: could not fetch cmocka $cmocka_ver's source" >&2
 		exit 1
