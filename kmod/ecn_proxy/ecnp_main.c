@@ -76,6 +76,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_bridge.h>
@@ -182,11 +183,15 @@ static const char * const ecnp_fb_names[] = {
 	[ECNP_FB_DUPACK]	= "dupack",
 };
 
-/* A destination to which an upgraded SYN had to fall back. */
+/*
+ * A destination to which an upgraded SYN had to fall back.  A slot may sit
+ * unused for months, longer than 32-bit jiffies can be compared across
+ * (2^31 ticks: 25 days at HZ=1000), so its expiry is in 64-bit jiffies.
+ */
 struct ecnp_fb_slot {
 	struct in6_addr addr;
 	u8 family;
-	unsigned long expires;
+	u64 expires;		/* get_jiffies_64() */
 };
 
 struct ecnp_net {
@@ -278,7 +283,7 @@ static bool ecnp_fb_lookup(struct ecnp_net *en, const struct in6_addr *addr,
 
 	spin_lock_bh(&en->fb_lock);
 	hit = s->family == family && ipv6_addr_equal(&s->addr, addr) &&
-	      time_before(jiffies, s->expires);
+	      time_before64(get_jiffies_64(), s->expires);
 	spin_unlock_bh(&en->fb_lock);
 	return hit;
 }
@@ -291,8 +296,9 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 	spin_lock_bh(&en->fb_lock);
 	s->addr = *addr;
 	s->family = family;
-	s->expires = jiffies + ecnp_limit(&en->fallback_timeout,
-					  &en->init_en->fallback_timeout) * HZ;
+	s->expires = get_jiffies_64() +
+		     (u64)ecnp_limit(&en->fallback_timeout,
+				     &en->init_en->fallback_timeout) * HZ;
 	spin_unlock_bh(&en->fb_lock);
 }
 
@@ -1047,6 +1053,7 @@ static void ecnp_flow_show(struct seq_file *seq, struct tcpfwd_net *tn,
 static int ecnp_fallback_show(struct seq_file *seq, void *v)
 {
 	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
+	u64 now = get_jiffies_64();
 	struct ecnp_fb_slot *snap;
 	unsigned int i;
 
@@ -1059,14 +1066,13 @@ static int ecnp_fallback_show(struct seq_file *seq, void *v)
 	for (i = 0; i < ECNP_FB_SLOTS; i++) {
 		const struct ecnp_fb_slot *s = &snap[i];
 
-		if (!s->family || !time_before(jiffies, s->expires))
+		if (!s->family || !time_before64(now, s->expires))
 			continue;
 		if (s->family == NFPROTO_IPV4)
 			seq_printf(seq, "ipv4 %pI4", &s->addr.s6_addr32[0]);
 		else
 			seq_printf(seq, "ipv6 %pI6c", &s->addr);
-		seq_printf(seq, " expires=%ld\n",
-			   (long)(s->expires - jiffies) / HZ);
+		seq_printf(seq, " expires=%llu\n", div_u64(s->expires - now, HZ));
 	}
 	kfree(snap);
 	return 0;
