@@ -198,6 +198,7 @@ int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn);
 void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff);
 
+unsigned int tcpfwd_default_max_flows(void);
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 				       const struct tcpfwd_flow_key *key);
 struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,

@@ -6,6 +6,7 @@
  * an exact count, and a collector that walks it in slices.
  */
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -44,6 +45,28 @@ void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t)
 	t->gc_walking = false;
 	rhashtable_free_and_destroy(&t->ht, tcpfwd_flow_free, NULL);
 }
+
+/**
+ * tcpfwd_default_max_flows - a flow table bound that suits this machine
+ *
+ * Sized from RAM as nf_conntrack_init_start() sizes nf_conntrack_max
+ * (6.1, net/netfilter/nf_conntrack_core.c): one flow per 16 KiB of RAM per
+ * pointer width (2048 on a 128 MiB 32-bit router, about 0.5 MiB of
+ * flows), at least 1024, and 65536 above 1 GiB.  The 1 GiB test comes
+ * first: the shift would overflow a 32-bit unsigned long at 4 GiB.
+ *
+ * Return: the default max_flows.
+ */
+unsigned int tcpfwd_default_max_flows(void)
+{
+	unsigned long nr_pages = totalram_pages();
+
+	if (nr_pages > (1024 * 1024 * 1024 / PAGE_SIZE))
+		return 65536;
+	return max_t(unsigned long, 1024,
+		     (nr_pages << PAGE_SHIFT) / 16384 / sizeof(void *));
+}
+EXPORT_SYMBOL_GPL(tcpfwd_default_max_flows);
 
 /* Under rcu_read_lock(); the flow may be dead (check under its lock). */
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,

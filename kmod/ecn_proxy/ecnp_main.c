@@ -1133,7 +1133,8 @@ static int __net_init ecnp_net_init(struct net *net)
 	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
 	en->init_en = init_en;
 	en->feedback = ECNP_FB_DROP;
-	en->max_flows = ecnp_limit_default(en, &init_en->max_flows, 65536);
+	en->max_flows = ecnp_limit_default(en, &init_en->max_flows,
+					   tcpfwd_default_max_flows());
 	/*
 	 * Longer than Linux's SYN retries (tcp_syn_retries = 6: the last of
 	 * them 63 s after the SYN; conntrack keeps SYN_SENT 120 s too): a
