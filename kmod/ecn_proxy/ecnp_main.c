@@ -84,6 +84,7 @@
 #include <linux/netfilter_ipv6.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <net/inet_ecn.h>
 #include <net/net_namespace.h>
@@ -244,6 +245,8 @@ struct ecnp_flow_view {
 };
 
 static unsigned int ecnp_net_id __read_mostly;
+/* 172-192 B: kmalloc-256 where 6.1 has no kmalloc-192 (arm64, ath79) */
+static struct kmem_cache *ecnp_flow_cache __read_mostly;
 
 static struct ecnp_net *ecnp_pernet(const struct net *net)
 {
@@ -1119,6 +1122,7 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.nr_stats	= ECNP_STAT_NR,
 	.stat_expired	= ECNP_STAT_FLOWS_EXPIRED,
 	.flow_size	= sizeof(struct ecnp_flow),
+	.flow_cache	= &ecnp_flow_cache,
 	.flow_show	= ecnp_flow_show,
 	.flows_mode	= 0440,
 };
@@ -1210,14 +1214,23 @@ static struct pernet_operations ecnp_net_ops = {
 /* The flow size is in /proc/net/ecn_proxy/stats (flow_struct_bytes). */
 static int __init ecnp_init(void)
 {
-	return register_pernet_subsys(&ecnp_net_ops);
+	int err;
+
+	ecnp_flow_cache = KMEM_CACHE(ecnp_flow, 0);
+	if (!ecnp_flow_cache)
+		return -ENOMEM;
+	err = register_pernet_subsys(&ecnp_net_ops);
+	if (err)
+		kmem_cache_destroy(ecnp_flow_cache);
+	return err;
 }
 
 static void __exit ecnp_exit(void)
 {
 	unregister_pernet_subsys(&ecnp_net_ops);
-	/* flush pending RCU callbacks before the module text goes away */
+	/* flows freed by call_rcu(), before the cache and the module text go */
 	rcu_barrier();
+	kmem_cache_destroy(ecnp_flow_cache);
 }
 
 module_init(ecnp_init);

@@ -1166,7 +1166,7 @@ static int __init impair_init(void)
 static void __exit impair_exit(void)
 {
 	unregister_pernet_subsys(&impair_net_ops);
-	/* flows (kfree_rcu) and old rule sets (call_rcu) */
+	/* flows and old rule sets (call_rcu) */
 	rcu_barrier();
 }
 
