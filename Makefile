@@ -27,17 +27,20 @@ KBUILD_ARGS := -C $(KDIR) M=$(KMOD) W=1
 
 UNIT_SRCS := $(wildcard kmod/tests/unit/test_*.c)
 UNIT_BINS := $(patsubst kmod/tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
+# UNIT_ABI_CFLAGS: the sanitizers (undefined behaviour is fatal), and for
+# scripts/unit-cross the cross-built cmocka's headers.
+UNIT_ABI_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -MMD -MP \
-	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	$(UNIT_ABI_CFLAGS) -fno-omit-frame-pointer \
 	-I kmod/core -I kmod/tests/unit
 UNIT_LDLIBS := -lcmocka
 
 CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit check test vmtest hosttest matrix fairness \
-	bench-hook bench-flows dkms-install dkms-remove kernel-patches \
-	debugkernel debugtest clean help \
+.PHONY: all deps modules unit unit-cross cross check test vmtest hosttest \
+	matrix fairness bench-hook bench-flows dkms-install dkms-remove \
+	kernel-patches debugkernel debugtest clean help \
 	build-modules build-unit run-check
 
 all: modules
@@ -68,6 +71,15 @@ unit: deps
 
 build-unit: $(UNIT_BINS)
 
+# The unit tests on 32-bit LE, 64-bit BE and 32-bit BE (scripts/unit-cross).
+unit-cross: deps
+	@scripts/unit-cross
+
+# The modules cross-compiled for arm64, arm and mips (scripts/cross); the
+# log goes to results/cross-DATE/.
+cross: deps
+	@scripts/cross
+
 check: deps
 	@$(SUBMAKE) run-check
 
@@ -84,7 +96,7 @@ test: deps
 
 vmtest: deps
 	@$(SUBMAKE) build-modules
-	@UNIT=0 HOST=0 scripts/run-tests
+	@UNIT=0 HOST=0 CROSS=0 scripts/run-tests
 
 # The host tests of `make test` alone (scripts/tests-host/*.sh: DKMS, the
 # in-tree patch series), no VM.
@@ -140,7 +152,7 @@ debugtest: deps
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean
-	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/sparse.log
+	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/cross $(BUILD)/sparse.log
 
 help:
 	@sed -n '/^## Make targets/,/^## Layout/p' README.md | head -n -1

@@ -55,4 +55,34 @@ if [ ! -x "$ck/scripts/checkpatch.pl" ]; then
 		--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
 fi
+
+# cmocka's source for the unit tests on other ABIs (scripts/unit-cross builds
+# it with each cross compiler): Debian's source package, pinned, fetched by
+# apt-get with a private deb-src list and state, so the system's apt sources
+# and dpkg architectures stay as they are.
+cmocka_ver=1.1.5-2.1
+cm=$top/build/tools/cmocka
+if [ "$(cat "$cm/.version" 2>/dev/null)" != "$cmocka_ver" ]; then
+	echo "deps: fetching Debian's cmocka $cmocka_ver source"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/dl"
+	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
+		>"$tmp/sources.list"
+	apt=(apt-get -q -o Dir::Etc::SourceList="$tmp/sources.list"
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$tmp/lists"
+		-o Dir::Cache="$tmp/cache" -o APT::Sandbox::User="$(id -un)")
+	# apt checks the files against the signed Sources index; dpkg-source
+	# checks them again against the .dsc (the uploader's key is not
+	# installed, so it warns that it cannot verify the .dsc's signature).
+	if ! { "${apt[@]}" update &&
+		(cd "$tmp/dl" && "${apt[@]}" source --download-only "cmocka=$cmocka_ver") &&
+		rm -rf "$cm" &&
+		dpkg-source --no-copy -x "$tmp/dl/cmocka_$cmocka_ver.dsc" "$cm"; } >"$tmp/log" 2>&1; then
+		cat "$tmp/log" >&2
+		echo "deps: could not fetch cmocka $cmocka_ver's source" >&2
+		exit 1
+	fi
+	echo "$cmocka_ver" >"$cm/.version"
+fi
 exit 0

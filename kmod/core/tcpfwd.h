@@ -35,9 +35,11 @@
  *
  * Locking: lookups run under rcu_read_lock(); inserts and removals are
  * rhashtable's (per-bucket locks); each flow's private state and its dead
- * flag are protected by flow->lock.  Flows are kmalloc()ed (the
- * user's struct begins with struct tcpfwd_flow) and freed with kfree_rcu(),
- * so the user's module exit must rcu_barrier().  They are charged to the
+ * flag are protected by flow->lock.  Flows (the user's struct begins with
+ * struct tcpfwd_flow) come from the user's kmem_cache if ops->flow_cache
+ * is set, else from kmalloc(), and are freed after an RCU grace period by
+ * call_rcu(), so the user's module exit must rcu_barrier() before it
+ * destroys its cache.  They are charged to the
  * memory cgroup of the task that created the namespace (tcpfwd_net_init(),
  * tcpfwd_flow.c), and bounded by the user's limit.
  */
@@ -93,6 +95,7 @@ struct tcpfwd_flowtab {
 	struct rhashtable ht;
 	atomic_t count;		/* flows in the table, or about to be */
 	size_t flow_size;	/* the user's struct, tcpfwd_flow first */
+	struct kmem_cache *cache;	/* or NULL: kmalloc() */
 	struct rhashtable_iter gc_iter;	/* the collector's place */
 	bool gc_walking;	/* gc_iter is entered */
 };
@@ -146,6 +149,12 @@ struct tcpfwd_ops {
 	unsigned int nr_stats;
 	unsigned int stat_expired;	/* counts the flows the GC removes */
 	size_t flow_size;		/* struct tcpfwd_flow first */
+	/*
+	 * optional: the user's cache of flow_size objects, for a flow that
+	 * would waste much of a kmalloc bucket (KMEM_CACHE(); a pointer to
+	 * it, as it is made at module init)
+	 */
+	struct kmem_cache **flow_cache;
 	/* optional: one flow's line in /proc/net/<name>/flows (if set) */
 	void (*flow_show)(struct seq_file *seq, struct tcpfwd_net *tn,
 			  struct tcpfwd_flow *f);
@@ -198,6 +207,7 @@ int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn);
 void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff);
 
+unsigned int tcpfwd_default_max_flows(void);
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 				       const struct tcpfwd_flow_key *key);
 struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,

@@ -6,6 +6,7 @@
  * an exact count, and a collector that walks it in slices.
  */
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -21,17 +22,34 @@ static const struct rhashtable_params tcpfwd_ht_params = {
 	.automatic_shrinking	= true,
 };
 
-int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size)
+int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size,
+			struct kmem_cache *cache)
 {
 	atomic_set(&t->count, 0);
 	t->flow_size = flow_size;
+	t->cache = cache;
 	t->gc_walking = false;
 	return rhashtable_init(&t->ht, &tcpfwd_ht_params);
 }
 
 static void tcpfwd_flow_free(void *ptr, void *arg)
 {
-	kfree(ptr);
+	struct tcpfwd_flowtab *t = arg;
+
+	if (t->cache)
+		kmem_cache_free(t->cache, ptr);
+	else
+		kfree(ptr);
+}
+
+/*
+ * kfree() frees an object of any slab cache (mm/slab_common.c; documented
+ * so since 6.4).  Not kfree_rcu(): in 6.1 rcu_barrier() does not wait for
+ * its batches, and the user destroys its cache after rcu_barrier().
+ */
+static void tcpfwd_flow_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct tcpfwd_flow, rcu));
 }
 
 /* Call only when no packet path can reach @t and an RCU grace period has
@@ -42,8 +60,30 @@ void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t)
 	if (t->gc_walking)
 		rhashtable_walk_exit(&t->gc_iter);
 	t->gc_walking = false;
-	rhashtable_free_and_destroy(&t->ht, tcpfwd_flow_free, NULL);
+	rhashtable_free_and_destroy(&t->ht, tcpfwd_flow_free, t);
 }
+
+/**
+ * tcpfwd_default_max_flows - a flow table bound that suits this machine
+ *
+ * Sized from RAM as nf_conntrack_init_start() sizes nf_conntrack_max
+ * (6.1, net/netfilter/nf_conntrack_core.c): one flow per 16 KiB of RAM per
+ * pointer width (2048 on a 128 MiB 32-bit router, about 0.5 MiB of
+ * flows), at least 1024, and 65536 above 1 GiB.  The 1 GiB test comes
+ * first: the shift would overflow a 32-bit unsigned long at 4 GiB.
+ *
+ * Return: the default max_flows.
+ */
+unsigned int tcpfwd_default_max_flows(void)
+{
+	unsigned long nr_pages = totalram_pages();
+
+	if (nr_pages > (1024 * 1024 * 1024 / PAGE_SIZE))
+		return 65536;
+	return max_t(unsigned long, 1024,
+		     (nr_pages << PAGE_SHIFT) / 16384 / sizeof(void *));
+}
+EXPORT_SYMBOL_GPL(tcpfwd_default_max_flows);
 
 /* Under rcu_read_lock(); the flow may be dead (check under its lock). */
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
@@ -82,7 +122,10 @@ static struct tcpfwd_flow *tcpfwd_flow_alloc(struct tcpfwd_net *tn)
 	struct mem_cgroup *old = set_active_memcg(tn->memcg);
 	struct tcpfwd_flow *f;
 
-	f = kzalloc(tn->ft.flow_size,
+	f = tn->ft.cache ?
+	    kmem_cache_zalloc(tn->ft.cache,
+			      GFP_ATOMIC | __GFP_NOWARN | __GFP_ACCOUNT) :
+	    kzalloc(tn->ft.flow_size,
 		    GFP_ATOMIC | __GFP_NOWARN | __GFP_ACCOUNT);
 	set_active_memcg(old);
 	return f;
@@ -130,7 +173,7 @@ struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
 	old = rhashtable_lookup_get_insert_fast(&t->ht, &f->node,
 						tcpfwd_ht_params);
 	if (old) {
-		kfree(f);
+		tcpfwd_flow_free(f, t);
 		if (IS_ERR(old))
 			goto nomem;	/* -ENOMEM, or -EBUSY while resizing */
 		atomic_dec(&t->count);
@@ -168,7 +211,7 @@ static bool tcpfwd_flow_reap(struct tcpfwd_net *tn, struct tcpfwd_flow *f,
 	spin_unlock_bh(&f->lock);
 	if (gone) {
 		atomic_dec(&t->count);
-		kfree_rcu(f, rcu);
+		call_rcu(&f->rcu, tcpfwd_flow_free_rcu);
 	}
 	return gone;
 }

@@ -21,7 +21,8 @@
 #define TCPFWD_GC_BATCH		256
 #define TCPFWD_GC_MAX_RUN	12500
 
-int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size);
+int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size,
+			struct kmem_cache *cache);
 void tcpfwd_flowtab_destroy(struct tcpfwd_flowtab *t);
 unsigned int tcpfwd_flowtab_gc(struct tcpfwd_net *tn, unsigned int budget);
 

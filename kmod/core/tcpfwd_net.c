@@ -90,8 +90,9 @@ static int tcpfwd_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "flows_active %u\n", tcpfwd_flow_count(tn));
 	/* memory per flow: the struct and the kmalloc bucket it lands in */
 	seq_printf(seq, "flow_struct_bytes %zu\n", ops->flow_size);
-	seq_printf(seq, "flow_alloc_bytes %zu\n",
-		   kmalloc_size_roundup(ops->flow_size));
+	seq_printf(seq, "flow_alloc_bytes %u\n", tn->ft.cache ?
+		   kmem_cache_size(tn->ft.cache) :
+		   (unsigned int)kmalloc_size_roundup(ops->flow_size));
 	if (ops->stats_show)
 		ops->stats_show(seq, tn);
 	return 0;
@@ -291,7 +292,8 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 	if (!tn->stats)
 		return -ENOMEM;
 	tn->memcg = get_mem_cgroup_from_mm(current->mm);
-	err = tcpfwd_flowtab_init(&tn->ft, ops->flow_size);
+	err = tcpfwd_flowtab_init(&tn->ft, ops->flow_size,
+				  ops->flow_cache ? *ops->flow_cache : NULL);
 	if (err)
 		goto err_stats;
 	err = -ENOMEM;

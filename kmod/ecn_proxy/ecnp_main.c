@@ -85,6 +85,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_bridge.h>
@@ -92,6 +93,7 @@
 #include <linux/netfilter_ipv6.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <net/inet_ecn.h>
 #include <net/net_namespace.h>
@@ -205,11 +207,15 @@ static const char * const ecnp_fb_names[] = {
 	[ECNP_FB_DUPACK]	= "dupack",
 };
 
-/* A destination to which an upgraded SYN had to fall back. */
+/*
+ * A destination to which an upgraded SYN had to fall back.  A slot may sit
+ * unused for months, longer than 32-bit jiffies can be compared across
+ * (2^31 ticks: 25 days at HZ=1000), so its expiry is in 64-bit jiffies.
+ */
 struct ecnp_fb_slot {
 	struct in6_addr addr;
 	u8 family;
-	unsigned long expires;
+	u64 expires;		/* get_jiffies_64() */
 };
 
 /*
@@ -280,6 +286,8 @@ struct ecnp_flow_view {
 };
 
 static unsigned int ecnp_net_id __read_mostly;
+/* 172-192 B: kmalloc-256 where 6.1 has no kmalloc-192 (arm64, ath79) */
+static struct kmem_cache *ecnp_flow_cache __read_mostly;
 
 static struct ecnp_net *ecnp_pernet(const struct net *net)
 {
@@ -319,7 +327,7 @@ static bool ecnp_fb_lookup(struct ecnp_net *en, const struct in6_addr *addr,
 
 	spin_lock_bh(&en->fb_lock);
 	hit = s->family == family && ipv6_addr_equal(&s->addr, addr) &&
-	      time_before(jiffies, s->expires);
+	      time_before64(get_jiffies_64(), s->expires);
 	spin_unlock_bh(&en->fb_lock);
 	return hit;
 }
@@ -332,8 +340,9 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 	spin_lock_bh(&en->fb_lock);
 	s->addr = *addr;
 	s->family = family;
-	s->expires = jiffies + ecnp_limit(&en->fallback_timeout,
-					  &en->init_en->fallback_timeout) * HZ;
+	s->expires = get_jiffies_64() +
+		     (u64)ecnp_limit(&en->fallback_timeout,
+				     &en->init_en->fallback_timeout) * HZ;
 	spin_unlock_bh(&en->fb_lock);
 }
 
@@ -1249,6 +1258,7 @@ static void ecnp_flow_show(struct seq_file *seq, struct tcpfwd_net *tn,
 static int ecnp_fallback_show(struct seq_file *seq, void *v)
 {
 	struct ecnp_net *en = ecnp_pernet(seq_file_single_net(seq));
+	u64 now = get_jiffies_64();
 	struct ecnp_fb_slot *snap;
 	unsigned int i;
 
@@ -1261,14 +1271,13 @@ static int ecnp_fallback_show(struct seq_file *seq, void *v)
 	for (i = 0; i < ECNP_FB_SLOTS; i++) {
 		const struct ecnp_fb_slot *s = &snap[i];
 
-		if (!s->family || !time_before(jiffies, s->expires))
+		if (!s->family || !time_before64(now, s->expires))
 			continue;
 		if (s->family == NFPROTO_IPV4)
 			seq_printf(seq, "ipv4 %pI4", &s->addr.s6_addr32[0]);
 		else
 			seq_printf(seq, "ipv6 %pI6c", &s->addr);
-		seq_printf(seq, " expires=%ld\n",
-			   (long)(s->expires - jiffies) / HZ);
+		seq_printf(seq, " expires=%llu\n", div_u64(s->expires - now, HZ));
 	}
 	kfree(snap);
 	return 0;
@@ -1315,6 +1324,7 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.nr_stats	= ECNP_STAT_NR,
 	.stat_expired	= ECNP_STAT_FLOWS_EXPIRED,
 	.flow_size	= sizeof(struct ecnp_flow),
+	.flow_cache	= &ecnp_flow_cache,
 	.flow_show	= ecnp_flow_show,
 	.flows_mode	= 0440,
 	.flow_gone	= ecnp_flow_gone,
@@ -1330,7 +1340,8 @@ static int __net_init ecnp_net_init(struct net *net)
 	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
 	en->init_en = init_en;
 	en->feedback = ECNP_FB_DROP;
-	en->max_flows = ecnp_limit_default(en, &init_en->max_flows, 65536);
+	en->max_flows = ecnp_limit_default(en, &init_en->max_flows,
+					   tcpfwd_default_max_flows());
 	/*
 	 * Longer than Linux's SYN retries (tcp_syn_retries = 6: the last of
 	 * them 63 s after the SYN; conntrack keeps SYN_SENT 120 s too): a
@@ -1408,14 +1419,23 @@ static struct pernet_operations ecnp_net_ops = {
 /* The flow size is in /proc/net/ecn_proxy/stats (flow_struct_bytes). */
 static int __init ecnp_init(void)
 {
-	return register_pernet_subsys(&ecnp_net_ops);
+	int err;
+
+	ecnp_flow_cache = KMEM_CACHE(ecnp_flow, 0);
+	if (!ecnp_flow_cache)
+		return -ENOMEM;
+	err = register_pernet_subsys(&ecnp_net_ops);
+	if (err)
+		kmem_cache_destroy(ecnp_flow_cache);
+	return err;
 }
 
 static void __exit ecnp_exit(void)
 {
 	unregister_pernet_subsys(&ecnp_net_ops);
-	/* flush pending RCU callbacks before the module text goes away */
+	/* flows freed by call_rcu(), before the cache and the module text go */
 	rcu_barrier();
+	kmem_cache_destroy(ecnp_flow_cache);
 }
 
 module_init(ecnp_init);

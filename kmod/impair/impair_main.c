@@ -100,9 +100,10 @@ static const struct kernel_param_ops impair_param_ops = {
 	.get	= impair_param_get,
 };
 
-static struct impair_param max_flows = { 65536, 1, 1U << 20 };
+/* 0 until impair_init() (unless given at insmod): tcpfwd_default_max_flows() */
+static struct impair_param max_flows = { 0, 1, 1U << 20 };
 module_param_cb(max_flows, &impair_param_ops, &max_flows, 0644);
-MODULE_PARM_DESC(max_flows, "flow table bound per namespace, 1..1048576 (default 65536)");
+MODULE_PARM_DESC(max_flows, "flow table bound per namespace, 1..1048576 (default from RAM, as nf_conntrack_max)");
 
 static struct impair_param flow_timeout = { 300, 1, 86400 };
 module_param_cb(flow_timeout, &impair_param_ops, &flow_timeout, 0644);
@@ -1156,13 +1157,16 @@ static struct pernet_operations impair_net_ops = {
 /* The flow size is in /proc/net/impair/stats (flow_struct_bytes). */
 static int __init impair_init(void)
 {
+	/* not given at insmod time: from RAM, as the proxy's default */
+	if (!max_flows.val)
+		max_flows.val = tcpfwd_default_max_flows();
 	return register_pernet_subsys(&impair_net_ops);
 }
 
 static void __exit impair_exit(void)
 {
 	unregister_pernet_subsys(&impair_net_ops);
-	/* flows (kfree_rcu) and old rule sets (call_rcu) */
+	/* flows and old rule sets (call_rcu) */
 	rcu_barrier();
 }
 
