@@ -228,7 +228,7 @@ struct ecnp_tomb {
 	u32 hash;
 	bool e_is_lo;			/* E is key.lo_* */
 	bool sack;
-	unsigned long expires;
+	u64 expires;			/* get_jiffies_64(), as ecnp_fb_slot */
 };
 
 struct ecnp_net {
@@ -369,7 +369,7 @@ static void ecnp_tomb_insert(struct ecnp_net *en,
 	t->key = *key;
 	t->e_is_lo = e_is_lo;
 	t->sack = sack;
-	t->expires = jiffies + ECNP_TOMB_SECS * HZ;
+	t->expires = get_jiffies_64() + (u64)ECNP_TOMB_SECS * HZ;
 	WRITE_ONCE(t->hash, h);
 	spin_unlock_bh(&en->tomb_lock);
 }
@@ -396,7 +396,7 @@ static bool ecnp_tomb_take(struct ecnp_net *en,
 		return false;
 	spin_lock_bh(&en->tomb_lock);
 	hit = t->hash == h && !memcmp(&t->key, key, sizeof(*key)) &&
-	      time_before(jiffies, t->expires);
+	      time_before64(get_jiffies_64(), t->expires);
 	if (hit) {
 		*e_is_lo = t->e_is_lo;
 		*sack = t->sack;
