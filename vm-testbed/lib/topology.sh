@@ -457,7 +457,9 @@ tb_red_stats() {
 #   - input and forward policy drop, output accept; "ct state vmap
 #     { established : accept, related : accept }" first in each;
 #   - drop_invalid on ("invalid : drop"), and fw4's "Prevent NAT leakage"
-#     rule; both count into named counters (tb_home_invalid);
+#     rule; both count into named counters, TCP apart from the rest
+#     (tb_home_invalid counts TCP: an MLD report the node sends or gets is
+#     "invalid" to conntrack too, and says nothing about the proxy);
 #   - lan -> wan forwarding accepted, wan -> lan rejected; ICMPv6 as fw4's
 #     Allow-ICMPv6-Input/-Forward rules; the SYN flood limit;
 #   - the MSS clamp of a wan zone with mtu_fix (mangle priority, forward);
@@ -481,11 +483,13 @@ table inet fw4 {
 	counter invalid_in { }
 	counter invalid_fwd { }
 	counter nat_leak { }
+	counter invalid_other { }
 	chain input {
 		type filter hook input priority filter; policy drop;
 		iif "lo" accept
 		icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, nd-router-advert } accept
-		ct state invalid counter name invalid_in drop
+		ct state invalid meta l4proto tcp counter name invalid_in drop
+		ct state invalid counter name invalid_other drop
 		ct state vmap { established : accept, related : accept }
 		tcp flags & (fin | syn | rst | ack) == syn jump syn_flood
 		iifname "eth0" accept
@@ -496,7 +500,8 @@ table inet fw4 {
 	chain forward {
 		type filter hook forward priority filter; policy drop;
 		$offload
-		ct state invalid counter name invalid_fwd drop
+		ct state invalid meta l4proto tcp counter name invalid_fwd drop
+		ct state invalid counter name invalid_other drop
 		ct state vmap { established : accept, related : accept }
 		iifname "eth0" jump forward_lan
 		iifname "eth1" jump forward_wan
@@ -552,11 +557,12 @@ tb_home_router() {
 		2>/dev/null || true
 }
 
-# tb_home_invalid: packets the home router's firewall dropped as invalid
-# (ct state invalid, input + forward + NAT leakage), one number.
+# tb_home_invalid: TCP packets the home router's firewall dropped as
+# invalid (ct state invalid, input + forward + NAT leakage), one number.
 tb_home_invalid() {
 	tb_ns proxy nft -j list counters table inet fw4 |
-		jq '[.nftables[] | select(.counter) | .counter.packets] | add // 0'
+		jq '[.nftables[] | select(.counter) | .counter |
+		     select(.name != "invalid_other") | .packets] | add // 0'
 }
 
 # tb_home_ct_invalid: conntrack's own "invalid" statistic in the proxy

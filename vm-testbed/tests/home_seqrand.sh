@@ -46,6 +46,9 @@ xfer_limited() {
 for fam in 4 6; do
 	RET=0
 	impair_set
+	# the previous case's last segments (a failed connection's
+	# retransmissions) are not this one's
+	sleep 2
 	tb_home_invalid_delta
 	xfer_limited control-v$fam "$fam" || check_err 1 "transfer without seqrand failed"
 	tb_home_invalid_delta

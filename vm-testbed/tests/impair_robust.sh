@@ -74,14 +74,16 @@ PY
 	expect "zero-length" "$(jq -r '."zero-length"' <<<"$res")" 020001010101010101010101
 	expect "length-one" "$(jq -r '."length-one"' <<<"$res")" 030101010101010101010101
 	# TB_ROUTER=home: fw4's MSS clamp (mangle, before impair) lowers the
-	# well-formed MSS before the overrun to the route's: 1440 over IPv6
+	# well-formed MSS before the overrun to the route's: 1440 over IPv6;
+	# also the one after EOL (6.1's nft_exthdr walks past EOL as a
+	# one-byte option, where impair and tcp_parse_options() stop)
 	mss=05b4
 	[ "$TB_ROUTER/$fam" = home/6 ] && mss=05a0
 	expect "overrun" "$(jq -r '.overrun' <<<"$res")" 0204${mss}081e000000000000
 	expect "truncated" "$(jq -r '.truncated' <<<"$res")" 010101010101010101010108
 	expect "too-many" "$(jq -r '."too-many"' <<<"$res")" 0101$(printf '6302%.0s' $(seq 17))
 	expect "mss-wrong-size" "$(jq -r '."mss-wrong-size"' <<<"$res")" 020305010101010101010101
-	expect "after-eol" "$(jq -r '."after-eol"' <<<"$res")" 0100020405b4030307000000
+	expect "after-eol" "$(jq -r '."after-eol"' <<<"$res")" 01000204${mss}030307000000
 	# control: MSS 1460 -> 536, SACK-permitted NOPed, TS and wscale removed
 	expect "control" "$(jq -r '.control' <<<"$res")" 0204021801010000
 	expect "malformed counted" $(($(impair_stat malformed) - m0)) 5
