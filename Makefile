@@ -16,6 +16,7 @@ CC ?= cc
 # Passed through to the test runner and the guest runner (see README).
 ACCEL ?= auto
 VM_TIMEOUT ?= 3600
+VM_TIMEOUT_EXTENDED ?= 14400
 VM_MEMORY ?= 2G
 VM_CPUS ?= 2
 TESTS ?=
@@ -38,7 +39,7 @@ UNIT_LDLIBS := -lcmocka
 CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit unit-cross cross check test vmtest hosttest \
+.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended hosttest \
 	matrix fairness bench-hook bench-flows dkms-install dkms-remove \
 	kernel-patches debugkernel debugtest clean help \
 	build-modules build-unit run-check
@@ -97,6 +98,14 @@ test: deps
 vmtest: deps
 	@$(SUBMAKE) build-modules
 	@UNIT=0 HOST=0 CROSS=0 scripts/run-tests
+
+# The extended VM suite (vm-testbed/run-vm-tests.sh: what does not fit in
+# make test's time), alone in one guest; publish its log with
+# scripts/publish-vmtest-run.
+vmtest-extended: deps
+	@$(SUBMAKE) build-modules
+	@TB_SUITE=extended VM_EXTRAS=0 VMOUT=$(BUILD)/vm/extended \
+		VM_TIMEOUT=$(VM_TIMEOUT_EXTENDED) UNIT=0 HOST=0 CROSS=0 scripts/run-tests
 
 # The host tests of `make test` alone (scripts/tests-host/*.sh: DKMS, the
 # in-tree patch series), no VM.

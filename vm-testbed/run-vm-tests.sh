@@ -11,6 +11,7 @@ shopt -s extglob	# TESTS may be e.g. @(red_ecn|proxy_*)
 outdir=$1
 here=$(cd "$(dirname "$0")" && pwd)
 : >"$outdir/results.tap"
+: >"$outdir/durations.txt"
 mkdir -p "$outdir/tests"
 
 # Every script runs once as NAME; a script may also ask to run again on a
@@ -18,17 +19,36 @@ mkdir -p "$outdir/tests"
 #   # tb-variant: VARIANT VAR=VALUE...
 # (e.g. "# tb-variant: home TB_ROUTER=home"), as NAME@VARIANT with those
 # settings in its environment.  TESTS matches NAME and NAME@VARIANT.
+#
+# Two suites, so that make test stays well inside CI's time: the core suite
+# (make test, make vmtest) and the extended one (make vmtest-extended).  A
+# script with the header line "# tb-suite: extended" belongs to the
+# extended suite, and so do the variants it declares with
+#   # tb-variant-extended: VARIANT VAR=VALUE...
+# TB_SUITE selects: core (the default), extended, or all; with TESTS set
+# the default is all, so that TESTS names any run.
+suite=${TB_SUITE:-}
+[ -n "$suite" ] || { [ -n "${TESTS:-}" ] && suite=all || suite=core; }
+case $suite in core | extended | all) ;;
+*) echo "run-vm-tests: TB_SUITE must be core, extended or all, not '$suite'" >&2
+   exit 2 ;;
+esac
 runs=()
 for t in "$here"/tests/*.sh; do
 	name=$(basename "$t" .sh)
-	runs+=("$name $t")
-	while read -r _ _ variant env; do
-		runs+=("$name@$variant $t $env")
-	done < <(grep '^# tb-variant: ' "$t")
+	s=core
+	grep -q '^# tb-suite: extended' "$t" && s=extended
+	runs+=("$s $name $t")
+	while read -r kind variant env; do
+		vs=$s
+		[ "$kind" = tb-variant-extended: ] && vs=extended
+		runs+=("$vs $name@$variant $t $env")
+	done < <(grep -E '^# tb-variant(-extended)?: ' "$t" | cut -c3-)
 done
 
 for r in "${runs[@]}"; do
-	read -r name t env <<<"$r"
+	read -r s name t env <<<"$r"
+	[ "$suite" = all ] || [ "$s" = "$suite" ] || continue
 	# shellcheck disable=SC2053
 	[ -n "${TESTS:-}" ] && [[ $name != $TESTS ]] && continue
 	tdir=$outdir/tests/$name
@@ -42,6 +62,7 @@ for r in "${runs[@]}"; do
 		bash "$t") 2>&1 | tee "$tdir/log"
 	rc=${PIPESTATUS[0]}
 	echo "# $name: exit $rc after $((SECONDS - start)) s"
+	echo "$name $((SECONDS - start)) $rc" >>"$outdir/durations.txt"
 	if [ "$rc" -eq 4 ]; then
 		reason=$(grep -m1 '^SKIP:' "$tdir/log" | cut -c7-)
 		echo "ok - $name # SKIP ${reason:-skipped}" >>"$outdir/results.tap"

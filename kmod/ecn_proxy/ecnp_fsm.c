@@ -1370,7 +1370,9 @@ static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
  * CWR (tcp_ecn_send(): ECE while TCP_ECN_DEMAND_CWR), so B's first ACK of
  * the marked data carries ECE, unless A's CWR already ended the echo; a
  * CWR from A shows that someone echoes.  B echoing, CWR from A, or ECT on
- * B's data: B is ECN-capable, SAME.  B acking the marked data without
+ * B's data: B is ECN-capable, SAME.  AE from either side, or CWR from B
+ * (which a classic ECN receiver only sends as a data sender): AccECN,
+ * whose ACE counter (AE, CWR, ECE) the proxy must not touch, SAME.  B acking the marked data without
  * ECE: B is N, the connection was proxied (its E is A), and the echo the
  * proxy owes A starts with that ACK.  Until then nothing is edited.
  * hold_end is the end of A's first marked segment, hold_ack A's latest
@@ -1382,13 +1384,13 @@ static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	u32 n_nxt, e_ack;
 
 	if (p->dir == ECNP_DIR_A) {
-		if (p->flags & ECNP_TCP_CWR)
+		if (p->flags & (ECNP_TCP_CWR | ECNP_TCP_AE))
 			f->state = ECNP_S_SAME;
 		else if (p->flags & ECNP_TCP_ACK)
 			f->hold_ack = p->ack;
 		return 0;
 	}
-	if ((p->flags & ECNP_TCP_ECE) ||
+	if ((p->flags & (ECNP_TCP_ECE | ECNP_TCP_CWR | ECNP_TCP_AE)) ||
 	    (p->len && p->ecn != ECNP_ECN_NOT_ECT)) {
 		f->state = ECNP_S_SAME;
 		return 0;
@@ -1442,7 +1444,8 @@ u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 			ecnp_pickup_phase2(f, p->seq, p->seq, p->ack, false);
 		return ecnp_fsm_step(f, p, mode, false);
 	}
-	if (p->ecn != ECNP_ECN_CE || !p->len) {
+	/* AE: an AccECN connection's ACE counter, never edited */
+	if (p->ecn != ECNP_ECN_CE || !p->len || (p->flags & ECNP_TCP_AE)) {
 		f->state = ECNP_S_PASS;
 		return ECNP_EV_OUT_PASS;
 	}

@@ -9,6 +9,7 @@
 #   client --[net0]-- proxy --[net1]-- router --[net2]-- server
 #            download: <========= 10M (eth1)      100M (eth2)
 #            upload:   100M (eth1)         10M (eth2) ===========>
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT

@@ -18,6 +18,7 @@
 # net.netfilter.nf_conntrack_tcp_be_liberal=1 (conntrack stops judging
 # windows) the same transfer is byte-exact.  Without seqrand, the same
 # transfer is byte-exact with nothing dropped (control).
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

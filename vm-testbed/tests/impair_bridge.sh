@@ -20,6 +20,7 @@
 #   proxy eth1 (xfer client) --[br1 in sw]-- eth1 router (xfer server)
 #   sw: impair rule "after 3 strip timestamp mode compact"
 #   captures: the proxy's eth1 (p), the router's eth1 (r), tcpdump -e
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

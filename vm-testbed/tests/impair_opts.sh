@@ -10,7 +10,7 @@
 #   client eth0 -- eth0 PROXY eth1 -- router -- eth0 server
 #   capture c: B's segments as they arrive    capture s: A's as they arrive
 #                    capture p: A's after the rules
-# tb-variant: home TB_ROUTER=home
+# tb-variant-extended: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

@@ -10,7 +10,8 @@
 #  - rmmod while a transfer runs through impairing rules.
 #
 #   client (scapy) -- PROXY (impair rules) -- router -- server (tcpdump)
-# tb-variant: home TB_ROUTER=home
+# tb-variant-extended: home TB_ROUTER=home
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

@@ -8,7 +8,7 @@
 # under traffic.
 #
 #   client -- PROXY (impair.ko rules) -- router -- server
-# tb-variant: home TB_ROUTER=home
+# tb-variant-extended: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

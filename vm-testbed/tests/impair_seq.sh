@@ -9,6 +9,7 @@
 #
 #   client eth0 -- eth0 PROXY eth1 -- router -- eth0 server
 #   capture: A's side (c)        (p)          capture: B's side (s)
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$TB_LIB_DIR/impair_lib.sh"

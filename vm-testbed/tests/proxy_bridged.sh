@@ -21,6 +21,7 @@
 #
 #   client(.1.20) -- eth0 [br0: PROXY, br_netfilter] eth1 --+-- router -- server
 #                    ^ capture            ^ capture        udp1
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 require_cmd tcpdump jq python3

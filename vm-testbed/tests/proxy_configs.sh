@@ -14,7 +14,12 @@
 # sees; for proxied flows ECT on data toward the ECN host, no ECT/CE/ECE/CWR
 # toward the non-ECN host, ECE toward the ECN host after CE until its CWR;
 # for flows the proxy must not touch, identical ECN bits on both sides.
-# tb-variant: home TB_ROUTER=home
+#
+# TB_CONFIGS_OFFLOADS: "off" (make test), "on" (proxy_configs@offloads in
+# the extended suite), or "off on"; behind the home router (extended) with
+# offloads off.
+# tb-variant-extended: offloads TB_CONFIGS_OFFLOADS=on
+# tb-variant-extended: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
@@ -198,7 +203,8 @@ check_stats() {
 	log_test "offload-$1: drop feedback drops exactly one segment per event"
 }
 
-for off in off on; do
+for off in ${TB_CONFIGS_OFFLOADS:-off}; do
+	case $off in on | off) ;; *) skip "TB_CONFIGS_OFFLOADS: '$off' is not on or off" ;; esac
 	TB_OFFLOADS=$off
 	DISCARDED_R=0
 	DISCARDED_I=0

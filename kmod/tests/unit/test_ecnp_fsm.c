@@ -3432,6 +3432,30 @@ static void test_pickup_from_ce(void **state)
 	q = mkp(B, ACK, 90000, 7000, 0, NOT_ECT);
 	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
 
+	CTX("AccECN (AE, or CWR from B: the ACE counter): SAME, never edited");
+	for (k = 0; k < 3; k++) {
+		ecnp_fsm_init(&f);
+		ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);
+		if (k == 0)	/* A's ACE counter at 4 */
+			q = mkp(A, ACK | ECNP_TCP_AE, 6000, 90000, MSS, ECT0);
+		else if (k == 1)	/* B's ACE counter at 6 */
+			q = mkp(B, ACK | ECNP_TCP_AE | CWR, 90000, 6000, 0,
+				NOT_ECT);
+		else	/* B's ACE counter at 2 */
+			q = mkp(B, ACK | CWR, 90000, 6000, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+		EXPECT_STATE(&f, ECNP_S_SAME);
+		q = mkp(B, ACK, 90000, 7000, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	}
+	CTX("CE-marked data with AE (an AccECN sender's ACE counter): PASS");
+	ecnp_fsm_init(&f);
+	q = ce;
+	q.flags |= ECNP_TCP_AE;
+	EXPECT_R(ecnp_fsm_pickup(&f, &q, -1, true, ECNP_FB_DUPACK),
+		 ECNP_EV_OUT_PASS);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+
 	CTX("RST and FINs while waiting");
 	ecnp_fsm_init(&f);
 	ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK);

@@ -1,0 +1,320 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The netns churn (issue 11): TB_CHURN_NETNS router namespaces (make test:
+# 30; make debugtest: 500) created and destroyed with tcpfwd, ecn_proxy
+# and impair loaded, each with the proxy enabled, impairment rules and
+# live connections in both modules' flow tables when it is deleted (the
+# pernet exit of both modules with flows, rules and packets in flight).
+#
+#   churn-a (N, tcp_ecn=0)        churn-r-I (new each iteration)      churn-b (E, tcp_ecn=1)
+#   eth0 ------------------------ a0   ROUTER    b0 ------------------------ eth0
+#   198.18.50.2              198.18.50.1    198.18.51.1                198.18.51.2
+#   fd8e:c9b0:2a17:50::2     ...:50::1      ...:51::1          fd8e:c9b0:2a17:51::2
+#   bash /dev/tcp clients    net.ecn_proxy.enabled=1           python3 server
+#                            impair rules:                     (ports 5001, 5002)
+#                              flags syn strip sackok
+#                              dport 5002 seqrand sack-fix
+#                              dir initiator ecn-bleach
+#
+# The endpoints stay; their eth0 is the peer of a veth of the router
+# namespace, so it comes and goes with each one.  Per iteration:
+#   1. the router namespace is created and wired, the proxy enabled, the
+#      rules written;
+#   2. three downloads N <- E of 100 kB (IPv4 and IPv6 on port 5001,
+#      proxied; IPv4 on 5002, under seqrand) are byte-exact (cmp);
+#   3. a fourth connection (IPv4, 5001) stays open, E sending 1 kB every
+#      50 ms to N;
+#   4. the router's tables hold flows: ecn_proxy has proxied >= 3 flows
+#      (flows_proxied_ecn_responder) and still holds an open one in phase
+#      2 (expires beyond timeout_closed); impair holds flows, one of them
+#      with seqrand state, and its rules have hits;
+#   5. the router namespace is deleted while that connection trickles.
+# At the end: no namespace of ours is left, ecn_proxy and impair are still
+# loaded with a module reference count of 0, `rmmod impair ecn_proxy
+# tcpfwd` succeeds, and the kernel log shows no BUG, WARNING, Oops, KASAN
+# or UBSAN report since the start.  Leaks: guest-init.sh's kmemleak scans
+# at the end of the guest (the debug kernel) see what the churn left.
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/../lib/impair_lib.sh"
+require_cmd python3 timeout cmp
+
+N=${TB_CHURN_NETNS:-30}
+if ! [[ $N =~ ^[0-9]+$ ]] || [ "$N" -lt 1 ]; then
+	skip "TB_CHURN_NETNS must be a number >= 1, not '$N'"
+fi
+A=churn-a
+B=churn-b
+SIZE=100000
+
+# the open connection's bash on N's side (not our child: killed by pid)
+hold_stop() {
+	[ ! -s "$TB_STATE/hold.pid" ] || kill -KILL "$(<"$TB_STATE/hold.pid")" 2>/dev/null || true
+	: >"$TB_STATE/hold.pid"
+}
+
+churn_cleanup() {
+	local rc=$? n
+	hold_stop
+	tb_bg_stop srv
+	for n in $(ip netns list | awk '$1 ~ /^churn-/ { print $1 }'); do
+		ip netns del "$n" 2>/dev/null || true
+	done
+	return $rc
+}
+trap churn_cleanup EXIT
+mkdir -p "$TB_STATE"
+churn_cleanup
+
+tb_proxy_load
+impair_load
+mark=$(dmesg | wc -l)
+
+DATA=$TB_STATE/churn.data
+HOLD_LOG=$TB_STATE/hold.log
+head -c $SIZE /dev/urandom >"$DATA"
+
+# E's server: "N" -> N bytes of DATA, then close; "N trickle" -> N bytes,
+# then 1 kB every 50 ms until the client goes.  IPv4 and IPv6 (dual stack).
+SRV_PY='
+import select, socket, sys, threading, time
+data = open(sys.argv[1], "rb").read()
+def serve(c):
+    try:
+        c.settimeout(5 * int(sys.argv[2]))
+        req = c.makefile("rb").readline().split()
+        c.sendall(data[:int(req[0])])
+        if len(req) > 1:
+            while True:
+                r, _, _ = select.select([c], [], [], 0.05)
+                if r and not c.recv(4096):
+                    break
+                c.sendall(data[:1000])
+        else:
+            c.shutdown(socket.SHUT_WR)
+            while c.recv(4096):
+                pass
+    except (OSError, ValueError, IndexError):
+        pass
+    finally:
+        c.close()
+def listen(port):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.bind(("::", port))
+    s.listen(64)
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+for p in (5001, 5002):
+    threading.Thread(target=listen, args=(p,), daemon=True).start()
+while True:
+    time.sleep(3600)
+'
+
+# The exec of a process costs about 0.1 s in a TCG guest (tb_up: 20 s), so
+# each namespace takes a few: one shell each for the router's settings and
+# for N's side of the traffic, one ip batch per namespace.
+#
+# The router: forwarding, no DAD, the proxy on, the rules (one write(2))
+# shellcheck disable=SC2016
+R_SH='
+echo 1 >/proc/sys/net/ipv4/ip_forward &&
+echo 1 >/proc/sys/net/ipv6/conf/all/forwarding &&
+echo 0 >/proc/sys/net/ipv6/conf/all/accept_dad &&
+echo 0 >/proc/sys/net/ipv6/conf/default/accept_dad &&
+echo 1 >/proc/sys/net/ecn_proxy/enabled &&
+printf "%s\n" flush "flags syn strip sackok" "dport 5002 seqrand sack-fix" \
+	"dir initiator ecn-bleach" >/proc/net/impair/rules
+'
+
+# N's side: the connection that stays open (its pid on the first line;
+# "held" in HOLD_LOG once it has its first 1000 bytes), then the three
+# downloads, "ok" or what failed on one line each
+# shellcheck disable=SC2016
+GET_SH='
+(exec 3<>/dev/tcp/198.18.51.2/5001 && printf "1000 trickle\n" >&3 &&
+	head -c 1000 <&3 >/dev/null && echo held && exec cat <&3 >/dev/null
+) >'$HOLD_LOG' 2>&1 &
+echo "hold $!"
+get() {
+	exec 3<>"/dev/tcp/$1/$2" || { echo "connect $1 $2 failed"; return; }
+	printf "%s\n" "$3" >&3
+	if head -c "$3" <&3 | cmp -s - '$DATA'; then
+		echo ok
+	else
+		echo "$1 $2 not byte-exact"
+	fi
+	exec 3<&-
+}
+get 198.18.51.2 5001 '$SIZE'
+get fd8e:c9b0:2a17:51::2 5001 '$SIZE'
+get 198.18.51.2 5002 '$SIZE'
+'
+
+for n in $A $B; do
+	tb_ns_init "$n"
+done
+tb_ns $A sysctl -qw net.ipv4.tcp_ecn=0
+tb_ns $B sysctl -qw net.ipv4.tcp_ecn=1
+tb_bg srv $B python3 -c "$SRV_PY" "$DATA" "$TB_SLOW"
+tb_wait_port $B 5001
+tb_wait_port $B 5002
+
+# router_up R: the router namespace R, wired to both endpoints, the proxy
+# on and the rules written
+router_up() {
+	local r=$1 s net
+	ip netns add "$r" || return
+	ip netns exec "$r" sh -c "$R_SH" || return
+	ip -b - <<-EOF || return
+		link add a0 netns $r address 02:ec:9e:50:00:01 type veth peer name eth0 netns $A address 02:ec:9e:50:00:02
+		link add b0 netns $r address 02:ec:9e:51:00:01 type veth peer name eth0 netns $B address 02:ec:9e:51:00:02
+	EOF
+	ip -n "$r" -b - <<-EOF || return
+		addr add $TB_V4.50.1/24 dev a0
+		addr add $TB_V6:50::1/64 dev a0 nodad
+		addr add $TB_V4.51.1/24 dev b0
+		addr add $TB_V6:51::1/64 dev b0 nodad
+		link set lo up
+		link set a0 up
+		link set b0 up
+	EOF
+	for s in a b; do
+		net=$([ $s = a ] && echo 50 || echo 51)
+		ip -n churn-$s -b - <<-EOF || return
+			addr add $TB_V4.$net.2/24 dev eth0
+			addr add $TB_V6:$net::2/64 dev eth0 nodad
+			link set eth0 up
+			route add default via $TB_V4.$net.1
+			route add default via $TB_V6:$net::1
+		EOF
+	done
+}
+
+# tables R: "proxied flows_active live_phase2 impair_flows seqrand hits";
+# live_phase2: proxied flows in phase 2 that expire later than a closed
+# one (timeout_closed), i.e. open connections
+tables() {
+	# shellcheck disable=SC2016
+	ip netns exec "$1" awk '
+		FILENAME ~ /timeout_closed/ { t = $1 }
+		FILENAME ~ /ecn_proxy\/stats/ && $1 == "flows_proxied_ecn_responder" { p = $2 }
+		FILENAME ~ /ecn_proxy\/stats/ && $1 == "flows_active" { pa = $2 }
+		FILENAME ~ /ecn_proxy\/flows/ && / e=B phase=2 / {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^expires=/ && substr($i, 9) + 0 > t)
+					live++
+		}
+		FILENAME ~ /impair\/stats/ && $1 == "flows_active" { ia = $2 }
+		FILENAME ~ /impair\/stats/ && $1 == "flows_seqrand" { sr = $2 }
+		FILENAME ~ /impair\/rules/ && / # hits / { hits += $NF }
+		END { print p + 0, pa + 0, live + 0, ia + 0, sr + 0, hits + 0 }' \
+		/proc/sys/net/ecn_proxy/timeout_closed \
+		/proc/net/ecn_proxy/stats /proc/net/ecn_proxy/flows \
+		/proc/net/impair/stats /proc/net/impair/rules
+}
+
+# first FAILS MSG: log MSG for the first three failures of a kind
+first() {
+	[ "$1" -gt 3 ] || log_info "$2"
+}
+
+f_setup=0 f_xfer=0 f_hold=0 f_proxy=0 f_impair=0 f_del=0
+t0=$SECONDS
+for i in $(seq "$N"); do
+	r=churn-r-$i
+	if ! router_up "$r"; then
+		f_setup=$((f_setup + 1))
+		first $f_setup "iteration $i: cannot set up $r"
+		ip netns del "$r" 2>/dev/null || true
+		continue
+	fi
+	: >"$HOLD_LOG"
+	got=$(timeout "$(tb_slow 30)" ip netns exec $A bash -c "$GET_SH" 2>&1) || true
+	res=
+	while read -r line; do
+		case $line in
+		"hold "*) echo "${line#hold }" >"$TB_STATE/hold.pid" ;;
+		*) res+="$line;" ;;
+		esac
+	done <<<"$got"
+	if [ "$res" != "ok;ok;ok;" ]; then
+		f_xfer=$((f_xfer + 1))
+		first $f_xfer "iteration $i: downloads: $(echo "$got" | tr '\n' ' ')"
+	fi
+	for ((k = 0; k < 50 * TB_SLOW; k++)); do
+		[[ $(<"$HOLD_LOG") != *held* ]] || break
+		sleep 0.1
+	done
+	if [[ $(<"$HOLD_LOG") != *held* ]]; then
+		f_hold=$((f_hold + 1))
+		first $f_hold "iteration $i: the open connection did not start: $(<"$HOLD_LOG")"
+	fi
+	read -r p pa live ia sr hits < <(tables "$r") || true
+	if [ "${p:-0}" -lt 3 ] || [ "${live:-0}" -lt 1 ]; then
+		f_proxy=$((f_proxy + 1))
+		first $f_proxy "iteration $i: ecn_proxy: $p flows proxied, $pa active, $live open in phase 2"
+	fi
+	if [ "${ia:-0}" -lt 1 ] || [ "${sr:-0}" -lt 1 ] || [ "${hits:-0}" -lt 1 ]; then
+		f_impair=$((f_impair + 1))
+		first $f_impair "iteration $i: impair: $ia flows active, $sr with seqrand, $hits rule hits"
+	fi
+	if ! ip netns del "$r"; then
+		f_del=$((f_del + 1))
+		first $f_del "iteration $i: cannot delete $r"
+	fi
+	hold_stop
+	[ $((i % 10)) != 0 ] ||
+		log_info "$i namespaces in $((SECONDS - t0)) s (last: ecn_proxy $pa flows, impair $ia)"
+done
+log_info "$N iterations in $((SECONDS - t0)) s"
+
+RET=0
+[ $f_setup = 0 ] || check_err 1 "$f_setup of $N router namespaces could not be set up"
+[ $f_del = 0 ] || check_err 1 "$f_del of $N router namespaces could not be deleted"
+log_test "$N router namespaces created and deleted with both modules loaded"
+
+RET=0
+[ $f_xfer = 0 ] || check_err 1 "downloads failed or not byte-exact in $f_xfer of $N iterations"
+[ $f_hold = 0 ] || check_err 1 "the open connection did not start in $f_hold of $N iterations"
+log_test "traffic through each router namespace is byte-exact (IPv4, IPv6, seqrand)"
+
+RET=0
+[ $f_proxy = 0 ] || check_err 1 "ecn_proxy's table lacked proxied or open flows in $f_proxy of $N iterations"
+[ $f_impair = 0 ] || check_err 1 "impair's table or rules lacked flows or hits in $f_impair of $N iterations"
+log_test "each namespace is deleted with flows in both modules' tables"
+
+RET=0
+tb_bg_stop srv
+for n in $A $B; do
+	ip netns del "$n" || check_err 1 "cannot delete $n"
+done
+left=$(ip netns list | awk '$1 ~ /^churn-/ { print $1 }' | tr '\n' ' ')
+[ -z "$left" ] || check_err 1 "namespaces left: $left"
+log_test "no namespace of the churn is left"
+
+RET=0
+for m in tcpfwd ecn_proxy impair; do
+	[ -d /sys/module/$m ] || check_err 1 "$m is no longer loaded"
+done
+for m in ecn_proxy impair; do
+	rc=$(cat /sys/module/$m/refcnt 2>/dev/null) || rc=none
+	[ "$rc" = 0 ] || check_err 1 "$m's reference count is $rc, expected 0"
+done
+rmmod impair ecn_proxy tcpfwd || check_err 1 "rmmod impair ecn_proxy tcpfwd failed"
+for m in tcpfwd ecn_proxy impair; do
+	[ ! -d /sys/module/$m ] || check_err 1 "$m still loaded after rmmod"
+done
+log_test "after the churn the modules are unreferenced and unload"
+
+RET=0
+if dmesg | tail -n +"$mark" |
+	grep -E "BUG:|WARNING:|Oops|KASAN|UBSAN|refcount_t|list_del|general protection"; then
+	check_err 1 "the kernel log shows a problem during the churn"
+fi
+log_test "no kernel report during the churn"
+
+exit $EXIT_STATUS
