@@ -23,8 +23,12 @@ mkdir -p "$outdir/tests"
 # Two suites, so that make test stays well inside CI's time: the core suite
 # (make test, make vmtest) and the extended one (make vmtest-extended).  A
 # script with the header line "# tb-suite: extended" belongs to the
-# extended suite, and so do the variants it declares with
+# extended suite, with the variants it declares with "# tb-variant:"; a
+# variant declared with
 #   # tb-variant-extended: VARIANT VAR=VALUE...
+# is always in the extended suite, one declared with
+#   # tb-variant-core: VARIANT VAR=VALUE...
+# always in the core suite.
 # TB_SUITE selects: core (the default), extended, or all; with TESTS set
 # the default is all, so that TESTS names any run.
 suite=${TB_SUITE:-}
@@ -42,8 +46,9 @@ for t in "$here"/tests/*.sh; do
 	while read -r kind variant env; do
 		vs=$s
 		[ "$kind" = tb-variant-extended: ] && vs=extended
+		[ "$kind" = tb-variant-core: ] && vs=core
 		runs+=("$vs $name@$variant $t $env")
-	done < <(grep -E '^# tb-variant(-extended)?: ' "$t" | cut -c3-)
+	done < <(grep -E '^# tb-variant(-extended|-core)?: ' "$t" | cut -c3-)
 done
 
 for r in "${runs[@]}"; do

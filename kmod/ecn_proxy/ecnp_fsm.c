@@ -87,6 +87,7 @@
  *     once per window: recover := n_nxt, and no new event fires until E's
  *     ACK passes recover and the previous event's CWR has been sent (E
  *     keeps echoing until it sees CWR; those ECEs are not new congestion).
+ *     In dupack mode the window starts again when the signal is given.
  *     The signal toward N depends on the feedback mode:
  *       none:   nothing (N->E is never ECT, so routers drop instead).
  *       drop:   the next N->E new-data segment is dropped: one real loss,
@@ -94,23 +95,27 @@
  *       dupack: a simulated loss (DUPACK.md).  On the first pure ACK
  *               from E that advances E's ACK number, carries no SACK
  *               block and has at least four of N's segments in flight
- *               beyond it; without SACK, not inside a hole E reported by
- *               repeating its ACK (until E acks all N had sent by then),
- *               and after three such repeats not at all: N's own loss
- *               recovery answers the event (ECNP_EV_CONG_ANSWERED, CWR
- *               follows).  The signal: ACT_INJECT_DUPACKS (forward it,
- *               then three duplicates; with SACK they claim [L end,
- *               L end + 3 smss), L = [ack, ack + smss) being the "lost"
- *               segment), and the hold starts.  N's first
- *               retransmission of L is dropped (E has it) and fixes
- *               hold_end; until E's ACK reaches hold_end its ACKs are
+ *               beyond it (two with SACK), is not at a gap in N's stream
+ *               at the proxy and has no TSecr older than the previous
+ *               suppressed retransmission; without SACK, not inside a
+ *               hole E reported by repeating its ACK (until E acks all
+ *               N had sent by then), and after three such repeats not at
+ *               all: N's own loss recovery answers the event
+ *               (ECNP_EV_CONG_ANSWERED, CWR follows).  The signal:
+ *               ACT_INJECT_DUPACKS (forward it, then three duplicates;
+ *               with SACK they claim [L end, L end + 3 smss), L = [ack,
+ *               ack + smss) being the "lost" segment), and the hold
+ *               starts.  N's first retransmission of L is dropped (E
+ *               has it, never a copy that fills a gap at the proxy) and
+ *               fixes hold_end; until E's ACK reaches hold_end its ACKs are
  *               ACT_HOLD_ACK (ACK number L, the event's window, E's
  *               progress as SACK, TSecr no older than the
  *               retransmission), the releasing one ACT_SET_TSECR.
  *               Without SACK, a held ACK that would show N more
  *               duplicates than E has acked segments above L is dropped
- *               (ECNP_EV_ACK_ABSORBED).  A hole E reports inside the
- *               claimed range aborts the hold.
+ *               (ECNP_EV_ACK_ABSORBED), and after an abort a duplicate
+ *               of L beyond N's segments in flight.  A hole E reports
+ *               inside the claimed range aborts the hold.
  *     After the signal, CWR is set on the next N->E new-data segment, so E
  *     stops echoing.
  *
@@ -814,6 +819,16 @@ static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
 }
 
 /*
+ * N's data at @seq may not have passed the proxy yet: @seq is inside a
+ * gap in N's stream (ecnp_n_track_gap()).
+ */
+static bool ecnp_n_gap_at(const struct ecnp_fsm *f, u32 seq)
+{
+	return (f->dflags & ECNP_DF_GAP) && !before(seq, f->n_gap) &&
+	       before(seq, f->n_gap_end);
+}
+
+/*
  * A pure ACK from E on which the simulated loss can start: N has at least
  * ECNP_DUPACK_MIN_FLIGHT segments in flight beyond it (with SACK
  * ECNP_DUPACK_MIN_FLIGHT_SACK), so the segment L at the ACK number can be
@@ -845,10 +860,26 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 * number): N reads the hole from it and may retransmit more than L,
 	 * data E may still receive (reordering) or that was lost (N's own
 	 * recovery repairs it).  The signal waits for the next suitable ACK.
+	 *
+	 * Nor on an ACK at a gap in N's stream at the proxy: L was delayed
+	 * on its way to the proxy (two CPUs in N's host), later segments
+	 * passed it and E acked up to it.  E does not have L, and the first
+	 * copy of L the proxy would see, and suppress, is the original
+	 * (proxy_dupack: N's fast retransmit then ended the hold, went out
+	 * Not-ECT into RED and was dropped; N waited for its RTO).  Without
+	 * SACK nothing else shows it: E's ACK advanced to L.
+	 *
+	 * Nor on an ACK whose TSecr predates N's retransmission in the
+	 * previous event (typically the ACK that ends its hold): its TSecr
+	 * must be raised or N undoes that reduction (Eifel,
+	 * tcp_try_undo_recovery()), and an ACK that is copied goes out as E
+	 * sent it, so that its copies are exact duplicates.  E's next ACKs
+	 * echo segments sent after that retransmission.
 	 */
 	return advanced && !p->len && f->smss &&
 	       !(p->opt & ECNP_OPT_SACK) &&
 	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
+	       !ecnp_n_gap_at(f, p->ack) && !ecnp_tsecr_stale(f, p) &&
 	       ecnp_flight_segs(f, p->ack) >= (ecnp_sack_ok(f) ?
 					       ECNP_DUPACK_MIN_FLIGHT_SACK :
 					       ECNP_DUPACK_MIN_FLIGHT);
@@ -886,6 +917,63 @@ static void ecnp_e_track_hole(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->e_rep++;
 }
 
+/*
+ * A gap in N's stream at the proxy: N's segment [@p->seq, @end) starts
+ * beyond n_nxt, so [n_nxt, @p->seq) has not been seen (yet): it was
+ * delayed before the proxy (two CPUs in N's host can send one flow's
+ * segments out of order) or lost there.  The gap is [n_gap, n_gap_end):
+ * a segment that covers its start fills it up to the segment's end, and
+ * E acking into it shows that it has that much (E got it through the
+ * proxy); it is closed when its end is reached.  One delayed segment, or
+ * one GSO packet, is tracked exactly.  A gap that opens while one is open
+ * is merged with it, up to the new one's end: the data seen between them
+ * then counts as missing too, until E acks past it (a signal deferred,
+ * never one at a segment the proxy lacks).
+ */
+static void ecnp_n_track_gap(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			     u32 end)
+{
+	if (after(p->seq, f->n_nxt)) {
+		if (!(f->dflags & ECNP_DF_GAP)) {
+			f->n_gap = f->n_nxt;
+			f->dflags |= ECNP_DF_GAP;
+		}
+		f->n_gap_end = p->seq;
+		return;
+	}
+	if (!(f->dflags & ECNP_DF_GAP) || after(p->seq, f->n_gap) ||
+	    !after(end, f->n_gap))
+		return;
+	f->n_gap = end;
+	if (!before(f->n_gap, f->n_gap_end))
+		f->dflags &= ~ECNP_DF_GAP;
+}
+
+/* E acked up to @ack: it got all below through the proxy. */
+static void ecnp_e_track_gap(struct ecnp_fsm *f, u32 ack)
+{
+	if (!(f->dflags & ECNP_DF_GAP) || !after(ack, f->n_gap) ||
+	    after(ack, f->n_nxt))
+		return;
+	f->n_gap = ack;
+	if (!before(f->n_gap, f->n_gap_end))
+		f->dflags &= ~ECNP_DF_GAP;
+}
+
+/*
+ * The once-per-window guard from the signal on (RFC 3168 6.1.2): N reduces
+ * its window when it is given the signal, not when E's ECE arrived, and a
+ * signal may stay pending (ecnp_dupack_ready()) until E's ACK has passed
+ * the recover point the ECE set, which would then let the ECE on the ACK
+ * that ends this event's hold start the next one inside N's recovery.
+ */
+static void ecnp_window_from_signal(struct ecnp_fsm *f)
+{
+	f->flags |= ECNP_FL_IN_WINDOW;
+	if (after(f->n_nxt, f->recover))
+		f->recover = f->n_nxt;
+}
+
 static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	f->saved_ack = p->ack;
@@ -896,8 +984,9 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	f->dup_cnt = 0;
 	f->dup_shown = ECNP_DUPACKS;
 	f->claimed = min_t(u32, ecnp_flight_segs(f, p->ack) - 1, ECNP_DUPACKS);
-	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B)) |
-		    ECNP_DF_HOLD;
+	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B |
+				  ECNP_DF_GAP)) | ECNP_DF_HOLD;
+	ecnp_window_from_signal(f);
 }
 
 /*
@@ -924,7 +1013,7 @@ static bool ecnp_dupack_excess(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 
 	if (f->dup_cnt) {
 		if ((u32)f->dup_shown + 2 >
-		    (f->n_nxt - f->saved_ack) / f->smss)
+		    ecnp_flight_segs(f, f->saved_ack))
 			return true;
 	} else {
 		if (after(p->ack, f->saved_ack + f->smss))
@@ -937,11 +1026,52 @@ static bool ecnp_dupack_excess(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return false;
 }
 
+/*
+ * Without SACK, after the hold was given up (ecnp_give_up(), N's second
+ * copy of L, a GSO copy that could not be dropped) while E's ACK is still
+ * at L: each pure ACK of E at L is one more duplicate to N, on top of the
+ * ones it has been shown, and E sends one for every segment above its
+ * hole, the first of which the injected duplicates already stood for.
+ * Shown all, N counts more duplicates than segments in flight and raises
+ * its dupthresh to a window (tcp_check_reno_reordering(), TCPRenoReorder
+ * and tp->reordering 111 in proxy_dupack), after which no simulated loss
+ * works.  So one is shown only when E has sent more duplicates of L
+ * (dup_cnt, counted in the hold too: segments delivered above L) than N
+ * has been shown, and N has more segments in flight beyond L than that
+ * (as for E's repeats in the hold, ecnp_dupack_excess()); a partial ACK
+ * then finds no more duplicates than segments delivered above it either
+ * (tcp_remove_reno_sacks()).  Until E's ACK passes L.  @count: the hold
+ * did not count this ACK already.
+ *
+ * Return: true if the ACK is to be absorbed.
+ */
+static bool ecnp_absorb_after_abort(struct ecnp_fsm *f,
+				    const struct ecnp_pkt *p, bool count)
+{
+	if (!(f->dflags & ECNP_DF_ABORTED))
+		return false;
+	if (after(f->e_ack, f->saved_ack)) {
+		f->dflags &= ~ECNP_DF_ABORTED;
+		return false;
+	}
+	if (ecnp_sack_ok(f) || !f->smss || !(p->flags & ECNP_TCP_ACK) ||
+	    p->len || p->ack != f->saved_ack ||
+	    (p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST)))
+		return false;
+	if (count && f->dup_cnt != 0xff)
+		f->dup_cnt++;
+	if (f->dup_shown >= f->dup_cnt ||
+	    (u32)f->dup_shown + 2 > ecnp_flight_segs(f, f->saved_ack))
+		return true;
+	f->dup_shown++;
+	return false;
+}
+
 /* A real loss the hold would hide: stop holding and suppressing. */
 static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	f->dflags &= ~ECNP_DF_HOLD;
-	f->dflags |= ECNP_DF_REXMIT;
+	f->dflags |= ECNP_DF_REXMIT | ECNP_DF_ABORTED;
 	return ECNP_EV_DUPACK_ABORT |
 	       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
 }
@@ -1034,13 +1164,19 @@ static bool ecnp_late_rexmit(const struct ecnp_fsm *f,
 	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST | ECNP_TCP_FIN));
 }
 
-/* N's first retransmission of L during the simulated loss (E got L). */
+/*
+ * N's first retransmission of L during the simulated loss (E got L).
+ * Never a copy that fills a gap in N's stream at the proxy: that may be
+ * the original of L, which E does not have (ecnp_dupack_ready() does not
+ * start a simulated loss there; this holds whatever started it).
+ */
 static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 				    const struct ecnp_pkt *p)
 {
 	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD &&
 	       p->len && p->seq == f->saved_ack && before(p->seq, f->n_nxt) &&
-	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST));
+	       !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) &&
+	       !ecnp_n_gap_at(f, p->seq);
 }
 
 /**
@@ -1109,16 +1245,19 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool signal = ecnp_st_signal(f->state);
 	bool advanced = (p->flags & ECNP_TCP_ACK) &&
 			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
+	bool held = (p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD);
 	u32 act = 0;
 
 	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
 		ecnp_e_track_hole(f, p, advanced);
 	if (advanced)
 		f->e_ack = p->ack;
+	if (p->flags & ECNP_TCP_ACK)
+		ecnp_e_track_gap(f, p->ack);
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
 	    after(p->ack, f->recover))
 		f->flags &= ~ECNP_FL_IN_WINDOW;
-	if ((p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD))
+	if (held)
 		act = ecnp_hold(f, p);
 	else if (ecnp_tsecr_stale(f, p))
 		/*
@@ -1128,6 +1267,8 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		 * than the suppressed retransmission would still undo it.
 		 */
 		act = ECNP_ACT_SET_TSECR;
+	if (ecnp_absorb_after_abort(f, p, !held))
+		act = ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED | (act & ECNP_EV_MASK);
 
 	if (p->flags & ECNP_TCP_CWR)
 		echo = false;
@@ -1142,6 +1283,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->recover = f->n_nxt;
 		f->saved_ack = p->ack;
 		f->dup_cnt = 0;
+		f->dflags &= ~ECNP_DF_ABORTED;	/* L is forgotten */
 		if (mode == ECNP_FB_NONE)
 			f->flags |= ECNP_FL_CWR_PENDING;
 		else
@@ -1155,6 +1297,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
 		signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
+		ecnp_window_from_signal(f);
 		act |= ECNP_EV_CONG_ANSWERED;
 	}
 	/* dupack: the signal is this ACK plus injected duplicates of it */
@@ -1164,9 +1307,9 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
 		/*
-		 * The ACK that ends one hold may start the next: it then
-		 * goes out as E sent it and its copies duplicate it exactly
-		 * (no TSecr from the previous loss in one and not the other).
+		 * The ACK that ends one hold may start the next, if its
+		 * TSecr needs no fix (ecnp_dupack_ready()): it goes out as
+		 * E sent it and its copies duplicate it exactly.
 		 */
 		act &= ECNP_EV_MASK;
 		act |= ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL;
@@ -1198,6 +1341,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (ECNP_DF_HOLD | ECNP_DF_REXMIT) && p->len &&
 	    p->seq == f->saved_ack && before(p->seq, f->n_nxt)) {
 		f->dflags &= ~ECNP_DF_HOLD;
+		f->dflags |= ECNP_DF_ABORTED;
 		ev |= ECNP_EV_DUPACK_ABORT;
 	}
 	if (ecnp_late_rexmit(f, p)) {
@@ -1214,7 +1358,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		 * and later copies are N's own.
 		 */
 		f->dflags &= ~ECNP_DF_HOLD;
-		f->dflags |= ECNP_DF_REXMIT;
+		f->dflags |= ECNP_DF_REXMIT | ECNP_DF_ABORTED;
 		ev |= ECNP_EV_DUPACK_ABORT | ECNP_EV_NOT_DROPPED;
 	} else if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: drop the copy, remember what N's clock said */
@@ -1245,8 +1389,18 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	}
 	if (p->len && !(p->flags & ECNP_TCP_SYN) && p->seg_len > f->smss)
 		f->smss = p->seg_len;
-	if (after(end, f->n_nxt))
-		f->n_nxt = end;
+	/*
+	 * Only data and FIN move n_nxt (and open or fill a gap): a pure ACK's
+	 * sequence number is N's snd_nxt, ahead of data it sent before if
+	 * that data is late (a duplicate ACK N sent on the other CPU overtook
+	 * it); that data is still new, and must get ECT (proxy_idle,
+	 * proxy_modes: one segment in 2000 went out Not-ECT).
+	 */
+	if (p->len || (p->flags & ECNP_TCP_FIN)) {
+		ecnp_n_track_gap(f, p, end);
+		if (after(end, f->n_nxt))
+			f->n_nxt = end;
+	}
 
 	/*
 	 * drop (or none, switched at run time); dupack signals in e_step.
@@ -1372,9 +1526,10 @@ static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
  * CWR from A shows that someone echoes.  B echoing, CWR from A, or ECT on
  * B's data: B is ECN-capable, SAME.  AE from either side, or CWR from B
  * (which a classic ECN receiver only sends as a data sender): AccECN,
- * whose ACE counter (AE, CWR, ECE) the proxy must not touch, SAME.  B acking the marked data without
- * ECE: B is N, the connection was proxied (its E is A), and the echo the
- * proxy owes A starts with that ACK.  Until then nothing is edited.
+ * whose ACE counter (AE, CWR, ECE) the proxy must not touch, SAME.  B
+ * acking the marked data without ECE: B is N, the connection was proxied
+ * (its E is A), and the echo the proxy owes A starts with that ACK.  Until
+ * then nothing is edited.
  * hold_end is the end of A's first marked segment, hold_ack A's latest
  * ACK (what E acked of N's data).
  */

@@ -138,6 +138,13 @@ enum ecnp_state {
 					 * retransmission of L: a copy of L
 					 * that still comes is dropped
 					 */
+#define ECNP_DF_GAP		0x40	/* N's data in [n_gap, n_gap_end)
+					 * may not have passed the proxy yet
+					 * (seen out of order): both valid
+					 */
+#define ECNP_DF_ABORTED		0x80	/* the hold was given up while E's
+					 * ACK was at L (saved_ack)
+					 */
 
 /* Duplicate ACKs injected per simulated loss (Linux: tp->reordering = 3). */
 #define ECNP_DUPACKS		3
@@ -190,20 +197,22 @@ struct ecnp_win {
 					 */
 
 /*
- * Per-flow state: 11 * u32 + 2 * struct ecnp_win (12 bytes each) + 2 * u16
- * + 8 * u8 = 80 bytes, no padding (checked by the unit test).  With the
- * plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header, two
- * bools, 28 bytes of counters) that is 192 bytes, the kmalloc-192 bucket
+ * Per-flow state: 13 * u32 + 2 * struct ecnp_win (12 bytes each) + 2 * u16
+ * + 8 * u8 = 88 bytes, no padding (checked by the unit test).  With the
+ * plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header,
+ * three bools, 28 bytes of counters, padded to the header's 8-byte
+ * alignment) that is 200 bytes on x86-64 (192 before n_gap and
+ * n_gap_end), from the module's own slab cache
  * (flow_struct_bytes, flow_alloc_bytes in /proc/net/ecn_proxy/stats;
  * without lock debugging, which grows the spinlock in the flow header);
  * with the rhashtable's bucket array (11 to 27 bytes per flow at its load
- * factors of 0.3-0.75) a flow costs at most 219 bytes.  All-zero is
+ * factors of 0.3-0.75) a flow costs at most 227 bytes.  All-zero is
  * ECNP_S_INIT.
  */
 struct ecnp_fsm {
 	u32 a_isn;	/* sequence number of A's SYN */
 	u32 b_isn;	/* sequence number of B's latest SYN-ACK (or SYN) */
-	u32 n_nxt;	/* phase 2: highest end sequence N has sent */
+	u32 n_nxt;	/* phase 2: highest end of N's data or FIN seen */
 	u32 recover;	/* phase 2: n_nxt when the last congestion event fired */
 	u32 saved_ack;	/* phase 2: E's ACK number at the last event; in
 			 * dupack mode the start of the segment N is made to
@@ -217,6 +226,13 @@ struct ecnp_fsm {
 	u32 e_ack;	/* phase 2: highest ACK number E sent (up to n_nxt) */
 	u32 e_hole_end;	/* dupack: n_nxt when E last repeated its ACK */
 	u32 n_ack;	/* phase 2: highest ACK number N sent */
+	u32 n_gap;	/* phase 2, with ECNP_DF_GAP: N's data from here
+			 * to n_gap_end may not have passed the proxy (its
+			 * segments seen out of order); none below it
+			 */
+	u32 n_gap_end;	/* ... the start of N's latest segment seen beyond
+			 * what it had sent before
+			 */
 	struct ecnp_win win[2];	/* window model, by enum ecnp_dir */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
@@ -224,7 +240,9 @@ struct ecnp_fsm {
 	u8 flags;	/* ECNP_FL_* */
 	u8 hflags;	/* ECNP_HF_* */
 	u8 dup_cnt;	/* dupack: E's ACKs reporting a hole in the claimed
-			 * range during the current simulated loss
+			 * range during the current simulated loss (without
+			 * SACK: E's repeats of its ACK; at L, also after
+			 * an abort, ECNP_DF_ABORTED)
 			 */
 	u8 dflags;	/* ECNP_DF_* */
 	u8 dup_shown;	/* dupack without SACK: duplicate ACKs N has been

@@ -223,6 +223,36 @@ tb_phases() {
 	[ "$(jq -r .ok "$c" 2>/dev/null)" = true ]
 }
 
+# check_nothing_to_n N_JSON: check_err unless pcap_ecn's summary of a
+# capture on N's side (E the server) shows no ECT, CE, ECE or CWR toward N.
+check_nothing_to_n() {
+	local ect ce ece cwr
+	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' "$1")
+	[ "$ect$ce$ece$cwr" = 0000 ] ||
+		check_err 1 "toward N: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
+}
+
+# check_ect_to_e E_JSON: check_err unless every segment N sent once is ECT
+# in pcap_ecn's summary of a capture on E's side (with N_SIDE_PCAP); sets
+# N2E_DATA and N2E_ECT.
+check_ect_to_e() {
+	read -r N2E_DATA N2E_ECT < <(jq -r '.n2e | "\(.data) \(.ect_data)"' "$1")
+	[ "$N2E_DATA" -gt 0 ] && [ "$N2E_ECT" = "$N2E_DATA" ] ||
+		check_err 1 "ECT on $N2E_ECT of the $N2E_DATA segments N sent once"
+}
+
+# check_echo_to_e E_JSON: check_err unless the router marked E's data and
+# the proxy echoed it to E as an RFC 3168 receiver would (on >= 95 % of
+# N's segments), in pcap_ecn's summary of a capture on E's side (ECN_HOST
+# server); sets ECHO_CE, ECHO_ECE and ECHO_MATCH.
+check_echo_to_e() {
+	read -r ECHO_CE ECHO_ECE ECHO_MATCH < <(jq -r '"\(.s2c.ce) \(.echo.ece) \(.echo.match)"' "$1")
+	[ "$ECHO_CE" -gt 0 ] || check_err 1 "RED marked none of E's data"
+	[ "$ECHO_ECE" -gt 0 ] || check_err 1 "no ECE toward E"
+	awk -v m="$ECHO_MATCH" 'BEGIN { exit !(m >= 0.95) }' ||
+		check_err 1 "the echo matches RFC 3168 on only $ECHO_MATCH of N's segments"
+}
+
 # pcap_ecn PCAP [ECN_HOST [N_SIDE_PCAP]]: JSON summary of the xfer
 # connection's ECN bits; with N_SIDE_PCAP, "n2e" judges the data toward the
 # ECN host by what the non-ECN host sent (see pcap_ecn.py).

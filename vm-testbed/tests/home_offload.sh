@@ -26,6 +26,9 @@
 #                means something), ECN bits the same on both sides;
 # all byte-exact, nothing dropped as invalid, and no proxied flow was ever
 # seen offloaded (flows_offloaded_proxied stays 0).
+# TB_OFFLOAD_FAMILIES (comma-separated): 4 in make test, 6 in the extended
+# suite (@v6).
+# tb-variant-extended: v6 TB_OFFLOAD_FAMILIES=6
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
@@ -112,7 +115,9 @@ run() {
 	fi
 }
 
-for fam in 4 6; do
+TB_OFFLOAD_FAMILIES=${TB_OFFLOAD_FAMILIES:-4}
+for fam in ${TB_OFFLOAD_FAMILIES//,/ }; do
+	case $fam in 4 | 6) ;; *) skip "TB_OFFLOAD_FAMILIES: '$fam' is not 4 or 6" ;; esac
 	run "$fam" srvecn+proxy 0 1 server
 	run "$fam" cliecn+proxy 1 0 client
 	run "$fam" noecn+proxy 0 0 -

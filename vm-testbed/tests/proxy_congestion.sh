@@ -12,6 +12,7 @@
 # Also logs the completion time of the same download in configurations 1
 # (no ECN), 3 and 4 (end-to-end ECN), as a first look (not asserted).
 # tb-variant: home TB_ROUTER=home
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT

@@ -11,6 +11,7 @@
 # retransmission (which the proxy forwards unmodified) and be remembered; the
 # next connection to the same server must not be upgraded, so it connects
 # without the 1 s retransmission delay.
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT

@@ -28,13 +28,17 @@
 # N's new data carries ECT toward E; E's CE marks are echoed to E as ECE
 # (RFC 3168 echo replayed on E's side); N gets its congestion feedback
 # (congestion_events); byte-exact in every step.
-# tb-variant: home TB_ROUTER=home
+# TB_IDLE_FAMILIES (comma-separated): 4 in make test; IPv6 (@v6) and the
+# home router (@home, both families) in the extended suite.
+# tb-variant-extended: v6 TB_IDLE_FAMILIES=6
+# tb-variant-extended: home TB_ROUTER=home TB_IDLE_FAMILIES=4,6
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
 require_cmd tcpdump jq python3
 
 IDLE_T=${TB_IDLE_TIMEOUT:-5}
+TB_IDLE_FAMILIES=${TB_IDLE_FAMILIES:-4}
 DOWN=${TB_IDLE_DOWN:-3000000}
 UP=${TB_IDLE_UP:-3000000}
 PORT=5003
@@ -153,24 +157,16 @@ run() {
 		"$TB_OUT/$tag.n.pcap" >"$TB_OUT/$tag.e.json"
 
 	RET=0
-	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' "$TB_OUT/$tag.n.json")
-	[ "$ect$ce$ece$cwr" = 0000 ] ||
-		check_err 1 "toward N: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
+	check_nothing_to_n "$TB_OUT/$tag.n.json"
 	log_test "$tag: after the wake-up no ECT, CE, ECE or CWR reaches N"
 
 	RET=0
-	read -r data ectd < <(jq -r '.n2e | "\(.data) \(.ect_data)"' "$TB_OUT/$tag.e.json")
-	[ "$data" -gt 0 ] && [ "$ectd" = "$data" ] ||
-		check_err 1 "ECT on $ectd of the $data segments N sent once"
-	log_test "$tag: N's data carries ECT toward E after the wake-up ($ectd/$data)"
+	check_ect_to_e "$TB_OUT/$tag.e.json"
+	log_test "$tag: N's data carries ECT toward E after the wake-up ($N2E_ECT/$N2E_DATA)"
 
 	RET=0
-	read -r ce echoed match < <(jq -r '"\(.s2c.ce) \(.echo.ece) \(.echo.match)"' "$TB_OUT/$tag.e.json")
-	log_info "$tag: CE on E's data $ce, ECE toward E $echoed, echo match $match"
-	[ "$ce" -gt 0 ] || check_err 1 "RED marked none of E's data"
-	[ "$echoed" -gt 0 ] || check_err 1 "no ECE toward E"
-	awk -v m="$match" 'BEGIN { exit !(m >= 0.95) }' ||
-		check_err 1 "the ECE echo matches RFC 3168 on only $match of N's segments"
+	check_echo_to_e "$TB_OUT/$tag.e.json"
+	log_info "$tag: CE on E's data $ECHO_CE, ECE toward E $ECHO_ECE, echo match $ECHO_MATCH"
 	log_test "$tag: E's CE marks are echoed to E"
 
 	RET=0
@@ -178,7 +174,8 @@ run() {
 	log_test "$tag: N gets its congestion feedback ($ev events)"
 }
 
-for fam in 4 6; do
+for fam in ${TB_IDLE_FAMILIES//,/ }; do
+	case $fam in 4 | 6) ;; *) skip "TB_IDLE_FAMILIES: '$fam' is not 4 or 6" ;; esac
 	run idle "$fam"
 	run reload "$fam"
 done

@@ -7,6 +7,7 @@
 #
 #   client --[net0]-- proxy --[net1/br1]-- router(eth1: HTB 10M + RED ecn) ...
 #     ^ capture                                    ... --[net2]-- server (iperf3 -R)
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT

@@ -333,6 +333,35 @@ static void run_p2_row(const char *row, void (*body)(struct flow *fl))
 	}
 }
 
+/*
+ * N's pure ACK overtakes data N sent before it (two CPUs in N's host): its
+ * sequence number is ahead of that data, which is still new and must be
+ * ECT (proxy_idle reload-v6, proxy_modes drop-v6: one segment in 2000
+ * went out Not-ECT).  A pure ACK does not move n_nxt.
+ */
+static void p2_ect_on_data_overtaken_by_pure_ack(struct flow *fl)
+{
+	u32 seq = fl->n_seq, nxt, r;
+
+	EXPECT(n_send(fl, 0, MSS) & SET_ECT0);
+	nxt = fl->f.n_nxt;
+	/* N's duplicate ACK, sent after the next segment, arrives first */
+	r = step(fl, mkp(n_dir(fl), ACK, fl->n_seq + MSS, fl->e_seq, 0,
+			 NOT_ECT));
+	EXPECT(!(r & SET_ECT0));
+	EXPECT_EQ(fl->f.n_nxt, nxt);
+	/* the overtaken segment: new data */
+	EXPECT(n_send(fl, 0, MSS) & SET_ECT0);
+	/* a retransmission stays Not-ECT */
+	EXPECT(!(n_retx(fl, seq, MSS) & SET_ECT0));
+}
+
+static void test_ect_on_data_overtaken_by_pure_ack(void **state)
+{
+	(void)state;
+	run_p2_row("N's pure ACK ahead of its late data", p2_ect_on_data_overtaken_by_pure_ack);
+}
+
 /* ======================= Phase 1: reference rows ======================== */
 
 static void test_p1_row1_init_ecn_syn_to_a_c(void **state)
@@ -2687,16 +2716,24 @@ static void test_dupack_hold_until_rexmit(void **state)
 		 ECNP_ACT_SET_TSECR);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 
-	CTX("dupack: the ACK that ends a hold starts the next one");
+	CTX("dupack: an ACK with a stale TSecr starts no event");
 	/* (seven: the ACK below advances E's, a repeat would be a hole) */
 	for (k = 0; k < 7; k++)
 		n_send(&fl, 0, MSS);
-	/* a stale TSecr alone would be raised ... */
+	/* a stale TSecr alone is raised ... */
 	u = fl.n_seq - 5 * MSS;
 	EXPECT_R(e_ack(&fl, 0, u - MSS, ECNP_OPT_TS, 1, 9), ECNP_ACT_SET_TSECR);
-	/* ... but not on an ACK that is copied: sent as E sent it */
+	/*
+	 * ... and with ECE too: an ACK that is copied goes out as E sent
+	 * it, and with this TSecr N would undo the previous reduction
+	 */
 	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 1, 9),
-		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		 CLR_ECE | ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	/* E's next ACK echoes a segment sent after the retransmission */
+	EXPECT_R(e_ack(&fl, 0, u + MSS, ECNP_OPT_TS, 50, 9),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 
 	CTX("dupack: released without a retransmission when E has it all");
@@ -2892,14 +2929,348 @@ static void test_dupack_gso_rexmit_and_old_acks(void **state)
 }
 
 /*
- * A window-limited N, an in-order path that marks CE, and an RFC 3168
- * receiver E acking every segment.  N reacts to the duplicates by
- * retransmitting L.  Checked: one injection and one suppression per event,
- * CWR once per event, E never receives a byte twice and gets every byte,
- * the ACK number N sees never goes back and stays at L while held, the
- * SACK blocks N sees never cover L and never exceed what N sent, and the
- * TSecr N sees from its retransmission to the release is never older than
- * the retransmission.
+ * N's segment L reaches the proxy late, after later ones (two CPUs in N's
+ * host), and E's ACK advances to L: E does not have L, nor does the proxy
+ * (proxy_dupack, CUBIC without SACK: the original of L came 3.6 ms late).
+ * A simulated loss there would suppress the first copy of L the proxy
+ * sees, the original, and N's fast retransmit would end the hold; E got L
+ * only from N's RTO.  The signal waits until E acks past the gap.
+ */
+static void test_dupack_gap_at_proxy(void **state)
+{
+	struct ecnp_pkt d;
+	struct flow fl;
+	u32 l, r;
+	bool wd;
+	int k, v;
+
+	(void)state;
+	/* v: 0 no SACK; 1 SACK, E has nothing above L; 2 SACK, a block */
+	for (v = 0; v < 3; v++) {
+		CTX("dupack variant %d: E's ACK at a segment the proxy lacks",
+		    v);
+		flow_open(&fl, false, ECNP_FB_DUPACK, 0xfffff000u, 77);
+		if (v)
+			flow_sack(&fl);
+		for (k = 0; k < 3; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_R(e_ack(&fl, 0, fl.n_seq - MSS, 0, 0, 9), 0);
+		/* L is late: N's next three segments pass it */
+		d = n_next(&fl, 0, MSS);
+		l = d.seq;
+		fl.n_seq += MSS;
+		for (k = 0; k < 3; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT(fl.f.dflags & ECNP_DF_GAP);
+		EXPECT_EQ(fl.f.n_gap, l);
+		EXPECT_EQ(fl.f.n_gap_end, l + MSS);
+		/*
+		 * E acks up to L, with ECE (without SACK E's ACK for the
+		 * segments above L advances to L and looks like any other):
+		 * no signal on a segment never forwarded
+		 */
+		r = e_ack(&fl, ECE, l, v == 2 ? ECNP_OPT_SACK : 0, 0, 9);
+		EXPECT_R(r, CLR_ECE);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+		/* the original of L goes through and fills the gap */
+		wd = ecnp_fsm_wants_drop(&fl.f, &d, ECNP_FB_DUPACK);
+		EXPECT(!wd);
+		EXPECT_R(step(&fl, d), 0);
+		EXPECT(!(fl.f.dflags & ECNP_DF_GAP));
+		/* the next suitable ACK gives the signal */
+		for (k = 0; k < 4; k++)
+			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		l = fl.n_seq - 4 * MSS;
+		EXPECT_R(e_ack(&fl, 0, l, 0, 0, 9),
+			 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		EXPECT_EQ(fl.f.saved_ack, l);
+		/* and N's retransmission of that L is suppressed */
+		EXPECT_R(n_retx(&fl, l, MSS), DROP |
+			 ECNP_EV_REXMIT_SUPPRESSED);
+	}
+
+	CTX("dupack: a gap of two segments filled from its start");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7fffff00u, 77);
+	for (k = 0; k < 3; k++)
+		n_send(&fl, 0, MSS);
+	l = fl.n_seq;
+	fl.n_seq += 2 * MSS;
+	for (k = 0; k < 4; k++)
+		n_send(&fl, 0, MSS);
+	EXPECT_EQ(fl.f.n_gap, l);
+	EXPECT_EQ(fl.f.n_gap_end, l + 2 * MSS);
+	/* the first is filled; the second is still missing */
+	EXPECT_R(n_retx(&fl, l, MSS), 0);
+	EXPECT(fl.f.dflags & ECNP_DF_GAP);
+	EXPECT_EQ(fl.f.n_gap, l + MSS);
+	EXPECT_R(e_ack(&fl, ECE, l + MSS, 0, 0, 9), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_R(n_retx(&fl, l + MSS, MSS), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_GAP));
+	EXPECT_R(e_ack(&fl, 0, l + 2 * MSS, 0, 0, 9),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+
+	/*
+	 * A second segment is late while the first still is: the gaps are
+	 * merged, and what the proxy saw between them counts as missing
+	 * until E acks past it (with SACK, E's ACK at the second gap can
+	 * come before any block: E has nothing above it yet)
+	 */
+	CTX("dupack: two gaps at once");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0xffffff00u, 77);
+	flow_sack(&fl);
+	for (k = 0; k < 3; k++)
+		n_send(&fl, 0, MSS);
+	d = n_next(&fl, 0, MSS);	/* late: G1 */
+	fl.n_seq += MSS;
+	for (k = 0; k < 2; k++)
+		n_send(&fl, 0, MSS);
+	l = fl.n_seq;			/* late: G2 */
+	fl.n_seq += MSS;
+	for (k = 0; k < 3; k++)
+		n_send(&fl, 0, MSS);
+	EXPECT_EQ(fl.f.n_gap, d.seq);
+	EXPECT_EQ(fl.f.n_gap_end, l + MSS);
+	EXPECT_R(step(&fl, d), 0);
+	EXPECT(fl.f.dflags & ECNP_DF_GAP);
+	/* E got G1 and what followed, and acks up to G2 */
+	EXPECT_R(e_ack(&fl, ECE, d.seq + MSS, 0, 0, 9), CLR_ECE);
+	EXPECT_R(e_ack(&fl, 0, l, 0, 0, 9), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.n_gap, l);
+	EXPECT_R(n_retx(&fl, l, MSS), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_GAP));
+	EXPECT_R(e_ack(&fl, 0, l + 2 * MSS, 0, 0, 9),
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+
+	/*
+	 * However the hold started, a copy of L that fills a gap at the
+	 * proxy may be the original: forwarded, and the next one dropped
+	 * (state set by hand: ecnp_dupack_ready() no longer starts one there)
+	 */
+	CTX("dupack: the first copy of L is never suppressed");
+	l = held_flow(&fl, false, 5, 6, false, 0);
+	fl.f.dflags |= ECNP_DF_GAP;
+	fl.f.n_gap = l;
+	fl.f.n_gap_end = l + MSS;
+	d = mkp(n_dir(&fl), ACK, l, fl.e_seq, MSS, NOT_ECT);
+	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &d, ECNP_FB_DUPACK));
+	EXPECT_R(step(&fl, d), 0);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_R(step(&fl, d), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+}
+
+/*
+ * Without SACK, after the hold is given up while E's ACK is still at L,
+ * E's duplicates of L keep counting at N on top of the three injected
+ * ones: more than segments in flight and Linux raises its dupthresh to a
+ * window (TCPRenoReorder; proxy_dupack: tp->reordering 111, every later
+ * simulated loss failed).  They are shown only while N has more segments
+ * beyond L in flight than duplicates, until E's ACK passes L.
+ */
+static void test_dupack_no_sack_abort_absorbs(void **state)
+{
+	struct flow fl;
+	u32 u;
+	int k;
+
+	(void)state;
+	CTX("dupack without SACK: duplicates of L after N's second copy");
+	/* 8 segments beyond U: L and 7 more; 3 duplicates shown */
+	u = held_flow(&fl, false, 0xfffffc00u, 5, false, 0);
+	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), ECNP_EV_DUPACK_ABORT);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	/* E lacks L: its first three stand for what N was shown */
+	for (k = 0; k < ECNP_DUPACKS; k++)
+		EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9),
+			 DROP | ECNP_EV_ACK_ABSORBED);
+	/* then one for each further segment E got above L */
+	for (k = 0; k < 4; k++)
+		EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), 0);
+	EXPECT_EQ(fl.f.dup_shown, 7);
+	/* (7 above L are all N had sent: never more than that) */
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 9), DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), 0);
+	EXPECT_EQ(fl.f.dup_shown, 8);
+	/* data always goes through */
+	EXPECT_R(e_send(&fl, 0, 100, NOT_ECT, u), 0);
+	/* E acks past L: its ACKs are its own again */
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), 0);
+	EXPECT(!(fl.f.dflags & ECNP_DF_ABORTED));
+
+	CTX("dupack without SACK: duplicates of L after E's repeats");
+	u = held_flow(&fl, false, 0xfffffc00u, 5, false, 0);
+	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	/* in the hold, E's repeats are shown while N has more in flight */
+	for (k = 1; k < ECNP_HOLE_ACKS; k++)
+		EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(fl.f.dup_shown, 6);
+	/* the fourth gives up: 4 segments above L, 6 shown, absorbed */
+	EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9),
+		 DROP | ECNP_EV_ACK_ABSORBED | ECNP_EV_DUPACK_ABORT);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), DROP | ECNP_EV_ACK_ABSORBED);
+	EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), 0);
+	EXPECT_EQ(fl.f.dup_shown, 7);
+
+	CTX("dupack with SACK: nothing absorbed after an abort");
+	u = held_flow(&fl, false, 0xfffffc00u, 5, true, 0);
+	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), ECNP_EV_DUPACK_ABORT);
+	for (k = 0; k < 10; k++)
+		EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), 0);
+}
+
+/*
+ * With timestamps, E's ACK that ends a hold echoes a segment sent before
+ * N's suppressed retransmission and gets its TSecr raised, or N undoes
+ * the reduction (tcp_packet_delayed(), TCPFullUndo).  If that ACK carries
+ * ECE for the next window, it must not start the next simulated loss (an
+ * ACK that is copied goes out as E sent it): in proxy_dupack, 29 of 38
+ * stale TSecrs N saw were such ACKs.  The next ACK, which echoes a later
+ * segment, starts it.
+ */
+static void test_dupack_release_keeps_tsecr(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	u32 u, end, r;
+	bool wd;
+	int k;
+
+	(void)state;
+	CTX("dupack, SACK and timestamps: the release carrying ECE");
+	flow_open(&fl, true, ECNP_FB_DUPACK, 0x7ffffc00u, 5);
+	flow_sack(&fl);
+	for (k = 0; k < 6; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 5 * MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 10, 9), CLR_ECE |
+		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	end = fl.f.hold_end;
+	for (k = 0; k < 4; k++)
+		n_send(&fl, 0, MSS);
+	EXPECT_R(e_ack(&fl, ECE, end - MSS, ECNP_OPT_TS, 40, 9),
+		 CLR_ECE | ECNP_ACT_HOLD_ACK);
+	/* past hold_end and recover, TSecr older than the retransmission */
+	r = e_ack(&fl, ECE, end + MSS, ECNP_OPT_TS, 49, 9);
+	EXPECT_R(r, CLR_ECE | ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	e = edit_of(&fl, r);
+	EXPECT(e.set_tsecr);
+	EXPECT_EQ(e.tsecr, 50);
+	EXPECT_EQ(e.ack, end + MSS);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	/* E's next ACK echoes a later segment: the next event, unedited */
+	r = e_ack(&fl, ECE, end + 2 * MSS, ECNP_OPT_TS, 51, 9);
+	EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	e = edit_of(&fl, r);
+	EXPECT(!e.set_tsecr);
+	EXPECT_EQ(e.tsecr, 51);
+}
+
+/*
+ * An ECE that cannot be answered at once (here E acked all N had sent)
+ * leaves the signal pending with recover at N's n_nxt then; E's next ACK
+ * passes that, and the once-per-window guard was lost: the ECE on the ACK
+ * that ended the simulated loss started the next one inside N's recovery
+ * (proxy_dupack: 27 events at the previous hold_end).  The window now
+ * starts with the signal.
+ */
+static void test_dupack_window_from_signal(void **state)
+{
+	struct flow fl;
+	u32 b, r;
+	int k;
+
+	(void)state;
+	CTX("dupack: once per window counted from the signal");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0xfffffff0u, 5);
+	flow_sack(&fl);
+	b = fl.n_seq;
+	for (k = 0; k < 6; k++)
+		n_send(&fl, 0, MSS);
+	/* nothing in flight beyond the ECE ACK: pending */
+	EXPECT_R(e_ack(&fl, ECE, b + 6 * MSS, 0, 0, 9), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.recover, b + 6 * MSS);
+	for (k = 0; k < 6; k++)
+		n_send(&fl, 0, MSS);
+	r = e_ack(&fl, ECE, b + 8 * MSS, 0, 0, 9);
+	EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
+	EXPECT_EQ(fl.f.recover, b + 12 * MSS);
+	for (k = 0; k < 5; k++)
+		n_send(&fl, 0, MSS);
+	EXPECT_R(e_ack(&fl, ECE, b + 10 * MSS, 0, 0, 9),
+		 CLR_ECE | ECNP_ACT_HOLD_ACK);
+	EXPECT_R(n_retx(&fl, b + 8 * MSS, MSS), DROP |
+		 ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_EQ(fl.f.hold_end, b + 17 * MSS);
+	EXPECT_EQ(fl.f.recover, b + 17 * MSS);
+	EXPECT_R(e_ack(&fl, ECE, b + 14 * MSS, 0, 0, 9),
+		 CLR_ECE | ECNP_ACT_HOLD_ACK);
+	n_send(&fl, 0, MSS);
+	n_send(&fl, 0, MSS);
+	/* the release, still echoing: inside the window, no new event */
+	EXPECT_R(e_ack(&fl, ECE, b + 17 * MSS, 0, 0, 9), CLR_ECE);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+	for (k = 0; k < 4; k++)
+		n_send(&fl, 0, MSS);
+	/* past the recovery point: the next window's event */
+	EXPECT_R(e_ack(&fl, ECE, b + 18 * MSS, 0, 0, 9),
+		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+
+	CTX("dupack without SACK: once per window from N's own recovery");
+	b = n_flight(&fl, ECNP_FB_DUPACK, false, 10);
+	EXPECT_R(e_ack(&fl, ECE, b + 10 * MSS, 0, 0, 9), CLR_ECE);
+	for (k = 0; k < 3; k++)
+		n_send(&fl, 0, MSS);
+	/* past recover, too little in flight: still pending */
+	EXPECT_R(e_ack(&fl, 0, b + 11 * MSS, 0, 0, 9), 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	for (k = 0; k < 3; k++)
+		n_send(&fl, 0, MSS);
+	/* E repeats: N's own fast retransmit answers the event */
+	EXPECT_R(e_ack(&fl, 0, b + 11 * MSS, 0, 0, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, b + 11 * MSS, 0, 0, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, b + 11 * MSS, 0, 0, 9),
+		 ECNP_EV_CONG_ANSWERED);
+	EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
+	EXPECT_EQ(fl.f.recover, b + 16 * MSS);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_retx(&fl, b + 11 * MSS, MSS), 0);
+	/* N's recovery point acked, a new ECE: the same window */
+	EXPECT_R(e_ack(&fl, ECE, b + 16 * MSS, 0, 0, 9), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
+}
+
+/*
+ * A window-limited N, a path that marks CE, and an RFC 3168 receiver E
+ * acking every segment.  N reacts to the duplicates by retransmitting L.
+ * With @reorder, up to two of N's segments at a time reach the proxy up to
+ * 24 steps late (two CPUs in N's host; longer than the path from the proxy
+ * to E, so E can ack up to one before the proxy has it), so later ones pass
+ * them; E then
+ * receives out of order, reports the hole with SACK (or repeats its ACK)
+ * and echoes the TSval of the segment that fills it.  Checked: one
+ * injection and one suppression per event, never at a segment the proxy
+ * has not forwarded, nor of a segment's first copy, CWR once per event,
+ * E never receives a byte twice and gets every byte, the ACK number N
+ * sees never goes back and stays at L while held, the SACK blocks N sees
+ * never cover L and never exceed what N sent, N without SACK never sees
+ * more duplicate ACKs than segments beyond its ACK, and the TSecr N sees
+ * from its retransmission to the release is never older than the
+ * retransmission.
  */
 struct seg {
 	u32 seq;
@@ -2908,89 +3279,159 @@ struct seg {
 	bool cwr;
 };
 
-static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
+static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
+		       u32 seed)
 {
 	struct seg q[64];
 	unsigned int qh = 0, qt = 0;
 	struct ecnp_ack_edit e;
+	struct ecnp_pkt dl[2] = { 0 };	/* N's segments on their way late */
 	struct flow fl;
-	u32 start, rcv_nxt, ts_recent = 0, clock = 1000, n_ack, r, sent_tsecr;
+	u32 rcv_nxt, ts_recent = 0, clock = 1000, n_ack, r, sent_tsecr;
 	u32 events = 0, injected = 0, suppressed = 0, cwrs = 0, marks = 0;
-	u32 rexmit_ts = 0, dups = 0, absorbed = 0;
+	u32 rexmit_ts = 0, dups = 0, absorbed = 0, ooo = 0, n_dups = 0;
+	u32 late = 0, dl_left[2] = { 0 }, answered = 0;
 	bool demand = false, retx_due = false, rexmit_seen = false, wd;
-	int i;
+	bool dl_on[2] = { false }, have;
+	int i, j;
 
 	flow_open(&fl, e_is_a, ECNP_FB_DUPACK, 0xffffe000u + seed * 4099,
 		  seed * 7919);
 	if (sack)
 		flow_sack(&fl);
-	start = rcv_nxt = n_ack = fl.n_seq;
+	rcv_nxt = n_ack = fl.n_seq;
 	for (i = 0; i < 20000; i++) {
+		struct ecnp_pkt p;
+
 		clock++;
+		have = false;
 		if (retx_due) {
 			r = n_retx_ts(&fl, n_ack, clock, &wd);
 			EXPECT(wd);
 			EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			/* never the first copy: that one is late */
+			for (j = 0; j < 2; j++)
+				EXPECT(!dl_on[j] || dl[j].seq != n_ack);
 			suppressed++;
 			rexmit_seen = true;
 			rexmit_ts = clock;
 			retx_due = false;
+		} else if ((dl_on[0] && !dl_left[0]) ||
+			   (dl_on[1] && !dl_left[1])) {
+			j = dl_on[0] && !dl_left[0] ? 0 : 1;
+			p = dl[j];
+			dl_on[j] = false;
+			have = true;
 		} else if (fl.n_seq - rcv_nxt < 16 * MSS && i < 19000) {
-			struct ecnp_pkt p = mkp(n_dir(&fl), ACK, fl.n_seq,
-						fl.e_seq, MSS, NOT_ECT);
-			struct ecnp_pkt seen;
-
+			p = mkp(n_dir(&fl), ACK, fl.n_seq, fl.e_seq, MSS,
+				NOT_ECT);
 			p.opt = ts ? ECNP_OPT_TS : 0;
 			p.tsval = clock;
+			fl.n_seq += MSS;
+			j = dl_on[0] ? 1 : 0;
+			if (reorder && !dl_on[j] && rnd(&seed) % 100 < 8) {
+				dl[j] = p;
+				dl_on[j] = true;
+				dl_left[j] = 1 + rnd(&seed) % 24;
+				late++;
+			} else {
+				have = true;
+			}
+		}
+		for (j = 0; j < 2; j++)
+			if (dl_on[j] && dl_left[j])
+				dl_left[j]--;
+		if (have) {
+			struct ecnp_pkt seen;
+
 			EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, fl.mode));
 			r = step(&fl, p);
 			EXPECT_EQ(r & ~(u32)(SET_ECT0 | SET_CWR), 0);
 			seen = apply(p, r);
-			fl.n_seq += MSS;
 			if (seen.flags & CWR)
 				cwrs++;
-			if (rnd(&seed) % 100 < 3 && i < 18000) {
+			/* (a late segment is not new: not ECT, not marked) */
+			if (rnd(&seed) % 100 < 3 && i < 18000 &&
+			    seen.ecn == ECT0) {
 				seen.ecn = CE;
 				marks++;
 			}
-			q[qt % 64] = (struct seg){ p.seq, clock, seen.ecn,
+			q[qt % 64] = (struct seg){ p.seq, p.tsval, seen.ecn,
 						   seen.flags & CWR };
 			qt++;
 		}
 		if (qh == qt || rnd(&seed) % 3 == 0)
 			continue;
-		/* E receives the oldest segment in flight, in order */
+		/*
+		 * E receives the oldest segment forwarded; ooo has bit k set
+		 * for a segment received k segments above rcv_nxt
+		 */
 		{
 			struct seg s = q[qh++ % 64];
+			u32 k = (s.seq - rcv_nxt) / MSS;
 
-			EXPECT_EQ(s.seq, rcv_nxt);	/* no dup, no hole */
-			rcv_nxt += MSS;
-			ts_recent = s.tsval;
+			/* no byte twice, and nothing N did not send */
+			EXPECT(!before(s.seq, rcv_nxt) && k < 32);
+			EXPECT(!(ooo & (1u << k)));
+			ooo |= 1u << k;
+			if (!k)
+				ts_recent = s.tsval;
+			while (ooo & 1) {
+				ooo >>= 1;
+				rcv_nxt += MSS;
+			}
 			if (s.cwr)
 				demand = false;
 			if (s.ecn == CE)
 				demand = true;
 		}
 		/* a window that covers the 16 segments N keeps in flight */
-		r = e_ack(&fl, demand ? ECE : 0, rcv_nxt, ts ? ECNP_OPT_TS : 0,
-			  ts_recent, 0xffff);
+		{
+			struct ecnp_pkt a = e_ack_pkt(&fl, demand ? ECE : 0,
+						      rcv_nxt,
+						      ts ? ECNP_OPT_TS : 0,
+						      ts_recent, 0xffff);
+
+			if (sack && ooo) {
+				a.opt |= ECNP_OPT_SACK;
+				a.sack_high = rcv_nxt +
+					      (32 - __builtin_clz(ooo)) * MSS;
+			}
+			last_e = a;
+			r = step(&fl, a);
+		}
 		e = edit_of(&fl, r);
 		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0), 0);
 		/* a real connection's segments are all in the window */
 		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
+		/* E repeated its ACK 3 times: N's own recovery answers */
+		if (r & ECNP_EV_CONG_ANSWERED) {
+			EXPECT(!sack && reorder);
+			answered++;
+		}
 		if (r & DROP) {
 			/* absorbed: N sees nothing */
-			EXPECT_R(r, DROP | ECNP_EV_ACK_ABSORBED);
+			EXPECT_EQ(r & ~(u32)ECNP_EV_DUPACK_ABORT,
+				  DROP | ECNP_EV_ACK_ABSORBED);
 			EXPECT(!sack);
 			absorbed++;
 			continue;
 		}
+		/* the TSecr of the ACK that ends the hold, too */
+		sent_tsecr = e.tsecr;
+		if (ts && rexmit_seen)
+			EXPECT(!before(sent_tsecr, rexmit_ts));
+		if (ts && rexmit_seen && !(fl.f.dflags & ECNP_DF_HOLD))
+			rexmit_seen = false;	/* released */
 		if (r & ECNP_ACT_INJECT_DUPACKS) {
 			events++;
 			injected++;
 			dups = ECNP_DUPACKS;
 			EXPECT_EQ(e.ack, rcv_nxt);
-			EXPECT(!before(fl.n_seq, e.ack + 4 * MSS));
+			EXPECT(!before(fl.n_seq, e.ack + (sack ? 2 : 4) * MSS));
+			/* L passed the proxy: E has it, only the rest */
+			for (j = 0; j < 2; j++)
+				EXPECT(!dl_on[j] || dl[j].seq != e.ack);
 			if (sack)
 				EXPECT(!after(e.sack_end, fl.n_seq));
 			retx_due = true;	/* N reacts */
@@ -2999,22 +3440,33 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 		if (r & ECNP_EV_CONG_SIGNAL)
 			EXPECT(r & ECNP_ACT_INJECT_DUPACKS);
 		/* what N sees */
-		sent_tsecr = e.tsecr;
 		EXPECT(!before(e.ack, n_ack));
 		if ((fl.f.dflags & ECNP_DF_HOLD) && !sack) {
 			/*
 			 * tcp_add_reno_sack(): never more duplicates than
 			 * segments beyond the hole (tcp_limit_reno_sacked()
-			 * would call that reordering), nor than E has acked
-			 * above it, the first three being the injected ones
+			 * would call that reordering), nor, on an in-order
+			 * path, than E has acked above it, the first three
+			 * being the injected ones (E's repeats for a hole
+			 * are shown while N has more in flight)
 			 */
 			if (r & ECNP_ACT_HOLD_ACK)
 				dups++;
 			EXPECT(dups + 1 <= (fl.n_seq - fl.f.saved_ack) / MSS);
-			if (dups > ECNP_DUPACKS)
+			if (dups > ECNP_DUPACKS && !reorder)
 				EXPECT(dups <= (rcv_nxt - fl.f.saved_ack) /
 					       MSS - 1);
 		}
+		/* N's own count, held or not (Reno: every ACK at snd_una) */
+		if (after(e.ack, n_ack))
+			n_dups = 0;
+		else
+			n_dups++;
+		if (r & ECNP_ACT_INJECT_DUPACKS)
+			n_dups = ECNP_DUPACKS;
+		if (!sack)
+			EXPECT(n_dups + 1 <= (fl.n_seq - e.ack) / MSS ||
+			       !n_dups);
 		if (fl.f.dflags & ECNP_DF_HOLD) {
 			EXPECT_EQ(e.ack, fl.f.saved_ack);
 			if (e.sack) {
@@ -3022,29 +3474,25 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, u32 seed)
 				EXPECT(!after(e.sack_end, fl.n_seq));
 			}
 		}
-		if (ts && rexmit_seen) {
-			EXPECT(!before(sent_tsecr, rexmit_ts));
-			if (!(fl.f.dflags & ECNP_DF_HOLD))
-				rexmit_seen = false;	/* released */
-		}
 		n_ack = e.ack;
 	}
 	/* everything arrived once, the last ACK released any hold */
+	EXPECT(!dl_on[0] && !dl_on[1]);
 	EXPECT_EQ(rcv_nxt, fl.n_seq);
 	EXPECT_EQ(n_ack, fl.n_seq);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	EXPECT(events > 10);
-	EXPECT(events <= marks);
+	EXPECT(events + answered <= marks);
 	EXPECT_EQ(suppressed, events);
 	EXPECT_EQ(injected, events);
-	EXPECT_EQ(cwrs, events);
+	EXPECT_EQ(cwrs, events + answered);
 	EXPECT(!demand);
+	EXPECT(!reorder || late > 100);
 	/* E acks every segment: without SACK the first three are absorbed */
 	if (!sack)
 		EXPECT(absorbed >= ECNP_DUPACKS * events);
 	else
 		EXPECT_EQ(absorbed, 0);
-	(void)start;
 }
 
 static void test_dupack_simulation(void **state)
@@ -3053,11 +3501,12 @@ static void test_dupack_simulation(void **state)
 	int v;
 
 	(void)state;
-	for (v = 0; v < 8; v++) {
+	for (v = 0; v < 16; v++) {
 		for (seed = 1; seed < 4; seed++) {
-			CTX("dupack simulation E=%c sack %d ts %d seed %u",
-			    v & 1 ? 'A' : 'B', !!(v & 2), !!(v & 4), seed);
-			dupack_sim(v & 1, v & 2, v & 4, seed);
+			CTX("dupack simulation E=%c sack %d ts %d reorder %d seed %u",
+			    v & 1 ? 'A' : 'B', !!(v & 2), !!(v & 4),
+			    !!(v & 8), seed);
+			dupack_sim(v & 1, v & 2, v & 4, v & 8, seed);
 		}
 	}
 }
@@ -3647,11 +4096,22 @@ static void test_fuzz_invariants(void **state)
 			 * dupack's absorbed ACKs (E->N, no data: never GSO)
 			 */
 			if (r & ECNP_EV_ACK_ABSORBED) {
-				EXPECT_EQ(r, DROP | ECNP_EV_ACK_ABSORBED);
+				EXPECT_EQ(r & ~(u32)ECNP_EV_DUPACK_ABORT,
+					  DROP | ECNP_EV_ACK_ABSORBED);
 				EXPECT(ecnp_from_e(&prev, &p) && !p.len);
 				EXPECT(!(p.flags & (FIN | SYN | RST)));
-				EXPECT(prev.dflags & ECNP_DF_HOLD);
-				EXPECT(f.dflags & ECNP_DF_HOLD);
+				/*
+				 * held, or a duplicate of L after the hold
+				 * was given up (in this step or before)
+				 */
+				if (f.dflags & ECNP_DF_HOLD)
+					EXPECT(prev.dflags & ECNP_DF_HOLD);
+				else
+					EXPECT((f.dflags & ECNP_DF_ABORTED) &&
+					       p.ack == f.saved_ack &&
+					       f.e_ack == f.saved_ack);
+				if (r & ECNP_EV_DUPACK_ABORT)
+					EXPECT(!(f.dflags & ECNP_DF_HOLD));
 				EXPECT((prev.dflags & (ECNP_DF_SACK_A |
 						       ECNP_DF_SACK_B)) !=
 				       (ECNP_DF_SACK_A | ECNP_DF_SACK_B));
@@ -3688,6 +4148,14 @@ static void test_fuzz_invariants(void **state)
 				/* never inside a hole E reported */
 				EXPECT(!prev.e_rep ||
 				       !before(p.ack, prev.e_hole_end));
+				/* never at a gap in N's stream at the proxy */
+				EXPECT(!(f.dflags & ECNP_DF_GAP) ||
+				       before(p.ack, f.n_gap));
+				/* never with a TSecr that needs raising */
+				EXPECT(!ecnp_tsecr_stale(&prev, &p));
+				/* the once-per-window guard from here */
+				EXPECT(f.flags & ECNP_FL_IN_WINDOW);
+				EXPECT(!before(f.recover, prev.n_nxt));
 			}
 			if (r & ECNP_EV_CONG_ANSWERED) {
 				/* N repairs a loss: only without SACK */
@@ -3707,6 +4175,14 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(p.seq == prev.saved_ack &&
 				       before(p.seq, prev.n_nxt) &&
 				       (prev.dflags & ECNP_DF_HOLD));
+			/* a copy that may be N's first: never suppressed */
+			if ((r & ECNP_EV_REXMIT_SUPPRESSED) &&
+			    (prev.dflags & ECNP_DF_GAP))
+				EXPECT(before(p.seq, prev.n_gap));
+			/* a gap is in N's stream: below n_nxt, not empty */
+			if (f.dflags & ECNP_DF_GAP)
+				EXPECT(before(f.n_gap, f.n_gap_end) &&
+				       !after(f.n_gap_end, f.n_nxt));
 			/* ECT(0): new data from N in phase 2 only */
 			if ((r & SET_ECT0) ||
 			    ((r & DROP) && (r & ECNP_EV_CONG_SIGNAL))) {
@@ -4262,7 +4738,7 @@ static void test_struct_layout(void **state)
 	(void)state;
 	CTX("struct sizes");
 	EXPECT_EQ(sizeof(struct ecnp_win), 12);
-	EXPECT_EQ(sizeof(struct ecnp_fsm), 80);
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 88);
 	EXPECT_EQ(sizeof(struct ecnp_pkt), 36);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
@@ -4370,10 +4846,15 @@ int main(void)
 		cmocka_unit_test(test_dupack_no_sack_absorbs),
 		cmocka_unit_test(test_dupack_not_on_an_old_ack),
 		cmocka_unit_test(test_dupack_gso_rexmit_and_old_acks),
+		cmocka_unit_test(test_dupack_gap_at_proxy),
+		cmocka_unit_test(test_dupack_no_sack_abort_absorbs),
+		cmocka_unit_test(test_dupack_release_keeps_tsecr),
+		cmocka_unit_test(test_dupack_window_from_signal),
 		cmocka_unit_test(test_dupack_simulation),
 		cmocka_unit_test(test_gso_no_drop),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
+		cmocka_unit_test(test_ect_on_data_overtaken_by_pure_ack),
 		cmocka_unit_test(test_pickup_known_roles),
 		cmocka_unit_test(test_pickup_from_ce),
 		cmocka_unit_test(test_fuzz_invariants),
