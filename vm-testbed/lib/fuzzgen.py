@@ -29,12 +29,15 @@ Phases, and what the caller can check from the classes counted in JSON:
                  for the hooks (not counted);
        ext_cut   IPv6 packets that end inside a destination-options header:
                  forwarded, not TCP for the hooks (not counted);
+       ext_long  IPv6 packets whose destination-options header claims
+                 more than the packet holds: forwarded, and ipv6_find_hdr()
+                 refuses them (-EBADMSG, as in 6.1): not TCP for the
+                 hooks (not counted);
        tcp_bad   IP valid (IPv4 options of NOPs, IPv6 extension headers of
-                 padding), TCP header truncated, data offset < 5, or data
-                 offset past the end; or an IPv6 destination-options header
-                 that claims more than the packet holds (ipv6_find_hdr()
-                 then points past the end): each hook counts it
-                 `malformed`, exactly once.
+                 padding), TCP header truncated (tcp_bad_short), data
+                 offset < 5 (tcp_bad_doff), or data offset past the end
+                 (tcp_bad_past): each hook counts it `malformed`, exactly
+                 once.
   O  option blocks and flag/ECN combinations: stray segments on made-up
      tuples (every flag combination with the AE bit, every ECN codepoint,
      random sequence numbers, option blocks with zero, one-byte, overlong
@@ -294,12 +297,13 @@ class Gen:
             cls = "tcp_bad"
         if cls == "tcp_bad":
             k = r.randrange(4 if fam == 6 else 3)
-            if k == 3:      # destination options longer than the packet
+            if k == 3:      # destination options longer than the packet: ext_long
                 seg = good[:r.randrange(0, len(good) + 1)]
                 hdr = bytes((6, r.randrange(len(seg) // 8 + 1, 256), 1, 4, 0, 0, 0, 0))
                 side.send(ETH_P_IPV6, ipv6(src, dst, r.randrange(4), 60, hdr + seg))
-                self.count(cls, fam)
+                self.count("ext_long", fam)
                 return
+            cls = ("tcp_bad_short", "tcp_bad_doff", "tcp_bad_past")[k]
             if k == 0:      # truncated fixed header
                 seg = good[:r.randrange(0, 20)]
             elif k == 1:    # data offset below 5

@@ -17,8 +17,8 @@
 #   M  header damage (lib/fuzzgen.py): both modules count exactly the
 #      packets whose TCP header is broken and that reach the FORWARD hook
 #      (`malformed`), nothing else: IP-level damage dies in IP input,
-#      fragments and cut extension headers are not TCP to them; the real
-#      connections see no out-of-window segment;
+#      fragments, cut and overlong extension headers are not TCP to them;
+#      the real connections see no out-of-window segment;
 #   O  option blocks, flag and ECN combinations, and made-up connections
 #      that the proxy upgrades and then drives with CE, ECE, CWR, SACK,
 #      retransmissions, FIN and RST: no accounting, the modules must
