@@ -1179,6 +1179,32 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 	       !ecnp_n_gap_at(f, p->seq);
 }
 
+/*
+ * With SACK, N retransmits a segment X above L after its suppressed
+ * retransmission of L (RACK took X for lost: reordering behind the
+ * proxy).  A held ACK that shows X SACKed while L is not acked makes RACK
+ * take X's retransmission, sent after L's, for delivered and L's for
+ * lost: N sends L a second time, which reaches E as a duplicate
+ * (proxy_dupack, 2026-11-26: both duplicates of a "lost" segment at E).
+ * So the hold ends below X (hold_end := X): E's first ACK at or past X
+ * is released, N sees L acked, and one with a block beyond X ends the
+ * hold too (ecnp_hold()).  X >= the claimed range's end (N does not
+ * resend what it believes SACKed), so the released ACK number never
+ * lies inside it.  Not a copy that fills a gap at the proxy, nor one
+ * sent before L's retransmission (an older TSval): originals.
+ */
+static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
+				const struct ecnp_pkt *p)
+{
+	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) ==
+	       (ECNP_DF_HOLD | ECNP_DF_REXMIT) && ecnp_sack_ok(f) &&
+	       p->len && !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) &&
+	       after(p->seq, f->saved_ack) && before(p->seq, f->hold_end) &&
+	       !ecnp_n_gap_at(f, p->seq) &&
+	       !((f->dflags & ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
+		 before(p->tsval, f->rexmit_tsval));
+}
+
 /**
  * ecnp_fsm_ack_edit - the rewrite named by ECNP_ACT_HOLD_ACK,
  *	ECNP_ACT_SET_TSECR or ECNP_ACT_INJECT_DUPACKS
@@ -1326,6 +1352,8 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 {
 	bool echo = ecnp_st_echo(f->state);
 	bool new_data = ecnp_new_data(f, p);
+	/* data in a gap at the proxy: reordered before it, new to E's path */
+	bool gap_fill = p->len && ecnp_n_gap_at(f, p->seq);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
 	u32 ev = 0;	/* events besides the edits */
 	bool cwr = false;
@@ -1387,6 +1415,8 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
 	}
+	if (ecnp_rexmit_above_l(f, p))
+		f->hold_end = p->seq;
 	if (p->len && !(p->flags & ECNP_TCP_SYN) && p->seg_len > f->smss)
 		f->smss = p->seg_len;
 	/*
@@ -1423,7 +1453,16 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		cwr = true;
 	}
 	act = ecnp_edit_flags(p, echo, cwr);
-	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)
+	/*
+	 * ECT on new data, and on data that fills a gap in N's stream at the
+	 * proxy: an original that N's host reordered behind a later segment
+	 * (or a retransmission of one lost before the proxy).  Not-ECT, RED
+	 * would drop it early, a real loss inside a range the dupack signal
+	 * claims SACKed: N sees the ACK stop at data it believes SACKed
+	 * (reneging) and recovers by timeout (proxy_dupack, 2026-11-26).
+	 */
+	if ((new_data || gap_fill) && mode != ECNP_FB_NONE &&
+	    p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
 	return act | ev;
 }

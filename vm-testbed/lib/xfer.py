@@ -14,6 +14,9 @@ compare SHA-256 digests: {"sent": N, "sent_sha256": ..., "received": N,
 "received_sha256": ..., "seconds": T, "max_gap": G}; G is the longest time
 (s) between two reads that returned data, from the first to the last: a
 stall as the receiving application saw it, independent of any capture.
+The client gives up after 120 s without progress (connect, or one 64 KiB
+chunk sent or received), not after 120 s in all: a slow but moving
+transfer of any size completes.
 """
 import hashlib
 import json
@@ -49,13 +52,20 @@ def exchange(sock, send_first, nbytes):
             rx.update(buf)
             received += len(buf)
 
+    def send_all():
+        # sendall()'s timeout bounds the whole call (Python >= 3.5): send
+        # by chunks, so that the timeout bounds a wait for progress
+        view = memoryview(data)
+        for off in range(0, nbytes, CHUNK):
+            sock.sendall(view[off:off + CHUNK])
+
     if send_first:
-        sock.sendall(data)
+        send_all()
         sock.shutdown(socket.SHUT_WR)
         recv_all()
     else:
         recv_all()
-        sock.sendall(data)
+        send_all()
         sock.shutdown(socket.SHUT_WR)
     sock.close()
     return {

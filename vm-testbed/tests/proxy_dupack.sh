@@ -52,12 +52,12 @@ require_cmd tcpdump jq python3 nstat
 
 up=${TB_DUPACK_UP:-20000000}
 cross=${TB_DUPACK_CROSS:-4M}
-long=${TB_DUPACK_LONG:-200000000}
+long=${TB_DUPACK_LONG:-100000000}
 configs=("cubic 1 1" "cubic 1 0" "cubic 0 1" "cubic 0 0" "reno 1 1" "reno 0 1")
 [ "${TB_DUPACK_CONFIGS:-all}" != lean ] ||
 	configs=("cubic 1 1" "cubic 0 0" "reno 0 1")
-long_rate=${TB_DUPACK_LONG_RATE:-50mbit}
-long_cross=${TB_DUPACK_LONG_CROSS:-20M}
+long_rate=${TB_DUPACK_LONG_RATE:-20mbit}
+long_cross=${TB_DUPACK_LONG_CROSS:-8M}
 
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
@@ -189,10 +189,12 @@ tb_tcp client ecn=0
 tb_proxy on dupack
 tb_cross_start "$long_cross" up
 upload long "$long"
-# At this rate TCG's CPU is the limit and tcpdump drops packets (tens of
-# thousands), so the captures' gaps and duplicates are reported, not
-# judged: a missing packet looks like a gap, a missing ACK like a "lost"
-# segment.  The stall is judged by the receiving application instead.
+# Near this rate TCG's CPU is the limit (one flow moved 50 MB in 45 s at
+# 50mbit, 2026-11-26 on a 2.4 GHz host: 9 Mbit/s; 200 MB outlasted
+# xfer.py's old 120 s bound on the whole send) and tcpdump drops packets,
+# so the captures' gaps and duplicates are reported, not judged: a
+# missing packet looks like a gap, a missing ACK like a "lost" segment.
+# The stall is judged by the receiving application instead.
 RET=0
 gap=$(jq .max_gap "$TB_OUT/long.server.json")
 log_info "long: at the server (capture, not judged) $(jq -c . "$TB_OUT/long.srv.json")"

@@ -362,6 +362,39 @@ static void test_ect_on_data_overtaken_by_pure_ack(void **state)
 	run_p2_row("N's pure ACK ahead of its late data", p2_ect_on_data_overtaken_by_pure_ack);
 }
 
+/*
+ * N's host reorders two segments: the later one opens a gap at the proxy,
+ * the earlier one fills it and is new to E's path: ECT, or RED drops it
+ * early and a dupack signal that claimed it SACKed ends in reneging and
+ * an RTO (proxy_dupack, 2026-11-26).  A retransmission below the gap
+ * stays Not-ECT.
+ */
+static void p2_ect_on_gap_fill(struct flow *fl)
+{
+	u32 seq = fl->n_seq, r;
+
+	EXPECT(n_send(fl, 0, MSS) & SET_ECT0);
+	/* the second segment overtakes the first... */
+	r = step(fl, mkp(n_dir(fl), ACK, seq + 2 * MSS, fl->e_seq, MSS,
+			 NOT_ECT));
+	EXPECT(r & SET_ECT0);
+	EXPECT(fl->f.dflags & ECNP_DF_GAP);
+	/* ...which fills the gap: ECT */
+	r = step(fl, mkp(n_dir(fl), ACK, seq + MSS, fl->e_seq, MSS, NOT_ECT));
+	EXPECT(r & SET_ECT0);
+	EXPECT(!(fl->f.dflags & ECNP_DF_GAP));
+	fl->n_seq = seq + 3 * MSS;
+	/* below the closed gap: a retransmission, Not-ECT */
+	EXPECT(!(n_retx(fl, seq + MSS, MSS) & SET_ECT0));
+	EXPECT(n_send(fl, 0, MSS) & SET_ECT0);
+}
+
+static void test_ect_on_gap_fill(void **state)
+{
+	(void)state;
+	run_p2_row("N's reordered segment fills a gap at the proxy", p2_ect_on_gap_fill);
+}
+
 /* ======================= Phase 1: reference rows ======================== */
 
 static void test_p1_row1_init_ecn_syn_to_a_c(void **state)
@@ -2681,6 +2714,60 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 }
 
 /*
+ * While held, N retransmits a segment X above the claimed range after its
+ * suppressed retransmission of L (RACK, after reordering behind the
+ * proxy).  A held ACK showing X SACKed makes RACK declare L's
+ * retransmission lost and send L again, a duplicate at E (proxy_dupack:
+ * 4.98 s and 19.52 s in cubic-sack1-ts1).  The hold ends below X instead.
+ */
+static void test_dupack_rexmit_above_l(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	u32 u, x, end, r;
+	bool wd;
+
+	(void)state;
+	CTX("dupack: N retransmits above L during the hold");
+	u = sack_hold(&fl, 0xffffe000u);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	end = fl.f.hold_end;
+	x = u + 5 * MSS;
+	/* sent before L's retransmission (older TSval): no change */
+	EXPECT_R(n_retx_ts(&fl, x, 49, &wd), 0);
+	EXPECT_EQ(fl.f.hold_end, end);
+	/* N's RACK retransmits X: the hold ends below it */
+	EXPECT_R(n_retx_ts(&fl, x, 60, &wd), 0);
+	EXPECT(!wd);
+	EXPECT_EQ(fl.f.hold_end, x);
+	/* E's blocks up to X: held, nothing beyond X shown */
+	r = e_ack_sack(&fl, u + 4 * MSS, x, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.ack, u);
+	EXPECT_EQ(e.sack_limit, x);
+	/* a block covering X: released at E's ACK, past the claimed range */
+	r = e_ack_sack(&fl, u + 4 * MSS, x + MSS, 1);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.ack, u + 4 * MSS);
+	EXPECT_EQ(e.tsecr, 50);
+	/* or E's ACK at X: released as well */
+	u = sack_hold(&fl, 0x100);
+	n_retx_ts(&fl, u, 50, &wd);
+	x = u + 6 * MSS;
+	n_retx_ts(&fl, x, 51, &wd);
+	EXPECT_EQ(fl.f.hold_end, x);
+	r = e_ack_sack(&fl, x, 0, 1);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	/* the next copy of L is N's own: not suppressed */
+	EXPECT_R(n_retx_ts(&fl, u, 70, &wd), 0);
+	EXPECT(!wd);
+}
+
+/*
  * N needs more than three duplicates (its dupthresh grew with reordering):
  * E's ACKs past hold_end stay held until N's retransmission was seen,
  * unless E acked all N sent.
@@ -2973,10 +3060,10 @@ static void test_dupack_gap_at_proxy(void **state)
 		EXPECT_R(r, CLR_ECE);
 		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 		EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
-		/* the original of L goes through and fills the gap */
+		/* the original of L goes through, fills the gap, gets ECT */
 		wd = ecnp_fsm_wants_drop(&fl.f, &d, ECNP_FB_DUPACK);
 		EXPECT(!wd);
-		EXPECT_R(step(&fl, d), 0);
+		EXPECT_R(step(&fl, d), SET_ECT0);
 		EXPECT(!(fl.f.dflags & ECNP_DF_GAP));
 		/* the next suitable ACK gives the signal */
 		for (k = 0; k < 4; k++)
@@ -3000,13 +3087,13 @@ static void test_dupack_gap_at_proxy(void **state)
 		n_send(&fl, 0, MSS);
 	EXPECT_EQ(fl.f.n_gap, l);
 	EXPECT_EQ(fl.f.n_gap_end, l + 2 * MSS);
-	/* the first is filled; the second is still missing */
-	EXPECT_R(n_retx(&fl, l, MSS), 0);
+	/* the first is filled (ECT: new to E's path); the second is missing */
+	EXPECT_R(n_retx(&fl, l, MSS), SET_ECT0);
 	EXPECT(fl.f.dflags & ECNP_DF_GAP);
 	EXPECT_EQ(fl.f.n_gap, l + MSS);
 	EXPECT_R(e_ack(&fl, ECE, l + MSS, 0, 0, 9), CLR_ECE);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
-	EXPECT_R(n_retx(&fl, l + MSS, MSS), 0);
+	EXPECT_R(n_retx(&fl, l + MSS, MSS), SET_ECT0);
 	EXPECT(!(fl.f.dflags & ECNP_DF_GAP));
 	EXPECT_R(e_ack(&fl, 0, l + 2 * MSS, 0, 0, 9),
 		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
@@ -3032,14 +3119,14 @@ static void test_dupack_gap_at_proxy(void **state)
 		n_send(&fl, 0, MSS);
 	EXPECT_EQ(fl.f.n_gap, d.seq);
 	EXPECT_EQ(fl.f.n_gap_end, l + MSS);
-	EXPECT_R(step(&fl, d), 0);
+	EXPECT_R(step(&fl, d), SET_ECT0);
 	EXPECT(fl.f.dflags & ECNP_DF_GAP);
 	/* E got G1 and what followed, and acks up to G2 */
 	EXPECT_R(e_ack(&fl, ECE, d.seq + MSS, 0, 0, 9), CLR_ECE);
 	EXPECT_R(e_ack(&fl, 0, l, 0, 0, 9), 0);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	EXPECT_EQ(fl.f.n_gap, l);
-	EXPECT_R(n_retx(&fl, l, MSS), 0);
+	EXPECT_R(n_retx(&fl, l, MSS), SET_ECT0);
 	EXPECT(!(fl.f.dflags & ECNP_DF_GAP));
 	EXPECT_R(e_ack(&fl, 0, l + 2 * MSS, 0, 0, 9),
 		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
@@ -3056,7 +3143,7 @@ static void test_dupack_gap_at_proxy(void **state)
 	fl.f.n_gap_end = l + MSS;
 	d = mkp(n_dir(&fl), ACK, l, fl.e_seq, MSS, NOT_ECT);
 	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &d, ECNP_FB_DUPACK));
-	EXPECT_R(step(&fl, d), 0);
+	EXPECT_R(step(&fl, d), SET_ECT0);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 	EXPECT_R(step(&fl, d), DROP | ECNP_EV_REXMIT_SUPPRESSED);
 }
@@ -4638,7 +4725,7 @@ static void test_window_tolerance(void **state)
 		p.seq += MSS;
 		EXPECT_R(step(&fl, p), SET_ECT0);
 		p.seq -= MSS;
-		EXPECT_R(step(&fl, p), 0);	/* (below n_nxt now) */
+		EXPECT_R(step(&fl, p), SET_ECT0);	/* fills the gap */
 		fl.n_seq += 2 * MSS;
 		/* a GSO packet of 44 segments passed whole */
 		p = n_next(&fl, 0, 44 * MSS);
@@ -4841,6 +4928,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_no_sack_hole_at_e),
 		cmocka_unit_test(test_dupack_not_on_a_hole),
 		cmocka_unit_test(test_dupack_sack_beyond_hold_end),
+		cmocka_unit_test(test_dupack_rexmit_above_l),
 		cmocka_unit_test(test_dupack_hold_until_rexmit),
 		cmocka_unit_test(test_dupack_real_hole_aborts),
 		cmocka_unit_test(test_dupack_no_sack_absorbs),
@@ -4855,6 +4943,7 @@ int main(void)
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
 		cmocka_unit_test(test_ect_on_data_overtaken_by_pure_ack),
+		cmocka_unit_test(test_ect_on_gap_fill),
 		cmocka_unit_test(test_pickup_known_roles),
 		cmocka_unit_test(test_pickup_from_ce),
 		cmocka_unit_test(test_fuzz_invariants),
