@@ -1116,10 +1116,23 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	 * If E has L and the retransmission was suppressed, end the hold: N
 	 * sees its retransmission acked and the hole as it is.  If not, the
 	 * held ACK leaves those blocks out.
+	 *
+	 * So does any hole at E above the claimed range once L's copy was
+	 * suppressed, blocks below hold_end too: shown in a held ACK, RACK
+	 * marks the hole's segments lost and N retransmits them after L;
+	 * E's next ACK SACKs the hole (the originals were only reordered
+	 * behind the proxy), RACK takes that for the delivery of those
+	 * retransmissions, sent after L's, and sends L again (proxy_dupack,
+	 * 2026-11-26, both remaining duplicates of a "lost" segment at E).
+	 * That ACK can pass the proxy before N's retransmission of the hole
+	 * does (ecnp_rexmit_above_l() is too late then).  Released, N sees
+	 * L acked first.  Not while E's ACK lies inside the claimed range:
+	 * N would read it as reneging (ecnp_give_up() counts those).
 	 */
 	if (ecnp_sack_ok(f) && (f->dflags & ECNP_DF_REXMIT) &&
-	    (p->opt & ECNP_OPT_SACK) && after(p->sack_high, f->hold_end) &&
-	    after(p->ack, f->saved_ack)) {
+	    (p->opt & ECNP_OPT_SACK) && after(p->ack, f->saved_ack) &&
+	    (after(p->sack_high, f->hold_end) ||
+	     !before(p->ack, ecnp_fake_end(f)))) {
 		f->dflags &= ~ECNP_DF_HOLD;
 		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
 	}

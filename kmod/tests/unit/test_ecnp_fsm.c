@@ -2740,8 +2740,10 @@ static void test_dupack_rexmit_above_l(void **state)
 	EXPECT_R(n_retx_ts(&fl, x, 60, &wd), 0);
 	EXPECT(!wd);
 	EXPECT_EQ(fl.f.hold_end, x);
-	/* E's blocks up to X: held, nothing beyond X shown */
-	r = e_ack_sack(&fl, u + 4 * MSS, x, 1);
+	/* E's blocks up to X, its ACK in the claimed range: held, nothing
+	 * beyond X shown
+	 */
+	r = e_ack_sack(&fl, u + 3 * MSS, x, 1);
 	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
 	e = edit_of(&fl, r);
 	EXPECT_EQ(e.ack, u);
@@ -2765,6 +2767,68 @@ static void test_dupack_rexmit_above_l(void **state)
 	/* the next copy of L is N's own: not suppressed */
 	EXPECT_R(n_retx_ts(&fl, u, 70, &wd), 0);
 	EXPECT(!wd);
+}
+
+/*
+ * After L's copy was suppressed, E reports a hole above the claimed range
+ * but below hold_end (N's segments reordered behind the proxy).  Held, N
+ * would see the hole, retransmit it after L, and take E's next ACK, which
+ * SACKs the hole (the originals arrive) before its retransmission passed
+ * the proxy, for the delivery of that retransmission: RACK sends L again,
+ * a duplicate at E (proxy_dupack, 2026-11-26, cubic-sack1-ts0 at 147.0 s,
+ * cubic-sack1-ts1 at 23.5 s).  The hold ends at the hole instead.
+ */
+static void test_dupack_hole_above_claimed(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	u32 u, end, r;
+	bool wd;
+
+	(void)state;
+	CTX("dupack: a hole at E above the claimed range ends the hold");
+	u = sack_hold(&fl, 0xffffe000u);
+	EXPECT_EQ(fl.f.claimed, 3);
+	/* before the retransmission of L: held (N is yet to resend L) */
+	r = e_ack_sack(&fl, u + 4 * MSS, u + 6 * MSS, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT(wd);
+	end = fl.f.hold_end;
+	EXPECT_EQ(end, u + 8 * MSS);
+	/* a hole inside the claimed range: held (reneging, or reordering) */
+	r = e_ack_sack(&fl, u + 2 * MSS, end, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(edit_of(&fl, r).ack, u);
+	/* E's ACK past the claimed range without a hole: held */
+	r = e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_TS, 1, 9);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	/* a hole at u + 5 MSS, blocks up to hold_end: released */
+	r = e_ack_sack(&fl, u + 5 * MSS, end, 1);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.ack, u + 5 * MSS);
+	EXPECT_EQ(e.tsecr, 50);
+	EXPECT(!e.sack && !e.limit && !e.lost);
+	/* E's next ACK SACKs the hole before N's copy of it passed: as is */
+	r = e_ack_sack(&fl, u + 6 * MSS, end, 1);
+	EXPECT(!(r & ECNP_ACT_HOLD_ACK));
+	EXPECT_EQ(edit_of(&fl, r).ack, u + 6 * MSS);
+	/* N's copy of the hole and any later copy of L: N's own */
+	EXPECT_R(n_retx_ts(&fl, u + 5 * MSS, 60, &wd), 0);
+	EXPECT(!wd);
+	EXPECT_R(n_retx_ts(&fl, u, 61, &wd), 0);
+	EXPECT(!wd);
+	/* the boundary: E's ACK at the claimed range's end with a hole */
+	u = sack_hold(&fl, 0x100);
+	n_retx_ts(&fl, u, 50, &wd);
+	EXPECT_EQ(ecnp_fake_end(&fl.f), u + 4 * MSS);
+	r = e_ack_sack(&fl, u + 4 * MSS - 1, u + 6 * MSS, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	r = e_ack_sack(&fl, u + 4 * MSS, u + 6 * MSS, 1);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 }
 
 /*
@@ -4929,6 +4993,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_not_on_a_hole),
 		cmocka_unit_test(test_dupack_sack_beyond_hold_end),
 		cmocka_unit_test(test_dupack_rexmit_above_l),
+		cmocka_unit_test(test_dupack_hole_above_claimed),
 		cmocka_unit_test(test_dupack_hold_until_rexmit),
 		cmocka_unit_test(test_dupack_real_hole_aborts),
 		cmocka_unit_test(test_dupack_no_sack_absorbs),
