@@ -26,7 +26,8 @@ def main(d):
         for line in f:
             m = re.match(r"INFO: (\S+): (\d+) bytes in ([\d.]+) s", line)
             if m:
-                rows.setdefault(m.group(1), {})["s"] = float(m.group(3))
+                rows.setdefault(m.group(1), {}).update(
+                    {"s": float(m.group(3)), "bytes": int(m.group(2))})
                 continue
             m = re.match(r"INFO: (\S+): at the server (\{.*\})", line)
             if m:
@@ -51,7 +52,7 @@ def main(d):
     if "long" in rows:
         r = rows["long"]
         print("\nLong run: %d bytes in %.1f s; events %d, recoveries %d, undos %d, "
-              "RTOs %d." % (200000000, r.get("s", 0), r.get("events", 0),
+              "RTOs %d." % (r.get("bytes", 0), r.get("s", 0), r.get("events", 0),
                             r.get("responses", 0), r.get("undo", 0), r.get("timeouts", 0)))
     return 0
 
