@@ -15,9 +15,12 @@
 # Reno with SACK on/off), one byte-exact upload of TB_DUPACK_UP bytes (20 MB,
 # sized for at least 20 s), and:
 #   - congestion response: N's recoveries (nstat TcpExtTCPSackRecovery +
-#     TCPRenoRecovery in the client namespace) are at least half of the
+#     TCPRenoRecovery in the client namespace) are at least 90 % of the
 #     proxy's congestion events and at most the events plus the loss
-#     episodes the bottleneck really caused (its drops), plus 2;
+#     episodes the bottleneck really caused (its drops), plus 2.  (Until
+#     2026-11-26 half was enough: without SACK, once N's duplicate-ACK
+#     threshold has grown with reordering (TCPTSReorder), N can leave a
+#     quarter of the events unanswered, an under-reaction, DUPACK.md);
 #   - no undo: TCPFullUndo + TCPPartialUndo + TCPDSACKUndo + TCPLossUndo +
 #     TCPSpuriousRTOs <= max(1, events / 20): an undone reduction is a
 #     failed simulated loss; a few may come from real losses the path
@@ -61,7 +64,7 @@ long_cross=${TB_DUPACK_LONG_CROSS:-8M}
 
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
-OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
+OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPTSReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
 PROXY_KEYS="congestion_events events_answered dupacks_injected acks_held acks_absorbed tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
 
 tb_proxy_load
@@ -181,8 +184,8 @@ for cfg in "${configs[@]}"; do
 
 	RET=0
 	[ "$ev" -ge 5 ] || check_err 1 "only $ev congestion events: the test did not congest"
-	[ $((2 * resp)) -ge "$ev" ] ||
-		check_err 1 "$resp window reductions for $ev congestion events (< 50 %)"
+	[ $((10 * resp)) -ge $((9 * ev)) ] ||
+		check_err 1 "$resp window reductions for $ev congestion events (< 90 %)"
 	[ "$resp" -le $((ev + drops + 2)) ] ||
 		check_err 1 "$resp window reductions for $ev events and $drops bottleneck drops"
 	log_test "$name: one window reduction per congestion event ($resp for $ev)"
