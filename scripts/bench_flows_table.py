@@ -28,7 +28,7 @@ def main(out):
           "the proxy's table holding N flows (SYNs of distinct connections); %d "
           "repetitions of %d s per step, proxy on and hooks off alternately; %d guest "
           "CPUs (TCG), kernel %s.\n" % (meta["reps"], meta["secs"], cpus, meta["kernel"]))
-    print("| step | flows | on: packets/s | off: packets/s | on/off [95 %% interval] "
+    print("| step | flows | on: packets/s | off: packets/s | on/off [95 % interval] "
           "| proxy ns per packet | CPU idle on |")
     print("|---|---|---|---|---|---|---|")
     cost = {}
