@@ -194,9 +194,10 @@ PY
 	after=$(flow_line "$fam" "$port")
 	log_info "IPv$fam: $n segments spoofed; after: $after"
 	RET=0
-	# (xfer.py writes its summary at the end; the job outlives it a little)
-	kill -0 "$(cat "$TB_STATE/bg-$name.pid")" 2>/dev/null &&
-		[ ! -s "$TB_OUT/$name.client.json" ] ||
+	# (xfer.py writes its summary when the transfer ends, the spoofer its
+	# list after the last spoof)
+	[ ! -s "$TB_OUT/$name.client.json" ] ||
+		[ "$TB_OUT/$name.client.json" -nt "$TB_OUT/$name.spoofed.json" ] ||
 		check_err 1 "the transfer ended before the spoofs did (raise TB_SPOOF_UP)"
 	log_test "IPv$fam: $n segments spoofed while the transfer runs"
 
