@@ -818,6 +818,14 @@ static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
 	       before(p->tsecr, f->rexmit_tsval);
 }
 
+/* N's segment carries a TSval older than its retransmission of L. */
+static bool ecnp_sent_before_rexmit(const struct ecnp_fsm *f,
+				    const struct ecnp_pkt *p)
+{
+	return (f->dflags & ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
+	       before(p->tsval, f->rexmit_tsval);
+}
+
 /*
  * N's data at @seq may not have passed the proxy yet: @seq is inside a
  * gap in N's stream (ecnp_n_track_gap()).
@@ -1213,9 +1221,7 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
 	       (ECNP_DF_HOLD | ECNP_DF_REXMIT) && ecnp_sack_ok(f) &&
 	       p->len && !(p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) &&
 	       after(p->seq, f->saved_ack) && before(p->seq, f->hold_end) &&
-	       !ecnp_n_gap_at(f, p->seq) &&
-	       !((f->dflags & ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
-		 before(p->tsval, f->rexmit_tsval));
+	       !ecnp_n_gap_at(f, p->seq) && !ecnp_sent_before_rexmit(f, p);
 }
 
 /**
@@ -1421,9 +1427,8 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * point lies beyond it.  Not one of the same tick: SACKing data sent
 	 * after the retransmission would make RACK retransmit L again.
 	 */
-	if ((f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) ==
-	    (ECNP_DF_HOLD | ECNP_DF_TS) && (p->opt & ECNP_OPT_TS) &&
-	    before(p->tsval, f->rexmit_tsval) && after(end, f->hold_end)) {
+	if ((f->dflags & ECNP_DF_HOLD) && ecnp_sent_before_rexmit(f, p) &&
+	    after(end, f->hold_end)) {
 		f->hold_end = end;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
