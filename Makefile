@@ -40,7 +40,7 @@ CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
 .PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended hosttest \
-	matrix fairness bench-hook bench-flows dkms-install dkms-remove \
+	matrix fairness experiments bench-hook bench-flows dkms-install dkms-remove \
 	kernel-patches debugkernel debugtest clean help \
 	build-modules build-unit run-check
 
@@ -137,6 +137,13 @@ matrix: deps
 fairness: deps
 	@$(SUBMAKE) build-modules
 	@PROFILE=$(if $(filter fairness%,$(PROFILE)),$(PROFILE),fairness) scripts/matrix
+
+# The impairment experiments (README "Impairment experiments"): one results
+# directory per scripts/profiles/exp-*.json; EXPERIMENTS="ecn seqrand" picks
+# some, EXP_SCALE=quick (about an hour for all) or full; resumable.
+experiments: deps
+	@$(SUBMAKE) build-modules
+	@scripts/experiments
 
 # Benchmarks of issue 14 (README "What a hook costs"), one guest session
 # each, output under results/: the forwarding rate per configuration, and

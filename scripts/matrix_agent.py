@@ -18,7 +18,8 @@ JSON command per line on stdin, answers one JSON line on stdout:
    "bytes": B, "series": 0|COUNT}
       N parallel connections of B bytes each (series: COUNT connections of
       B bytes, one after another); -> per connection: local port, start,
-      end (CLOCK_MONOTONIC, the same clock in every namespace), bytes, and
+      connect_s (time to connect), end (CLOCK_MONOTONIC, the same clock in
+      every namespace), bytes, and
       the receiver's progress samples [[t, bytes], ...] (>= 20 ms apart);
       "deadline_s": every connection gives up that long after the start
       (the run then has "timeout": true and is not ok)
@@ -163,6 +164,7 @@ def one_conn(host, port, direction, n, deadline):
     r["start"] = round(now(), 4)
     try:
         s.connect((host, port))
+        r["connect_s"] = round(now() - r["start"], 4)
         r["port"] = s.getsockname()[1]
         if direction == "down":
             s.sendall(b"D %d\n" % n)

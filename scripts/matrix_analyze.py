@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis import fairness, report  # noqa: E402
+from analysis import experiments, fairness, report  # noqa: E402
 
 
 def main():
@@ -22,6 +22,14 @@ def main():
     with open(os.path.join(d, "plan.json")) as f:
         kind = json.load(f)["profile"].get("kind", "matrix")
     results = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+    if kind == "impair":
+        verdicts = experiments.report(d)
+        if os.path.dirname(d) == results:
+            report.write_index(results)
+        print("matrix: %s" % os.path.join(d, "summary.md"))
+        print("matrix:   claims: %s" % (", ".join(
+            "%d %s" % (n, v) for v, n in sorted(verdicts.items())) or "none judged"))
+        return 0
     if kind == "fairness":
         verdicts = fairness.report(d)
         if os.path.dirname(d) == results:

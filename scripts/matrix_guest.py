@@ -595,8 +595,11 @@ def main():
         os.environ.setdefault(k, str(v))
         TB_ENV.setdefault(k, os.environ[k])
     kind = prof.get("kind", "matrix")
-    if kind == "fairness":
-        import fairness_guest as exp
+    if kind in ("fairness", "impair"):
+        if kind == "fairness":
+            import fairness_guest as exp
+        else:
+            import impair_guest as exp
         exp.mg = sys.modules[__name__]  # this module, not a second copy
         run_one, setup = exp.do_run, exp.setup
 

@@ -851,7 +851,8 @@ def write_index(results):
     """results/README.md: the published result directories and their
     headline ratios (from each one's headline.json)."""
     L = ["# results", "",
-         "Output of `make matrix` and `make fairness`, one directory per run of a",
+         "Output of `make matrix`, `make fairness` and `make experiments`, one "
+         "directory per run of a",
          "profile (`<profile>-<date>/`),",
          "produced by scripts from raw data and never edited by hand; this index is",
          "rewritten by `scripts/matrix_analyze.py`.  Start with a directory's",
@@ -863,6 +864,12 @@ def write_index(results):
         with open(h) as f:
             j = json.load(f)
         name = os.path.basename(os.path.dirname(h))
+        if j.get("kind") == "impair":
+            heads = "%s: %s" % (j["study"], ", ".join(
+                "%d %s" % (n, v) for v, n in sorted(j["verdicts"].items())) or "-")
+            L.append("| [`%s/`](%s/summary.md) | %s | - | %d | %d | %s | - |" % (
+                name, name, j["profile"], j["runs"], j["flagged"], heads))
+            continue
         if j.get("kind") == "fairness":
             heads = "; ".join("%s: A's share %.2f, control %.2f-%.2f" % (
                 k, v["share_A"], v["control"][0], v["control"][1])

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Helpers for the impairment VM tests (vm-testbed/tests/impair_*.sh) and
-# vm-testbed/impair-effects.sh.  Source after testlib.sh.  The impairment
+# Helpers for the impairment VM tests (vm-testbed/tests/impair_*.sh).
+# Source after testlib.sh.  The impairment
 # rules live in the proxy namespace (the router box whose FORWARD hook the
 # modules use) unless a function takes a NODE.
 

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Guest side of the impairment experiments (profiles of kind "impair",
+`make experiments`; issue 12, README "Impairment experiments").
+
+One single TCP flow per run, iperf3 for the profile's duration_s, through
+the proxy node, where the impairment module applies the run's rules (the
+ECN proxy is loaded by the matrix's Testbed and switched off there).  A
+run is (direction, configuration, sweep point, repetition); what a run
+sets, from the configuration and the sweep point (impair_plan.run_settings):
+
+  client, server   tcp_ecn, tcp_sack, tcp_timestamps (tb_tcp keys ecn, sack,
+                   ts) of the two ends
+  rules            impairment rules (README "Impairments"), written whole to
+                   the proxy namespace's /proc/net/impair/rules
+  red_ecn          1: the bottleneck's RED marks ECT packets, 0: it drops
+  delay_ms         netem delay on the server's link (both directions' RTT)
+  loss_pct         random loss of the data sender's segments after the
+                   flow's first 20: an impairment rule (dir initiator for
+                   uploads, responder for downloads) appended to the rules
+  reorder_pct      netem reordering on the proxy's egress toward the data
+                   receiver: that share of packets goes at once, the others
+                   wait reorder_delay_ms (5)
+
+Before the bulk flow, a set-up probe: one 1000-byte request/response over
+a new connection (the matrix agents' xfer, server port 5001), whose
+connect_s is the connection set-up time and completion_s the transaction
+time (Allman's metric).  Captures (tcpdump -s 128) on both sides of the
+proxy (eth0: the client's side, eth1: the server's), each judged alone
+(pcapflow: retransmissions, CE, ECN negotiation, stalls and their causes;
+the two sides differ in sequence space under seqrand, so no peer).  TCP
+counters of both ends, RED counters, the impairment module's counters
+and each rule's hits are recorded.
+"""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import impair_plan
+import matrix_guest as mg
+from analysis import pcapflow
+
+IPERF_PORT = 5301
+SERVER = "198.18.2.2"
+IMPAIR_KO = os.path.join(mg.TOP, "kmod", "impair", "impair.ko")
+RULES = "/proc/net/impair/rules"
+ISTATS = "/proc/net/impair/stats"
+
+
+def setup(tb):
+    if not os.path.isdir("/sys/module/impair"):
+        subprocess.run(["insmod", IMPAIR_KO], check=True)
+    tb.proxy("sysctl", set={"net/ecn_proxy/enabled": "0"})
+    mg.sh("tb_bg exp-iperf-srv server iperf3 -s -J -i 0.2 -p %d && tb_wait_port server %d"
+          % (IPERF_PORT, IPERF_PORT))
+
+
+def estimate_s(prof, run):
+    return prof["duration_s"] + prof.get("overhead_s", 12) + run["settings"]["delay_ms"] / 50.0
+
+
+def log_line(rec):
+    r = rec["result"]
+    return "%s Mbit/s, %s retrans, %s RTO, set-up %s s" % (
+        r["goodput_mbps"], r["retrans_segs"], r["rto"], r["connect_s"])
+
+
+def tc(script):
+    return mg.sh(script)
+
+
+def set_paths(tb, st, direction):
+    """netem on the server's link (delay) and on the proxy's egress toward
+    the data receiver (reordering); none where the run wants none."""
+    d = st["delay_ms"]
+    if d > 0:
+        tc("tc -n server qdisc replace dev eth0 root netem delay %sms limit 100000" % d)
+    else:
+        tc("tc -n server qdisc del dev eth0 root 2>/dev/null || true")
+    rx_dev = "eth1" if direction == "upload" else "eth0"
+    for dev in ("eth0", "eth1"):
+        if dev == rx_dev and st["reorder_pct"] > 0:
+            tc("tc -n proxy qdisc replace dev %s root netem delay %sms reorder %s%% 50%% "
+               "limit 100000" % (dev, st.get("reorder_delay_ms", 5), st["reorder_pct"]))
+        else:
+            tc("tc -n proxy qdisc del dev %s root 2>/dev/null || true" % dev)
+
+
+def iperf_sender_series(js, reverse):
+    """The sender's intervals: [[t_end, bytes, snd_cwnd, rtt_us, retransmits]]."""
+    if reverse:
+        js = js.get("server_output_json") or {}
+    res = []
+    for iv in js.get("intervals", []):
+        st = (iv.get("streams") or [{}])[0]
+        res.append([round(st.get("end", 0), 3), st.get("bytes", 0), st.get("snd_cwnd"),
+                    st.get("rtt"), st.get("retransmits")])
+    return res
+
+
+def stall_intervals(series, iv=0.2):
+    """Sender intervals in which no byte was sent (iperf3's view)."""
+    return sum(1 for s in series if s[1] == 0)
+
+
+def counters(agent):
+    r = agent("read", paths=["/proc/net/netstat", "/proc/net/snmp"])
+    return mg.parse_netstat(r["/proc/net/netstat"]) | mg.parse_netstat(r["/proc/net/snmp"])
+
+
+def do_run(tb, run, plan, env, keep, resdir):
+    prof = plan["profile"]
+    st = run["settings"]
+    direction = run["direction"]
+    reverse = direction == "download"
+    dur = prof["duration_s"]
+    sender, receiver = (tb.server, tb.client) if reverse else (tb.client, tb.server)
+    base = {"net/ipv4/tcp_no_metrics_save": "1"}
+    keys = {"ecn": "net/ipv4/tcp_ecn", "sack": "net/ipv4/tcp_sack",
+            "ts": "net/ipv4/tcp_timestamps"}
+    for agent, name in ((tb.client, "client"), (tb.server, "server")):
+        agent("sysctl", set=dict(base, **{keys[k]: str(v) for k, v in st[name].items()}))
+    rules = impair_plan.rules_text(st, direction)
+    tb.proxy("write", files={RULES: rules})
+    got = tb.proxy("read", paths=[RULES])[RULES]
+    if impair_plan.rule_lines(got) != impair_plan.rule_lines(rules):
+        raise RuntimeError("rules not applied: wrote %r, read %r" % (rules, got))
+    set_paths(tb, st, direction)
+    mg.sh("tb_fresh_transfer", TB_SETUP=direction, TB_RATE_LOW=tb.low,
+          TB_RATE_HIGH=tb.high, TB_RED_ECN=str(st["red_ecn"]))
+    sysctls = {"client": tb.client("sysctl", get=mg.SYSCTLS_TCP),
+               "server": tb.server("sysctl", get=mg.SYSCTLS_TCP)}
+    qdiscs = mg.sh("tc -n router qdisc show; tc -n server qdisc show; tc -n proxy qdisc show")
+
+    # the set-up probe: a tiny transaction on a new connection
+    probe = tb.client("xfer", timeout=90, deadline_s=60, host=SERVER, port=mg.PORT,
+                      dir="down", flows=1, bytes=1000, series=0)
+    pc = probe["conns"][0]
+    setup = {"ok": probe["ok"], "connect_s": pc.get("connect_s"),
+             "transaction_s": probe["completion_s"], "error": pc.get("error")}
+
+    os.makedirs(mg.PCAPS, exist_ok=True)
+    caps = {"client_side": ("eth0", os.path.join(mg.PCAPS, run["id"] + ".client_side.pcap")),
+            "server_side": ("eth1", os.path.join(mg.PCAPS, run["id"] + ".server_side.pcap"))}
+    tb.proxy("capture_start", caps=[{"name": n, "dev": dev, "file": f,
+                                     "filter": "tcp port %d" % IPERF_PORT}
+                                    for n, (dev, f) in caps.items()])
+    tc0 = counters(sender), counters(receiver)
+    i0 = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS])
+    q0, tq0 = mg.tc_snapshot()
+    cpu0 = mg.cpu_times()
+    argv = ["ip", "netns", "exec", "client", "iperf3", "-c", SERVER, "-p", str(IPERF_PORT),
+            "-t", str(dur), "-i", "0.2", "-J", "--connect-timeout", "10000"]
+    if reverse:
+        argv += ["-R", "--get-server-output"]
+    t0 = time.monotonic()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=dur + 120)
+    t1 = time.monotonic()
+    cpu1 = mg.cpu_times()
+    q1, tq1 = mg.tc_snapshot()
+    tc1 = counters(sender), counters(receiver)
+    i1 = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS])
+    hits = tb.proxy("read", paths=[RULES])[RULES]
+    time.sleep(0.2)
+    capst = tb.proxy("capture_stop", names=list(caps))
+    try:
+        js = json.loads(p.stdout)
+    except ValueError:
+        js = {"error": "iperf3 gave no JSON: %s" % p.stdout[-500:]}
+    conn = (js.get("start", {}).get("connected") or [{}])[0]
+    port = conn.get("local_port")
+    capture = {}
+    for name, (dev, f) in caps.items():
+        ana = pcapflow.analyze_captures({name: f}, IPERF_PORT, {port} if port else None)[name]
+        capture[name] = {"dev": dev, "tcpdump": capst.get(name, {}), "totals": ana["totals"],
+                         "flows": ana["flows"]}
+        if keep:
+            os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
+            shutil.move(f, os.path.join(resdir, "pcaps", os.path.basename(f)))
+        else:
+            os.unlink(f)
+
+    end = js.get("end", {})
+    recv = end.get("sum_received") or {}
+    sent = end.get("sum_sent") or {}
+    series = iperf_sender_series(js, reverse)
+    tcs = mg.counter_delta(tc0[0], tc1[0])
+    tcr = mg.counter_delta(tc0[1], tc1[1])
+    bdev = tb.bottleneck_dev()
+    r0, r1 = mg.qdisc_entry(q0, bdev, "red"), mg.qdisc_entry(q1, bdev, "red")
+    h0, h1 = mg.qdisc_entry(q0, bdev, "htb"), mg.qdisc_entry(q1, bdev, "htb")
+    red = {k: (r1.get(k, 0) - r0.get(k, 0)) if r0 and r1 else None
+           for k in ("marked", "early", "pdrop")}
+    throttled = (h1.get("overlimits", 0) - h0.get("overlimits", 0)) if h0 and h1 else 0
+    rtts = [s[3] for s in series if s[3]]
+    sside = capture["client_side" if not reverse else "server_side"]["totals"]
+    result = {
+        "goodput_mbps": round(recv["bits_per_second"] / 1e6, 4) if recv.get("seconds") else None,
+        "bytes_received": recv.get("bytes"),
+        "seconds": recv.get("seconds"),
+        "retrans_segs": tcs.get("Tcp.RetransSegs", 0),
+        "rto": tcs.get("TcpExt.TCPTimeouts", 0),
+        "spurious_rto": tcs.get("TcpExt.TCPSpuriousRTOs", 0),
+        "dsack_recv": tcs.get("TcpExt.TCPDSACKRecv", 0),
+        "sack_discard": tcs.get("TcpExt.TCPSACKDiscard", 0),
+        "sack_reneging": tcs.get("TcpExt.TCPSACKReneging", 0),
+        "loss_undo": tcs.get("TcpExt.TCPFullUndo", 0) + tcs.get("TcpExt.TCPPartialUndo", 0)
+        + tcs.get("TcpExt.TCPDSACKUndo", 0) + tcs.get("TcpExt.TCPLossUndo", 0),
+        "reorder_seen": sum(tcs.get("TcpExt." + k, 0) for k in ("TCPSACKReorder", "TCPRenoReorder",
+                                                                "TCPTSReorder")),
+        "stalled_intervals": stall_intervals(series),
+        "sender_rtt_ms_median": round(sorted(rtts)[len(rtts) // 2] / 1000, 2) if rtts else None,
+        "connect_s": setup["connect_s"],
+        "transaction_s": setup["transaction_s"],
+        "ecn_negotiated": sside["ecn_negotiated"] if sside["flows"] else None,
+        "ce_seen": capture["server_side" if not reverse else "client_side"]["totals"]["ce"],
+        "ece_seen": sside["ece"],
+        "cwr_seen": sside["cwr"],
+        "stalls": sside["stalls"], "stall_time": sside["stall_time"],
+        "stall_causes": sside.get("stall_causes"),
+        "red": red,
+    }
+    idle = mg.cpu_idle(cpu0, cpu1)
+    cpu_min = min(v for k, v in idle.items() if k != "cpu" and v is not None)
+    flags = []
+    if "error" in js:
+        flags.append("transfer_failed")
+    if not setup["ok"]:
+        flags.append("setup_probe_failed")
+    if cpu_min < prof["fidelity"]["min_cpu_idle"]:
+        flags.append("cpu_saturated")
+    if any("dropped by kernel" in k and v for c in capst.values() for k, v in c.items()):
+        flags.append("capture_drops")
+    return {
+        "schema": "ecnproxy-impair-run/1",
+        "id": run["id"], "index": run["index"], "profile": prof["name"], "seed": plan["seed"],
+        "params": {k: run[k] for k in ("direction", "config", "point", "rep")}
+        | {"duration_s": dur},
+        "settings": st,
+        "rules": rules,
+        "rule_hits": hits,
+        "env": env | {"bottleneck_dev": bdev, "rate_low": tb.low, "rate_high": tb.high},
+        "sysctls": sysctls,
+        "qdiscs": qdiscs,
+        "ok": "error" not in js,
+        "error": js.get("error"),
+        "wall_s": round(t1 - t0, 3),
+        "setup_probe": setup,
+        "result": result,
+        "series": series,
+        "iperf_end": {"sum_sent": sent, "sum_received": recv},
+        "tcp_counters": {"sender": tcs, "receiver": tcr},
+        "impair_stats": {"before": i0, "after": i1},
+        "capture": capture,
+        "cpu": {"idle_share": idle},
+        "fidelity": {"cpu_idle_min": cpu_min, "htb_overlimits": throttled,
+                     "window_s": round(tq1 - tq0, 3), "flags": flags, "ok": not flags},
+    }
