@@ -20,11 +20,18 @@ sets, from the configuration and the sweep point (impair_plan.run_settings):
   reorder_pct      netem reordering on the proxy's egress toward the data
                    receiver: that share of packets goes at once, the others
                    wait reorder_delay_ms (5)
+  jitter_ms        instead, netem delay J ms with J ms of jitter there:
+                   packets overtake each other (0..2J ms each)
 
-Before the bulk flow, a set-up probe: one 1000-byte request/response over
-a new connection (the matrix agents' xfer, server port 5001), whose
-connect_s is the connection set-up time and completion_s the transaction
-time (Allman's metric).  Captures (tcpdump -s 128) on both sides of the
+Before the bulk flow, the set-up probe: `transactions` (1) 1000-byte
+requests/responses, each over a new connection, one after another (the
+matrix agents' xfer, server port 5001): the median connect time is the
+connection set-up time, the median time from connect() to the last byte
+the transaction time (Allman's metric).  Modules: impair and ecn_proxy
+loaded or unloaded as the run's `modules` say, the proxy on as `proxy`
+says (its fallback cache flushed).  With `transit`, every packet of the
+flow is matched across the two captures (analysis/transit.py): its time
+through the proxy node.  Captures (tcpdump -s 128) on both sides of the
 proxy (eth0: the client's side, eth1: the server's), each judged alone
 (pcapflow: retransmissions, CE, ECN negotiation, stalls and their causes;
 the two sides differ in sequence space under seqrand, so no peer).  TCP
@@ -39,13 +46,30 @@ import time
 
 import impair_plan
 import matrix_guest as mg
-from analysis import pcapflow
+from fairness_guest import sender_series
+from analysis import pcapflow, transit
 
 IPERF_PORT = 5301
 SERVER = "198.18.2.2"
 IMPAIR_KO = os.path.join(mg.TOP, "kmod", "impair", "impair.ko")
 RULES = "/proc/net/impair/rules"
 ISTATS = "/proc/net/impair/stats"
+
+
+def set_modules(tb, st):
+    """Load or unload impair and ecn_proxy as the run wants them (tcpfwd,
+    which both import, stays); the proxy on or off in the proxy node."""
+    for m, ko, args in (("impair", IMPAIR_KO, []), ("ecn_proxy", mg.MODULE, ["enable_init_net=0"])):
+        want = m in st.get("modules", ["impair", "ecn_proxy"])
+        have = os.path.isdir("/sys/module/" + m)
+        if want and not have:
+            subprocess.run(["insmod", ko] + args, check=True)
+        elif have and not want:
+            subprocess.run(["rmmod", m], check=True)
+    if os.path.isdir("/sys/module/ecn_proxy"):
+        tb.proxy("sysctl", set={"net/ecn_proxy/enabled": str(st.get("proxy", 0)),
+                                "net/ecn_proxy/feedback": st.get("feedback", "dupack")})
+        tb.proxy("write", files={"/proc/net/ecn_proxy/fallback": "flush"})
 
 
 def setup(tb):
@@ -66,6 +90,13 @@ def log_line(rec):
         r["goodput_mbps"], r["retrans_segs"], r["rto"], r["connect_s"])
 
 
+def proxy_stats(tb):
+    if not os.path.isdir("/sys/module/ecn_proxy"):
+        return None
+    p = "/proc/net/ecn_proxy/stats"
+    return mg.parse_kv(tb.proxy("read", paths=[p])[p])
+
+
 def tc(script):
     return mg.sh(script)
 
@@ -83,20 +114,11 @@ def set_paths(tb, st, direction):
         if dev == rx_dev and st["reorder_pct"] > 0:
             tc("tc -n proxy qdisc replace dev %s root netem delay %sms reorder %s%% 50%% "
                "limit 100000" % (dev, st.get("reorder_delay_ms", 5), st["reorder_pct"]))
+        elif dev == rx_dev and st.get("jitter_ms", 0) > 0:
+            tc("tc -n proxy qdisc replace dev %s root netem delay %sms %sms limit 100000"
+               % (dev, st["jitter_ms"], st["jitter_ms"]))
         else:
             tc("tc -n proxy qdisc del dev %s root 2>/dev/null || true" % dev)
-
-
-def iperf_sender_series(js, reverse):
-    """The sender's intervals: [[t_end, bytes, snd_cwnd, rtt_us, retransmits]]."""
-    if reverse:
-        js = js.get("server_output_json") or {}
-    res = []
-    for iv in js.get("intervals", []):
-        st = (iv.get("streams") or [{}])[0]
-        res.append([round(st.get("end", 0), 3), st.get("bytes", 0), st.get("snd_cwnd"),
-                    st.get("rtt"), st.get("retransmits")])
-    return res
 
 
 def stall_intervals(series, iv=0.2):
@@ -121,11 +143,16 @@ def do_run(tb, run, plan, env, keep, resdir):
             "ts": "net/ipv4/tcp_timestamps"}
     for agent, name in ((tb.client, "client"), (tb.server, "server")):
         agent("sysctl", set=dict(base, **{keys[k]: str(v) for k, v in st[name].items()}))
+    set_modules(tb, st)
     rules = impair_plan.rules_text(st, direction)
-    tb.proxy("write", files={RULES: rules})
-    got = tb.proxy("read", paths=[RULES])[RULES]
-    if impair_plan.rule_lines(got) != impair_plan.rule_lines(rules):
-        raise RuntimeError("rules not applied: wrote %r, read %r" % (rules, got))
+    impair = os.path.isdir("/sys/module/impair")
+    if impair:
+        tb.proxy("write", files={RULES: rules})
+        got = tb.proxy("read", paths=[RULES])[RULES]
+        if impair_plan.rule_lines(got) != impair_plan.rule_lines(rules):
+            raise RuntimeError("rules not applied: wrote %r, read %r" % (rules, got))
+    modules = sorted(m for m in ("tcpfwd", "impair", "ecn_proxy")
+                     if os.path.isdir("/sys/module/" + m))
     set_paths(tb, st, direction)
     mg.sh("tb_fresh_transfer", TB_SETUP=direction, TB_RATE_LOW=tb.low,
           TB_RATE_HIGH=tb.high, TB_RED_ECN=str(st["red_ecn"]))
@@ -133,12 +160,20 @@ def do_run(tb, run, plan, env, keep, resdir):
                "server": tb.server("sysctl", get=mg.SYSCTLS_TCP)}
     qdiscs = mg.sh("tc -n router qdisc show; tc -n server qdisc show; tc -n proxy qdisc show")
 
-    # the set-up probe: a tiny transaction on a new connection
-    probe = tb.client("xfer", timeout=90, deadline_s=60, host=SERVER, port=mg.PORT,
-                      dir="down", flows=1, bytes=1000, series=0)
-    pc = probe["conns"][0]
-    setup = {"ok": probe["ok"], "connect_s": pc.get("connect_s"),
-             "transaction_s": probe["completion_s"], "error": pc.get("error")}
+    # the set-up probe: tiny transactions, each on a new connection, one
+    # after another
+    ntr = st.get("transactions", 1)
+    probe = tb.client("xfer", timeout=90 + 10 * ntr, deadline_s=60 + 5 * ntr, host=SERVER,
+                      port=mg.PORT, dir="down", flows=1, bytes=1000, series=ntr)
+    conns = probe["conns"]
+    tr = [round(c["end"] - c["start"], 5) for c in conns if c.get("ok")]
+    co = [c["connect_s"] for c in conns if c.get("ok") and c.get("connect_s") is not None]
+    setup = {"ok": probe["ok"], "n": ntr,
+             "connect_s": sorted(co)[len(co) // 2] if co else None,
+             "transaction_s": sorted(tr)[len(tr) // 2] if tr else None,
+             "connect_all_s": co, "transaction_all_s": tr,
+             "error": next((c.get("error") for c in conns if c.get("error")), None)}
+    ps0 = proxy_stats(tb)
 
     os.makedirs(mg.PCAPS, exist_ok=True)
     caps = {"client_side": ("eth0", os.path.join(mg.PCAPS, run["id"] + ".client_side.pcap")),
@@ -147,7 +182,7 @@ def do_run(tb, run, plan, env, keep, resdir):
                                      "filter": "tcp port %d" % IPERF_PORT}
                                     for n, (dev, f) in caps.items()])
     tc0 = counters(sender), counters(receiver)
-    i0 = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS])
+    i0 = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS]) if impair else None
     q0, tq0 = mg.tc_snapshot()
     cpu0 = mg.cpu_times()
     argv = ["ip", "netns", "exec", "client", "iperf3", "-c", SERVER, "-p", str(IPERF_PORT),
@@ -161,8 +196,9 @@ def do_run(tb, run, plan, env, keep, resdir):
     cpu1 = mg.cpu_times()
     q1, tq1 = mg.tc_snapshot()
     tc1 = counters(sender), counters(receiver)
-    i1 = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS])
-    hits = tb.proxy("read", paths=[RULES])[RULES]
+    i1 = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS]) if impair else None
+    hits = tb.proxy("read", paths=[RULES])[RULES] if impair else None
+    ps1 = proxy_stats(tb)
     time.sleep(0.2)
     capst = tb.proxy("capture_stop", names=list(caps))
     try:
@@ -172,6 +208,12 @@ def do_run(tb, run, plan, env, keep, resdir):
     conn = (js.get("start", {}).get("connected") or [{}])[0]
     port = conn.get("local_port")
     capture = {}
+    cross = None
+    if st.get("transit"):
+        cross = transit.transit(
+            [p for p in pcapflow.read_packets(caps["client_side"][1]) if IPERF_PORT in p[4:6]],
+            [p for p in pcapflow.read_packets(caps["server_side"][1]) if IPERF_PORT in p[4:6]])
+        cross = {"c2s": cross["a2b"], "s2c": cross["b2a"]}
     for name, (dev, f) in caps.items():
         ana = pcapflow.analyze_captures({name: f}, IPERF_PORT, {port} if port else None)[name]
         capture[name] = {"dev": dev, "tcpdump": capst.get(name, {}), "totals": ana["totals"],
@@ -185,7 +227,7 @@ def do_run(tb, run, plan, env, keep, resdir):
     end = js.get("end", {})
     recv = end.get("sum_received") or {}
     sent = end.get("sum_sent") or {}
-    series = iperf_sender_series(js, reverse)
+    series = sender_series(js, reverse)
     tcs = mg.counter_delta(tc0[0], tc1[0])
     tcr = mg.counter_delta(tc0[1], tc1[1])
     bdev = tb.bottleneck_dev()
@@ -221,6 +263,8 @@ def do_run(tb, run, plan, env, keep, resdir):
         "stalls": sside["stalls"], "stall_time": sside["stall_time"],
         "stall_causes": sside.get("stall_causes"),
         "red": red,
+        "transit_c2s_p50_us": cross["c2s"]["p50_us"] if cross else None,
+        "transit_s2c_p50_us": cross["s2c"]["p50_us"] if cross else None,
     }
     idle = mg.cpu_idle(cpu0, cpu1)
     cpu_min = min(v for k, v in idle.items() if k != "cpu" and v is not None)
@@ -253,6 +297,9 @@ def do_run(tb, run, plan, env, keep, resdir):
         "iperf_end": {"sum_sent": sent, "sum_received": recv},
         "tcp_counters": {"sender": tcs, "receiver": tcr},
         "impair_stats": {"before": i0, "after": i1},
+        "proxy_stats": {"before": ps0, "after": ps1},
+        "modules": modules,
+        "transit": cross,
         "capture": capture,
         "cpu": {"idle_share": idle},
         "fidelity": {"cpu_idle_min": cpu_min, "htb_overlimits": throttled,

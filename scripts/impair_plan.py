@@ -26,9 +26,13 @@ An experiment is a profile scripts/profiles/exp-NAME.json of kind
 
 SETTINGS: client and server ({"ecn", "sack", "ts"}: tcp_ecn, tcp_sack,
 tcp_timestamps), rules (impairment rule lines), red_ecn (0/1), delay_ms,
-loss_pct, reorder_pct, reorder_delay_ms, modules (which of impair and
+loss_pct, reorder_pct, reorder_delay_ms, jitter_ms (netem delay of J ms
+with J ms of uniform jitter on the same link as reorder_pct: packets
+overtake each other whenever their delays differ by more than their
+spacing), modules (which of impair and
 ecn_proxy are loaded: both by default), proxy (1: the ECN proxy on in the
-proxy node, default 0), transactions (set-up probes before the flow, 1),
+proxy node, default 0) and its feedback (none, drop, dupack: dupack),
+transactions (set-up probes before the flow, 1),
 transit (1: each packet's time across the proxy node from the two
 captures, analysis/transit.py; 0).
 """
@@ -36,17 +40,18 @@ import copy
 import itertools
 import random
 
-SWEEP_PARAMS = ("delay_ms", "loss_pct", "reorder_pct")
+SWEEP_PARAMS = ("delay_ms", "loss_pct", "reorder_pct", "jitter_ms")
 SETTING_KEYS = ("client", "server", "rules", "red_ecn", "reorder_delay_ms", "modules", "proxy",
-                "transactions", "transit") + SWEEP_PARAMS
+                "feedback", "transactions", "transit") + SWEEP_PARAMS
+FEEDBACKS = ("none", "drop", "dupack")
 MODULES = ("impair", "ecn_proxy")
 HOST_KEYS = ("ecn", "sack", "ts")
 REQUIRED = ("name", "kind", "study", "directions", "duration_s", "reps", "defaults",
             "configs", "claims", "fidelity")
 SCALES = ("quick", "full")
 BASE = {"client": {"ecn": 0, "sack": 1, "ts": 1}, "server": {"ecn": 0, "sack": 1, "ts": 1},
-        "rules": [], "red_ecn": 1, "delay_ms": 0, "loss_pct": 0, "reorder_pct": 0,
-        "reorder_delay_ms": 5, "modules": ["impair", "ecn_proxy"], "proxy": 0,
+        "rules": [], "red_ecn": 1, "delay_ms": 0, "loss_pct": 0, "reorder_pct": 0, "jitter_ms": 0,
+        "reorder_delay_ms": 5, "modules": ["impair", "ecn_proxy"], "proxy": 0, "feedback": "dupack",
         "transactions": 1, "transit": 0}
 
 
@@ -65,6 +70,9 @@ def _check_settings(where, st):
         elif k == "modules":
             if not isinstance(v, list) or any(m not in MODULES for m in v):
                 errs.append("%s: modules: a list of %s" % (where, ", ".join(MODULES)))
+        elif k == "feedback":
+            if v not in FEEDBACKS:
+                errs.append("%s: feedback must be one of %s" % (where, ", ".join(FEEDBACKS)))
         elif k in ("proxy", "transit", "red_ecn") and v not in (0, 1):
             errs.append("%s: %s must be 0 or 1" % (where, k))
         elif k == "transactions" and (not isinstance(v, int) or not 1 <= v <= 1000):
@@ -115,6 +123,11 @@ def check(prof):
             st = config_settings(prof, c)
             if (st["rules"] or st["loss_pct"]) and "impair" not in st["modules"]:
                 errs.append("config %s: rules or loss without the impair module" % c)
+            for pt in points(prof, c):
+                if dict(st, **pt)["reorder_pct"] and dict(st, **pt)["jitter_ms"]:
+                    errs.append("config %s: reorder_pct and jitter_ms are both netem on "
+                                "the same link: one at a time" % c)
+                    break
             if st["proxy"] and "ecn_proxy" not in st["modules"]:
                 errs.append("config %s: proxy on without the ecn_proxy module" % c)
     for s, o in prof.get("scales", {}).items():
@@ -171,7 +184,8 @@ def fmt_num(v):
 
 
 def point_tag(pt):
-    abbr = {"delay_ms": "d%sms", "loss_pct": "l%spct", "reorder_pct": "o%spct"}
+    abbr = {"delay_ms": "d%sms", "loss_pct": "l%spct", "reorder_pct": "o%spct",
+            "jitter_ms": "j%sms"}
     return "_".join(abbr[k] % fmt_num(pt[k]) for k in SWEEP_PARAMS if k in pt)
 
 

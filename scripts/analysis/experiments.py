@@ -46,7 +46,7 @@ METRICS = ("goodput_mbps", "retrans_segs", "rto", "spurious_rto", "dsack_recv",
            "sender_rtt_ms_median", "connect_s", "transaction_s", "ecn_negotiated", "ce_seen",
            "ece_seen", "cwr_seen", "stalls", "stall_time", "transit_c2s_p50_us",
            "transit_s2c_p50_us")
-EXTRA = (("transaction_s", "transaction s"), ("transit_c2s_p50_us", "transit c2s us"),
+EXTRA = (("stalled_intervals", "idle 200 ms"), ("sender_rtt_ms_median", "RTT ms"), ("transaction_s", "transaction s"), ("transit_c2s_p50_us", "transit c2s us"),
          ("transit_s2c_p50_us", "transit s2c us"))
 
 
@@ -223,7 +223,7 @@ def goodput_plot(df, prof, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    sweep = [k for k in ("delay_ms", "loss_pct", "reorder_pct") if k in df.columns]
+    sweep = [k for k in impair_plan.SWEEP_PARAMS if k in df.columns]
     dirs = list(dict.fromkeys(df["direction"]))
     fig, axes = plt.subplots(1, len(dirs), figsize=(6.5 * len(dirs), 4.2), squeeze=False)
     ok = df[df["ok"]]
@@ -272,10 +272,33 @@ def causes_rows(recs):
     return out
 
 
+def current_claims(prof):
+    """The claims of the profile file as it is now (scripts/profiles/NAME.json
+    at the plan's scale) when its design (configurations, sweep) is still
+    the plan's, else the plan's: claims and their explanations are
+    analysis, refined after a run, and the report is regenerated from the
+    raw records with them.  -> (claims, where they came from)."""
+    base = prof["name"][:-len("-" + prof["scale"])] \
+        if prof.get("scale", "quick") != "quick" else prof["name"]
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "profiles", base + ".json")
+    try:
+        with open(path) as f:
+            cur = impair_plan.scaled(json.load(f), prof.get("scale", "quick"))
+    except (OSError, ValueError, KeyError):
+        return prof["claims"], "plan.json"
+    # the same design (configurations, sweep): the profile's claims apply
+    if list(cur["configs"]) == list(prof["configs"]) and \
+            cur.get("sweep", {}) == prof.get("sweep", {}):
+        return cur["claims"], "scripts/profiles/%s.json" % base
+    return prof["claims"], "plan.json (the profile's design has changed since)"
+
+
 def report(d):
     with open(os.path.join(d, "plan.json")) as f:
         plan = json.load(f)
     prof = plan["profile"]
+    claims, claims_from = current_claims(prof)
     recs = load(d)
     df = pd.DataFrame([run_row(r) for r in recs])
     if len(df):
@@ -302,23 +325,32 @@ def report(d):
         L.append("| `%s` | %s | %s | %s | %s |" % (
             c, spec["doc"], "; ".join("`%s`" % r for r in st["rules"]) or "none", ends,
             "ECN marking" if st["red_ecn"] else "drop"))
-    sweep = [k for k in ("delay_ms", "loss_pct", "reorder_pct") if len(df) and k in df.columns]
+    sweep = [k for k in impair_plan.SWEEP_PARAMS if len(df) and k in df.columns]
     L += ["", "Loss (`loss_pct`) is an impairment rule dropping the data sender's "
           "segments after each flow's first 20; reordering (`reorder_pct`) is netem on "
           "the proxy's egress toward the receiver (that share goes at once, the rest "
-          "waits 5 ms); delay (`delay_ms`) is netem on the server's link. Bottleneck: %s "
-          "RED." % rl, ""]
+          "waits %s ms); jitter (`jitter_ms`, J) is netem on that link instead, a delay "
+          "of J ms with J ms of jitter (packets overtake each other); delay "
+          "(`delay_ms`) is netem on the server's link. "
+          "Bottleneck: %s RED." % (
+              impair_plan.config_settings(prof, next(iter(prof["configs"])))["reorder_delay_ms"],
+              rl), ""]
     verdicts = {}
     if len(df):
         extra = [(k, t) for k, t in EXTRA if k in df.columns and df[k].notna().any()]
         L += ["## Cells", "",
               "Median [min-max] over the unflagged runs. goodput: iperf3's receiver; "
               "peak: the sender's highest rate over 2 s (iperf3's 200 ms intervals); "
-              "retrans, RTO, SACK discarded: the sender's TCP counters; set-up: connect "
-              "time of a separate 1000-byte transaction before the flow; ECN: the flow "
+              "retrans, RTO, SACK discarded: the sender's TCP counters; set-up and "
+              "transaction: the median connect time and request-to-last-byte time of the "
+              "set-up probe's 1000-byte transactions before the flow, each on a new "
+              "connection; transit: a packet's median time across the proxy node "
+              "(client to server side, c2s, or back); ECN: the flow "
               "negotiated ECN (capture); CE: CE-marked data segments reaching the "
               "receiver's side of the proxy; stalls: the sender side's capture "
-              "(pcapflow).", "",
+              "(pcapflow: gaps between deliveries, so a stall still open when iperf3 "
+              "stopped is not among them); idle 200 ms: iperf3's 200 ms intervals in "
+              "which the sender sent nothing (such a tail stall shows there).", "",
               "| direction | configuration | %sn | goodput Mbit/s | peak Mbit/s | retrans | RTO | SACK "
               "discarded | undo | set-up s | %sECN | CE | stalls | stall s | flagged |" % (
                   "".join("%s | " % k for k in sweep), "".join("%s | " % t for _, t in extra)),
@@ -345,13 +377,13 @@ def report(d):
               "Estimates with their exact %d %% intervals and the intervals' coverage "
               "(Hodges-Lehmann on %s runs per cell; a verdict with `?` rests on an "
               "interval covering less than %d %%: too few runs to decide). `bound`: the "
-              "share of the rwnd/RTT cap reached, per run." % (
-                  CONF * 100, prof["reps"], FIRM * 100), "",
+              "share of the rwnd/RTT cap reached, per run. Claims from `%s`." % (
+                  CONF * 100, prof["reps"], FIRM * 100, claims_from), "",
               "| claim | paper said | source | check | direction | point | n | we measured "
               "| verdict |", "|---|---|---|---|---|---|---|---|---|"]
         dirs = list(dict.fromkeys(df["direction"]))
         okdf = df[df["ok"]]
-        for cl in prof["claims"]:
+        for cl in claims:
             chk = cl["check"]
             what = chk["type"] if chk["type"] == "none" else "%s %s %s" % (
                 chk["type"], chk["metric"], fmt_bounds(chk))

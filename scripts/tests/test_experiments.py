@@ -62,7 +62,7 @@ def minimal():
 def test_check_rejects_bad_profiles():
     assert impair_plan.check(minimal()) == []
     bad = [("kind", "matrix"), ("directions", ["sideways"]), ("reps", 0),
-           ("sweep", {"jitter_ms": [1]}), ("sweep", {"loss_pct": []}),
+           ("sweep", {"colour": [1]}), ("sweep", {"loss_pct": []}),
            ("sweep", {"loss_pct": [1, 1]}), ("defaults", {"colour": 1}),
            ("defaults", {"client": {"cc": "bbr"}}), ("defaults", {"rules": ["a\nb"]}),
            ("defaults", {"loss_pct": -1}), ("configs", {}),
@@ -72,6 +72,10 @@ def test_check_rejects_bad_profiles():
         p = minimal()
         p[k] = v
         assert impair_plan.check(p), (k, v)
+    p = minimal()
+    p["configs"]["a"]["reorder_pct"] = 1
+    p["sweep"] = {"jitter_ms": [0, 2]}
+    assert any("one at a time" in e for e in impair_plan.check(p))
     p = minimal()
     del p["study"]
     assert impair_plan.check(p) == ["missing 'study'"]
