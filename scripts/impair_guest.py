@@ -187,8 +187,8 @@ def do_run(tb, run, plan, env, keep, resdir):
     cpu0 = mg.cpu_times()
     argv = ["ip", "netns", "exec", "client", "iperf3", "-c", SERVER, "-p", str(IPERF_PORT),
             "-t", str(dur), "-i", "0.2", "-J", "--connect-timeout", "10000"]
-    if reverse:
-        argv += ["-R", "--get-server-output"]
+    # the server's intervals too: the sender's for -R, else the receiver's
+    argv += ["--get-server-output"] + (["-R"] if reverse else [])
     t0 = time.monotonic()
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=dur + 120)
@@ -228,6 +228,9 @@ def do_run(tb, run, plan, env, keep, resdir):
     recv = end.get("sum_received") or {}
     sent = end.get("sum_sent") or {}
     series = sender_series(js, reverse)
+    # the receiver's intervals: bytes delivered per 200 ms (the sender's
+    # count bytes written to its socket, which a large send buffer absorbs)
+    rseries = sender_series(js, not reverse)
     tcs = mg.counter_delta(tc0[0], tc1[0])
     tcr = mg.counter_delta(tc0[1], tc1[1])
     bdev = tb.bottleneck_dev()
@@ -294,6 +297,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         "setup_probe": setup,
         "result": result,
         "series": series,
+        "receiver_series": rseries,
         "iperf_end": {"sum_sent": sent, "sum_received": recv},
         "tcp_counters": {"sender": tcs, "receiver": tcr},
         "impair_stats": {"before": i0, "after": i1},

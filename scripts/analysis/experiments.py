@@ -61,7 +61,8 @@ def run_row(rec):
         v = res.get(k)
         row[k] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) \
             else (float(v) if isinstance(v, bool) else np.nan)
-    row["peak_mbps"] = peak_mbps(rec.get("series") or [])
+    # receivers' intervals only: a sender's count what its socket took
+    row["peak_mbps"] = peak_mbps(rec.get("receiver_series") or [])
     red = res.get("red") or {}
     for k in ("marked", "early", "pdrop"):
         row["red_" + k] = red.get(k)
@@ -69,10 +70,9 @@ def run_row(rec):
 
 
 def peak_mbps(series, span=2.0):
-    """The highest rate the sender kept for `span` seconds: the most bytes
-    in consecutive iperf3 intervals covering at least span, over their
-    length (Mbit/s); nan without intervals.  A flow capped at rwnd/RTT
-    never passes its cap, however slowly it reached it."""
+    """The highest rate kept for `span` seconds: the most bytes in
+    consecutive iperf3 intervals (the receiver's) covering at least span,
+    over their length (Mbit/s); nan without intervals."""
     best = float("nan")
     t = [0.0] + [s[0] for s in series]
     for i in range(len(series)):
@@ -272,12 +272,13 @@ def causes_rows(recs):
     return out
 
 
-def current_claims(prof):
+def current_profile(prof):
     """The claims of the profile file as it is now (scripts/profiles/NAME.json
     at the plan's scale) when its design (configurations, sweep) is still
     the plan's, else the plan's: claims and their explanations are
     analysis, refined after a run, and the report is regenerated from the
-    raw records with them.  -> (claims, where they came from)."""
+    raw records with them, and with its note.  -> (profile, where it came
+    from)."""
     base = prof["name"][:-len("-" + prof["scale"])] \
         if prof.get("scale", "quick") != "quick" else prof["name"]
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -286,19 +287,20 @@ def current_claims(prof):
         with open(path) as f:
             cur = impair_plan.scaled(json.load(f), prof.get("scale", "quick"))
     except (OSError, ValueError, KeyError):
-        return prof["claims"], "plan.json"
+        return prof, "plan.json"
     # the same design (configurations, sweep): the profile's claims apply
     if list(cur["configs"]) == list(prof["configs"]) and \
             cur.get("sweep", {}) == prof.get("sweep", {}):
-        return cur["claims"], "scripts/profiles/%s.json" % base
-    return prof["claims"], "plan.json (the profile's design has changed since)"
+        return cur, "scripts/profiles/%s.json" % base
+    return prof, "plan.json (the profile's design has changed since)"
 
 
 def report(d):
     with open(os.path.join(d, "plan.json")) as f:
         plan = json.load(f)
     prof = plan["profile"]
-    claims, claims_from = current_claims(prof)
+    cur, claims_from = current_profile(prof)
+    claims = cur["claims"]
     recs = load(d)
     df = pd.DataFrame([run_row(r) for r in recs])
     if len(df):
@@ -315,8 +317,8 @@ def report(d):
              prof["scale"], len(recs), len(plan["runs"]),
              int(sum(1 for r in recs if r["fidelity"]["flags"] or not r["ok"])),
              prof["duration_s"], name, _command(d, prof)), ""]
-    if prof.get("note"):
-        L += [prof["note"], ""]
+    if cur.get("note"):
+        L += [cur["note"], ""]
     L += ["## Configurations", "", "| configuration | what | rules | ends (client/server) "
           "| RED |", "|---|---|---|---|---|"]
     for c, spec in prof["configs"].items():
@@ -340,7 +342,8 @@ def report(d):
         extra = [(k, t) for k, t in EXTRA if k in df.columns and df[k].notna().any()]
         L += ["## Cells", "",
               "Median [min-max] over the unflagged runs. goodput: iperf3's receiver; "
-              "peak: the sender's highest rate over 2 s (iperf3's 200 ms intervals); "
+              "peak: the highest rate delivered over 2 s (the receiver's iperf3 "
+              "intervals; `-` in runs recorded without them); "
               "retrans, RTO, SACK discarded: the sender's TCP counters; set-up and "
               "transaction: the median connect time and request-to-last-byte time of the "
               "set-up probe's 1000-byte transactions before the flow, each on a new "

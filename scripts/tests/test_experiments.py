@@ -312,3 +312,18 @@ def test_transit_matches_packets_across_the_node():
     assert r["a2b"]["n"] == 2
     assert transit.transit([], [])["a2b"] == {"n": 0, "unmatched": 0, "p50_us": None,
                                               "p95_us": None, "mean_us": None}
+
+
+def test_claims_come_from_the_profile_only_for_the_same_design():
+    path = [p for p in PROFILES if p.endswith("exp-ecn.json")][0]
+    prof = impair_plan.scaled(load(path), "quick")
+    planned = copy.deepcopy(prof)
+    planned["claims"] = []
+    cur, where = experiments.current_profile(planned)
+    assert where == "scripts/profiles/exp-ecn.json" and cur["claims"] == prof["claims"]
+    changed = copy.deepcopy(planned)
+    changed["sweep"] = {"loss_pct": [1]}
+    cur, where = experiments.current_profile(changed)
+    assert cur["claims"] == [] and where.startswith("plan.json")
+    missing = dict(planned, name="exp-no-such-thing")
+    assert experiments.current_profile(missing) == (missing, "plan.json")
