@@ -272,10 +272,18 @@ def causes_rows(recs):
     return out
 
 
+def design(prof):
+    """What a run did: every configuration's settings (its text aside),
+    the defaults, the sweep and the topology settings."""
+    return ({c: {k: v for k, v in spec.items() if k != "doc"}
+             for c, spec in prof["configs"].items()},
+            prof.get("defaults", {}), prof.get("sweep", {}), prof.get("tb", {}))
+
+
 def current_profile(prof):
     """The claims of the profile file as it is now (scripts/profiles/NAME.json
-    at the plan's scale) when its design (configurations, sweep) is still
-    the plan's, else the plan's: claims and their explanations are
+    at the plan's scale) when its design (design(): the configurations'
+    settings, the defaults, the sweep, the topology) is still the plan's, else the plan's: claims and their explanations are
     analysis, refined after a run, and the report is regenerated from the
     raw records with them, and with its note.  -> (profile, where it came
     from)."""
@@ -289,8 +297,7 @@ def current_profile(prof):
     except (OSError, ValueError, KeyError):
         return prof, "plan.json"
     # the same design (configurations, sweep): the profile's claims apply
-    if list(cur["configs"]) == list(prof["configs"]) and \
-            cur.get("sweep", {}) == prof.get("sweep", {}):
+    if design(cur) == design(prof):
         return cur, "scripts/profiles/%s.json" % base
     return prof, "plan.json (the profile's design has changed since)"
 

@@ -325,5 +325,11 @@ def test_claims_come_from_the_profile_only_for_the_same_design():
     changed["sweep"] = {"loss_pct": [1]}
     cur, where = experiments.current_profile(changed)
     assert cur["claims"] == [] and where.startswith("plan.json")
+    rules = copy.deepcopy(planned)
+    rules["configs"]["ce-all"]["rules"] = ["ecn-set ect0"]
+    assert experiments.current_profile(rules)[0]["claims"] == []
+    doc = copy.deepcopy(planned)
+    doc["configs"]["ce-all"]["doc"] = "reworded"
+    assert experiments.current_profile(doc)[0]["claims"] == prof["claims"]
     missing = dict(planned, name="exp-no-such-thing")
     assert experiments.current_profile(missing) == (missing, "plan.json")
