@@ -46,11 +46,10 @@ import time
 
 import impair_plan
 import matrix_guest as mg
-from fairness_guest import sender_series
+from fairness_guest import SERVER, sender_series
 from analysis import pcapflow, transit
 
 IPERF_PORT = 5301
-SERVER = "198.18.2.2"
 IMPAIR_KO = os.path.join(mg.TOP, "kmod", "impair", "impair.ko")
 RULES = "/proc/net/impair/rules"
 ISTATS = "/proc/net/impair/stats"
@@ -97,31 +96,27 @@ def proxy_stats(tb):
     return mg.parse_kv(tb.proxy("read", paths=[p])[p])
 
 
-def tc(script):
-    return mg.sh(script)
-
-
 def set_paths(tb, st, direction):
     """netem on the server's link (delay) and on the proxy's egress toward
     the data receiver (reordering); none where the run wants none."""
     d = st["delay_ms"]
     if d > 0:
-        tc("tc -n server qdisc replace dev eth0 root netem delay %sms limit 100000" % d)
+        mg.sh("tc -n server qdisc replace dev eth0 root netem delay %sms limit 100000" % d)
     else:
-        tc("tc -n server qdisc del dev eth0 root 2>/dev/null || true")
+        mg.sh("tc -n server qdisc del dev eth0 root 2>/dev/null || true")
     rx_dev = "eth1" if direction == "upload" else "eth0"
     for dev in ("eth0", "eth1"):
         if dev == rx_dev and st["reorder_pct"] > 0:
-            tc("tc -n proxy qdisc replace dev %s root netem delay %sms reorder %s%% 50%% "
+            mg.sh("tc -n proxy qdisc replace dev %s root netem delay %sms reorder %s%% 50%% "
                "limit 100000" % (dev, st.get("reorder_delay_ms", 5), st["reorder_pct"]))
         elif dev == rx_dev and st.get("jitter_ms", 0) > 0:
-            tc("tc -n proxy qdisc replace dev %s root netem delay %sms %sms limit 100000"
+            mg.sh("tc -n proxy qdisc replace dev %s root netem delay %sms %sms limit 100000"
                % (dev, st["jitter_ms"], st["jitter_ms"]))
         else:
-            tc("tc -n proxy qdisc del dev %s root 2>/dev/null || true" % dev)
+            mg.sh("tc -n proxy qdisc del dev %s root 2>/dev/null || true" % dev)
 
 
-def stall_intervals(series, iv=0.2):
+def stall_intervals(series):
     """Sender intervals in which no byte was sent (iperf3's view)."""
     return sum(1 for s in series if s[1] == 0)
 

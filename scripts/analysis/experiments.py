@@ -213,7 +213,7 @@ def cell_summary(g, k):
     x = [v for v in g[k] if v == v]
     if not x:
         return "-"
-    med, lo, hi, _ = stats.median_ci(x)
+    med = stats.median(x)
     if len(x) == 1:
         return "%.3g" % med
     return "%.3g [%.3g-%.3g]" % (med, min(x), max(x))
