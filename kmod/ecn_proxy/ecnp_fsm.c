@@ -1005,33 +1005,52 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * beyond the hole takes it for reordering (tcp_check_reno_reordering():
  * tp->reordering := packets_out): its dupthresh is then a whole window for
  * the rest of the connection, and the next simulated losses need more
- * duplicates than it ever gets (RTOs).  So a held ACK that advances E's
- * ACK is shown only when E has acked more segments above L than N has been
- * shown duplicates; the others carry nothing N needs (their ACK number and
- * window are held) and are absorbed.  An ACK that E repeats is different:
- * a segment reached E above a hole (reordering, or a real loss that only
- * N can repair).  It is shown while N still has more segments in flight
- * beyond L than duplicates, so that N keeps sending and E keeps repeating
- * until the hold gives up (ECNP_HOLE_ACKS); absorbed, it could leave N
- * with nothing to send on and nothing to hear until its RTO.
+ * duplicates than it ever gets (RTOs).  So N is shown exactly one
+ * duplicate per segment E has acked above L: a held ACK that advances E's
+ * ACK is shown, followed by copies of itself, until N has been shown as
+ * many duplicates as E has acked segments above L (at most
+ * 1 + ECNP_ACT_COPIES_MAX per ACK, the rest with E's next ACK); one that
+ * brings nothing new carries nothing N needs (its ACK number and window
+ * are held) and is absorbed.
+ *
+ * One duplicate per segment, not one per ACK: E acks every other segment
+ * (delayed ACKs), and a sender whose dupthresh grew with reordering in
+ * its own host (tp->reordering 5-8 in proxy_dupack, CUBIC without SACK)
+ * was shown half as many duplicates as segments delivered.  Each lets a
+ * Reno sender send one segment, so its flight ran out before it reached
+ * its dupthresh: it never retransmitted L nor reduced its window, for
+ * 239 of 530 events (results/vmtest-dupack-20261126-2), while an ECN
+ * sender reduces at every one.  One per segment keeps its flight, and
+ * PRR sees what was delivered, as with SACK.
+ *
+ * An ACK that E repeats is different: a segment reached E above a hole
+ * (reordering, or a real loss that only N can repair).  It is shown while
+ * N still has more segments in flight beyond L than duplicates, so that N
+ * keeps sending and E keeps repeating until the hold gives up
+ * (ECNP_HOLE_ACKS); absorbed, it could leave N with nothing to send on and
+ * nothing to hear until its RTO.
+ *
+ * Return: the duplicates this ACK stands for (itself and its copies), 0
+ * if it is to be absorbed.
  */
-static bool ecnp_dupack_excess(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+static u32 ecnp_dupacks_due(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	u32 above = 0;
+	u32 above = 0, n;
 
 	if (f->dup_cnt) {
 		if ((u32)f->dup_shown + 2 >
 		    ecnp_flight_segs(f, f->saved_ack))
-			return true;
+			return 0;
+		n = 1;
 	} else {
 		if (after(p->ack, f->saved_ack + f->smss))
 			above = (p->ack - f->saved_ack) / f->smss - 1;
 		if (above <= f->dup_shown)
-			return true;
+			return 0;
+		n = min_t(u32, above - f->dup_shown, 1 + ECNP_ACT_COPIES_MAX);
 	}
-	if (f->dup_shown != 0xff)
-		f->dup_shown++;
-	return false;
+	f->dup_shown = min_t(u32, (u32)f->dup_shown + n, 0xff);
+	return n;
 }
 
 /*
@@ -1046,7 +1065,7 @@ static bool ecnp_dupack_excess(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * works.  So one is shown only when E has sent more duplicates of L
  * (dup_cnt, counted in the hold too: segments delivered above L) than N
  * has been shown, and N has more segments in flight beyond L than that
- * (as for E's repeats in the hold, ecnp_dupack_excess()); a partial ACK
+ * (as for E's repeats in the hold, ecnp_dupacks_due()); a partial ACK
  * then finds no more duplicates than segments delivered above it either
  * (tcp_remove_reno_sacks()).  Until E's ACK passes L.  @count: the hold
  * did not count this ACK already.
@@ -1087,6 +1106,8 @@ static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 /* An E->N ACK while the simulated loss is in progress. */
 static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
+	u32 n;
+
 	/*
 	 * E acked all N had sent when it retransmitted: N's recovery ends.
 	 * Not before that retransmission was seen (N may need more duplicates
@@ -1156,10 +1177,12 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
 			return ecnp_give_up(f, p);
 		}
-		if (!(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST)) &&
-		    ecnp_dupack_excess(f, p))
+		if (p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST))
+			return ECNP_ACT_HOLD_ACK;
+		n = ecnp_dupacks_due(f, p);
+		if (!n)
 			return ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED;
-		return ECNP_ACT_HOLD_ACK;
+		return ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(n - 1);
 	}
 	/*
 	 * E keeps reporting a hole (SACK blocks above its ACK) inside the
@@ -1238,8 +1261,10 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
  * block [end of L, E's real ACK): E's progress shown as SACK, so N's
  * recovery (PRR) sees data delivered; E's own blocks that touch L or end
  * beyond hold_end are left out; E's D-SACK block, if kept, goes first
- * (before the added block: RFC 2883 reads only the first).  SET_TSECR:
- * the TSecr alone (E's blocks all kept).  INJECT_DUPACKS: the duplicates;
+ * (before the added block: RFC 2883 reads only the first); without SACK,
+ * @e->copies exact copies follow it when it stands for more than one
+ * duplicate (ECNP_ACT_COPIES()).  SET_TSECR: the TSecr alone (E's blocks
+ * all kept).  INJECT_DUPACKS: the duplicates;
  * with SACK they claim the three segments above L, which makes RACK mark L
  * lost at once; E's D-SACK block is not repeated in them.
  */
@@ -1260,6 +1285,7 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (ret & ECNP_ACT_HOLD_ACK) {
 		e->limit = true;
 		e->sack_limit = f->hold_end;
+		e->copies = (ret & ECNP_ACT_COPY_MASK) >> ECNP_ACT_COPY_SHIFT;
 	}
 	/* the forwarded original reports E's D-SACK once, not its copies */
 	if (ret & ECNP_ACT_INJECT_DUPACKS)

@@ -280,6 +280,7 @@ struct ecnp_ack_edit {
 	bool lost;
 	bool limit;
 	bool no_dsack;		/* E's D-SACK block is left out */
+	u8 copies;		/* HOLD_ACK: exact copies to send after it */
 };
 
 /*
@@ -301,6 +302,15 @@ struct ecnp_ack_edit {
 #define ECNP_ACT_INJECT_DUPACKS	0x00000200	/* forward, then ECNP_DUPACKS
 						 * copies as duplicate ACKs
 						 */
+/*
+ * dupack without SACK: a held ACK (ECNP_ACT_HOLD_ACK) that E sent for
+ * more than one segment above L stands for one duplicate per segment, so
+ * this many exact copies of it follow it (0-3; ecnp_dupacks_due())
+ */
+#define ECNP_ACT_COPY_SHIFT	10
+#define ECNP_ACT_COPY_MASK	0x00000c00
+#define ECNP_ACT_COPIES(n)	((u32)(n) << ECNP_ACT_COPY_SHIFT)
+#define ECNP_ACT_COPIES_MAX	(ECNP_ACT_COPY_MASK >> ECNP_ACT_COPY_SHIFT)
 #define ECNP_ACT_MASK		0x0000ffff
 /* the header flag / ECN field edits, and the dupack ACK edits */
 #define ECNP_ACT_FLAG_EDITS	0x0000003f

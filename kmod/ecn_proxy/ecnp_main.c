@@ -64,7 +64,8 @@
  *     cannot be (bridged, or the segmentation failed) goes through the
  *     state machine whole, nothing of it dropped (gso_drop_skipped);
  *   - packets it sends itself (the segments of such a GSO packet, an ACK
- *     and its injected duplicates) are stolen and handed to the hook's
+ *     and its injected duplicates or, without SACK, a held ACK and its
+ *     copies) are stolen and handed to the hook's
  *     okfn (tcpfwd_pass_on()), as nf_reinject() does after the last hook:
  *     they go on exactly as an accepted packet would, through routing's
  *     output, POSTROUTING (conntrack confirmation, NAT) and the egress
@@ -143,6 +144,7 @@ enum ecnp_stat {
 	ECNP_STAT_REXMIT_SUPPRESSED,
 	ECNP_STAT_DUPACK_ABORTS,
 	ECNP_STAT_ACKS_ABSORBED,
+	ECNP_STAT_ACKS_COPIED,
 	ECNP_STAT_EVENTS_ANSWERED,
 	ECNP_STAT_TABLE_FULL,
 	ECNP_STAT_ALLOC_FAILED,
@@ -186,6 +188,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_REXMIT_SUPPRESSED]		= "rexmit_suppressed",
 	[ECNP_STAT_DUPACK_ABORTS]		= "dupack_aborts",
 	[ECNP_STAT_ACKS_ABSORBED]		= "acks_absorbed",
+	[ECNP_STAT_ACKS_COPIED]			= "acks_copied",
 	[ECNP_STAT_EVENTS_ANSWERED]		= "events_answered",
 	[ECNP_STAT_TABLE_FULL]			= "table_full",
 	[ECNP_STAT_ALLOC_FAILED]		= "alloc_failed",
@@ -720,34 +723,40 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 }
 
 /*
- * The simulated loss: forward E's ACK, then ECNP_DUPACKS copies of it as
- * duplicate ACKs (with SACK, claiming the segments above the "lost" one).
- * Like ecnp_gso_drop(), the packets continue with okfn (see the file
- * comment for why, and for the one hook they skip).
+ * Send @skb on, then @n copies of it: the simulated loss's duplicate ACKs
+ * (ECNP_DUPACKS, each rewritten with @e: with SACK, claiming the segments
+ * above the "lost" one; counted in dupacks_injected) or, without SACK,
+ * exact copies of a held ACK that stands for more than one duplicate
+ * (@e NULL, ecnp_dupacks_due(); acks_copied).  Like ecnp_gso_drop(), the
+ * packets continue with okfn (see the file comment for why, and for the
+ * one hook they skip).
  */
-static unsigned int ecnp_inject(struct ecnp_net *en, struct sk_buff *skb,
-				const struct nf_hook_state *state,
-				const struct tcpfwd_pkt *p,
-				const struct ecnp_ack_edit *e)
+static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
+				   const struct nf_hook_state *state,
+				   const struct tcpfwd_pkt *p,
+				   const struct ecnp_ack_edit *e,
+				   unsigned int n, enum ecnp_stat stat)
 {
 	struct sk_buff *dup[ECNP_DUPACKS];
-	unsigned int i, n = 0;
+	unsigned int i, k = 0;
 
-	for (i = 0; i < ECNP_DUPACKS; i++) {
-		dup[n] = skb_copy(skb, GFP_ATOMIC);
-		if (!dup[n])
+	BUILD_BUG_ON(ECNP_ACT_COPIES_MAX > ECNP_DUPACKS);
+	n = min_t(unsigned int, n, ECNP_DUPACKS);
+	for (i = 0; i < n; i++) {
+		dup[k] = skb_copy(skb, GFP_ATOMIC);
+		if (!dup[k])
 			break;
-		if (ecnp_ack_rewrite(dup[n], state->pf, p, e)) {
-			kfree_skb(dup[n]);
+		if (e && ecnp_ack_rewrite(dup[k], state->pf, p, e)) {
+			kfree_skb(dup[k]);
 			break;
 		}
-		n++;
+		k++;
 	}
-	if (n < ECNP_DUPACKS)
+	if (k < n)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	tcpfwd_add(&en->tn, ECNP_STAT_DUPACKS_INJECTED, n);
+	tcpfwd_add(&en->tn, stat, k);
 	tcpfwd_pass_on(state, skb);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < k; i++)
 		tcpfwd_pass_on(state, dup[i]);
 	return NF_STOLEN;
 }
@@ -940,14 +949,25 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	/* never both: the copies are made from this skb, as parsed in p */
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
-		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit))
+		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit)) {
 			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-		else if (st->edit.set_tsecr)
+			return NF_ACCEPT;
+		}
+		if (st->edit.set_tsecr)
 			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
+		if (st->edit.copies) {
+			if (!tcpfwd_bridged(skb))
+				return ecnp_send_dups(en, skb, state, p, NULL,
+						      st->edit.copies,
+						      ECNP_STAT_ACKS_COPIED);
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		}
 	}
 	if (ret & ECNP_ACT_INJECT_DUPACKS) {
 		if (!tcpfwd_bridged(skb))
-			return ecnp_inject(en, skb, state, p, &st->edit);
+			return ecnp_send_dups(en, skb, state, p, &st->edit,
+					      ECNP_DUPACKS,
+					      ECNP_STAT_DUPACKS_INJECTED);
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 	}
 	return NF_ACCEPT;

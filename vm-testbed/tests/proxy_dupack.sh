@@ -33,6 +33,12 @@
 #     sent: the injected duplicates and held ACKs exist only on the client's
 #     side; lib/pcap_flow.py), so the suppressed retransmissions stay
 #     suppressed, and the proxy dropped no new data (segs_dropped = 0).
+#     Except after a give-up (dupack_aborts, at most 1 % of the events, or
+#     one): E reported the hole at L four times, which a real loss of L
+#     behind the proxy does, and so does L overtaken by several later
+#     segments inside the guest (one such run, 2026-11-26: L arrived 5 ms
+#     late, behind 5 segments); N's retransmission then goes through, a
+#     duplicate at E if L was only late (DUPACK.md, "What remains");
 #     Other duplicates (N's own retransmissions for the server's own
 #     duplicate ACKs, after reordering in the testbed, where two vCPUs
 #     forward one flow in parallel, or a real loss) are reported, not
@@ -65,7 +71,7 @@ long_cross=${TB_DUPACK_LONG_CROSS:-8M}
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPTSReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
-PROXY_KEYS="congestion_events events_answered dupacks_injected acks_held acks_absorbed tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
+PROXY_KEYS="congestion_events events_answered dupacks_injected acks_held acks_absorbed acks_copied tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
 
 tb_proxy_load
 
@@ -127,19 +133,22 @@ upload() {
 }
 
 check_delivery() {
-	local name=$1 gap dup lost dropped
+	local name=$1 gap dup lost dropped aborts
 	RET=0
 	gap=$(jq .max_gap "$TB_OUT/$name.srv.json")
 	dup=$(jq .dup_lost "$TB_OUT/$name.srv.json")
 	lost=$(jq .lost "$TB_OUT/$name.srv.json")
 	dropped=$(delta "$name" segs_dropped)
+	aborts=$(delta "$name" dupack_aborts)
 	log_info "$name: at the server $(jq -c . "$TB_OUT/$name.srv.json")"
 	awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
 		check_err 1 "a gap of $gap s in delivered data"
-	[ "$dup" = 0 ] ||
-		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost"
+	[ "$dup" -le "$aborts" ] ||
+		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost, $aborts after a give-up"
+	[ $((100 * aborts)) -le "$lost" ] || [ "$aborts" -le 1 ] ||
+		check_err 1 "$aborts give-ups for $lost simulated losses (> 1 %)"
 	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
-	log_test "$name: no stall > 1 s, no duplicate of a 'lost' segment ($lost) at the server, nothing dropped"
+	log_test "$name: no stall > 1 s, no duplicate of a 'lost' segment ($lost) at the server but after a give-up ($aborts), nothing dropped"
 	check_client_view "$name"
 }
 

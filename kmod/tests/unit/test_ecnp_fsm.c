@@ -57,7 +57,7 @@ static const char *act_str(u32 v)
 	static const char * const names[] = {
 		"SET_ECE", "CLEAR_ECE", "SET_CWR", "CLEAR_CWR", "SET_ECT0",
 		"CLEAR_ECN", "DROP", "HOLD_ACK", "SET_TSECR", "INJECT_DUPACKS",
-		"?10", "?11", "?12",
+		"COPIES(1)", "COPIES(2)", "?12",
 		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
 		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
@@ -2062,7 +2062,6 @@ static void test_mode_switch_while_pending(void **state)
 static u32 rnd(u32 *s);
 static struct ecnp_pkt last_e;
 
-/* E sends a pure ACK with options. */
 /* A pure ACK from E, remembered in last_e. */
 static struct ecnp_pkt e_ack_pkt(struct flow *fl, u16 flags, u32 ack, u8 opt,
 				 u32 tsecr, u16 win)
@@ -2854,9 +2853,13 @@ static void test_dupack_hold_until_rexmit(void **state)
 	start_end = fl.f.hold_end;
 	n_send(&fl, 0, MSS);
 	n_send(&fl, 0, MSS);
-	/* past hold_end, but no retransmission yet: held */
+	/*
+	 * past hold_end, but no retransmission yet: held (five segments
+	 * above L, three shown: the held ACK and one copy, without SACK)
+	 */
 	EXPECT_R(e_ack(&fl, 0, start_end + MSS, ECNP_OPT_TS, 1, 9),
-		 ECNP_ACT_HOLD_ACK);
+		 ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(1));
+	EXPECT_EQ(fl.f.dup_shown, 5);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 	/* N's retransmission: suppressed, hold_end moves to N's n_nxt */
 	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
@@ -2981,11 +2984,20 @@ static void test_dupack_no_sack_absorbs(void **state)
 	EXPECT_R(e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_TS, 50, 9),
 		 ECNP_ACT_HOLD_ACK);
 	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS + 1);
-	/* E acking two segments at once: one duplicate, then one spare */
+	/*
+	 * E acking two segments at once (delayed ACKs): two duplicates, the
+	 * ACK and a copy, so that N is shown one per segment delivered
+	 * (one per ACK ran out before a dupthresh grown with reordering)
+	 */
 	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS, ECNP_OPT_TS, 50, 9),
-		 ECNP_ACT_HOLD_ACK);
+		 ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(1));
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS + 3);
+	EXPECT_EQ(edit_of(&fl, ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(1)).copies,
+		  1);
+	EXPECT_EQ(edit_of(&fl, ECNP_ACT_HOLD_ACK).copies, 0);
+	/* nothing new: absorbed */
 	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS + 100, ECNP_OPT_TS, 50, 9),
-		 ECNP_ACT_HOLD_ACK);
+		 DROP | ECNP_EV_ACK_ABSORBED);
 	EXPECT_R(e_ack(&fl, 0, u + 7 * MSS + 200, ECNP_OPT_TS, 50, 9),
 		 DROP | ECNP_EV_ACK_ABSORBED);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
@@ -3602,7 +3614,7 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 			 * are shown while N has more in flight)
 			 */
 			if (r & ECNP_ACT_HOLD_ACK)
-				dups++;
+				dups += 1 + e.copies;
 			EXPECT(dups + 1 <= (fl.n_seq - fl.f.saved_ack) / MSS);
 			if (dups > ECNP_DUPACKS && !reorder)
 				EXPECT(dups <= (rcv_nxt - fl.f.saved_ack) /
@@ -3612,7 +3624,7 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		if (after(e.ack, n_ack))
 			n_dups = 0;
 		else
-			n_dups++;
+			n_dups += 1 + e.copies;
 		if (r & ECNP_ACT_INJECT_DUPACKS)
 			n_dups = ECNP_DUPACKS;
 		if (!sack)
@@ -3660,6 +3672,158 @@ static void test_dupack_simulation(void **state)
 			dupack_sim(v & 1, v & 2, v & 4, v & 8, seed);
 		}
 	}
+}
+
+/*
+ * A Reno sender without SACK, as Linux's (tcp_add_reno_sack()): every
+ * duplicate ACK counts as a segment delivered and lets it send one new
+ * segment (its flight, packets_out minus duplicates, stays at cwnd); it
+ * retransmits L and halves its window only at its dupthresh (@dupthresh,
+ * tp->reordering: 3, more after reordering), and it takes more duplicates
+ * than segments beyond its ACK for reordering (tcp_limit_reno_sacked()).
+ * Its window grows to @wmax segments (a 10 Mbit/s path with a few ms of
+ * RTT: a handful).  E acks every @delack-th segment (Linux's delayed
+ * ACKs: 2), at once on CE, and the rest when nothing more is coming (its
+ * delayed-ACK timer).
+ * Checked: N is never shown more duplicates than it has segments beyond
+ * its ACK, and it retransmits L at every simulated loss: with one
+ * duplicate per ACK, E's delayed ACKs showed it half as many as segments
+ * delivered, its flight ran out and a dupthresh above 3 was not reached
+ * (proxy_dupack: CUBIC without SACK answered 291 of 530 events).
+ */
+static void reno_sim(u32 dupthresh, u32 delack, u32 wmax, u32 seed)
+{
+	u32 q[64], qh = 0, qt = 0, qecn[64];
+	struct ecnp_ack_edit e;
+	struct flow fl;
+	u32 rcv_nxt, snd_una, recover = 0, cwnd = 4, cwnd_cnt = 0, dups = 0;
+	u32 unacked = 0, events = 0, reductions = 0, marks = 0, copies = 0;
+	u32 r, k, n;
+	bool demand = false, in_rec = false, wd;
+	int i;
+
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0xfffff000u + seed * 4099,
+		  seed * 7919);
+	rcv_nxt = snd_una = fl.n_seq;
+	for (i = 0; i < 30000; i++) {
+		bool ack_now = false;
+
+		/* N: flight (packets_out - sacked_out) below cwnd */
+		if ((fl.n_seq - snd_una) / MSS - dups < cwnd && i < 29000 &&
+		    qt - qh < 60) {
+			struct ecnp_pkt p = mkp(n_dir(&fl), ACK, fl.n_seq,
+						fl.e_seq, MSS, NOT_ECT);
+			struct ecnp_pkt seen;
+
+			fl.n_seq += MSS;
+			r = step(&fl, p);
+			EXPECT_EQ(r & ~(u32)(SET_ECT0 | SET_CWR), 0);
+			seen = apply(p, r);
+			qecn[qt % 64] = seen.ecn | (seen.flags & CWR ? 0x100 : 0);
+			if (seen.ecn == ECT0 && i < 27000 &&
+			    rnd(&seed) % 100 < 3) {
+				qecn[qt % 64] = CE | (qecn[qt % 64] & 0x100);
+				marks++;
+			}
+			q[qt++ % 64] = p.seq;
+		}
+		/* E: one segment arrives (in order) now and then */
+		if (qh != qt && rnd(&seed) % 2) {
+			k = qh % 64;
+			EXPECT_EQ(q[k], rcv_nxt);
+			rcv_nxt += MSS;
+			qh++;
+			unacked++;
+			if (qecn[k] & 0x100)
+				demand = false;
+			if ((qecn[k] & 0xff) == CE) {
+				demand = true;
+				ack_now = true;
+			}
+			if (unacked >= delack)
+				ack_now = true;
+		}
+		if (qh == qt && unacked)
+			ack_now = true;		/* the delayed-ACK timer */
+		if (!ack_now)
+			continue;
+		unacked = 0;
+		r = e_ack(&fl, demand ? ECE : 0, rcv_nxt, 0, 0, 0xffff);
+		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
+		if (r & DROP) {
+			EXPECT_R(r, DROP | ECNP_EV_ACK_ABSORBED);
+			continue;
+		}
+		e = edit_of(&fl, r);
+		/* what N sees: the ACK, then its copies or the duplicates */
+		n = 1 + e.copies;
+		copies += e.copies;
+		if (r & ECNP_ACT_INJECT_DUPACKS) {
+			events++;
+			n += ECNP_DUPACKS;
+		}
+		for (k = 0; k < n; k++) {
+			if (after(e.ack, snd_una)) {
+				u32 acked = (e.ack - snd_una) / MSS;
+
+				snd_una = e.ack;
+				dups = 0;
+				if (in_rec && !before(snd_una, recover))
+					in_rec = false;
+				if (!in_rec) {
+					cwnd_cnt += acked;
+					if (cwnd_cnt >= cwnd && cwnd < wmax) {
+						cwnd_cnt = 0;
+						cwnd++;
+					}
+				}
+				continue;
+			}
+			if (e.ack != snd_una || snd_una == fl.n_seq)
+				continue;
+			dups++;
+			/* tcp_limit_reno_sacked(): never reordering */
+			EXPECT(dups + 1 <= (fl.n_seq - snd_una) / MSS);
+			if (in_rec || dups < dupthresh)
+				continue;
+			/* fast retransmit: suppressed, E has L */
+			r = n_retx_ts(&fl, snd_una, 0, &wd);
+			EXPECT(wd);
+			EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			in_rec = true;
+			recover = fl.n_seq;
+			cwnd = cwnd / 2 > 2 ? cwnd / 2 : 2;
+			reductions++;
+		}
+	}
+	EXPECT_EQ(rcv_nxt, fl.n_seq);
+	EXPECT_EQ(snd_una, fl.n_seq);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT(events > 20);
+	EXPECT(events <= marks);
+	/* every simulated loss made N retransmit and halve */
+	EXPECT_EQ(reductions, events);
+	/* delayed ACKs: some ACKs stand for more than one duplicate */
+	if (delack > 1 && dupthresh > ECNP_DUPACKS)
+		EXPECT(copies > 0);
+}
+
+static void test_dupack_reno_dupthresh(void **state)
+{
+	static const u32 threshes[] = { 3, 5, 8 };
+	static const u32 wmaxes[] = { 8, 30 };
+	u32 seed, t, d, w;
+
+	(void)state;
+	for (t = 0; t < ARRAY_SIZE(threshes); t++)
+		for (d = 1; d <= 2; d++)
+			for (w = 0; w < ARRAY_SIZE(wmaxes); w++)
+				for (seed = 1; seed < 4; seed++) {
+					CTX("dupack, Reno without SACK: dupthresh %u, E acks every %u, window up to %u, seed %u",
+					    threshes[t], d, wmaxes[w], seed);
+					reno_sim(threshes[t], d, wmaxes[w],
+						 seed);
+				}
 }
 
 /*
@@ -5004,6 +5168,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_release_keeps_tsecr),
 		cmocka_unit_test(test_dupack_window_from_signal),
 		cmocka_unit_test(test_dupack_simulation),
+		cmocka_unit_test(test_dupack_reno_dupthresh),
 		cmocka_unit_test(test_gso_no_drop),
 		cmocka_unit_test(test_drop_mode_exactly_one_drop_per_event),
 		cmocka_unit_test(test_none_mode_simulation),
