@@ -70,7 +70,7 @@ endcheck_start() {
 endcheck_end() {
 	local m
 	kmemleak_report "before unloading the modules"
-	for m in impair ecn_proxy klogtest tcpfwd; do
+	for m in impair ecn_proxy klogtest flowbench tcpfwd; do
 		[ -d /sys/module/$m ] || continue
 		if rmmod $m; then
 			echo "endcheck: rmmod $m"
