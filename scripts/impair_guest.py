@@ -23,6 +23,13 @@ sets, from the configuration and the sweep point (impair_plan.run_settings):
   jitter_ms        instead, netem delay J ms with J ms of jitter there:
                    packets overtake each other (0..2J ms each)
 
+With idle_s > 0 the run is a connection-survival run instead
+(do_survival(), impair_plan's docstring): one connection of
+vm-testbed/lib/phases.py on port 5302, silent for idle_s between two
+exchanges of phase_bytes each way, the modules reloaded meanwhile if
+reload; captures on both sides of the proxy cover the exchange after the
+silence.
+
 Before the bulk flow, the set-up probe: `transactions` (1) 1000-byte
 requests/responses, each over a new connection, one after another (the
 matrix agents' xfer, server port 5001): the median connect time is the
@@ -50,7 +57,11 @@ from fairness_guest import SERVER, sender_series
 from analysis import pcapflow, transit
 
 IPERF_PORT = 5301
+PHASE_PORT = 5302
+PHASES = os.path.join(mg.TOP, "vm-testbed", "lib", "phases.py")
 IMPAIR_KO = os.path.join(mg.TOP, "kmod", "impair", "impair.ko")
+IMPAIR_TIMEOUT = "/sys/module/impair/parameters/flow_timeout"
+PROXY_TIMEOUTS = ("net/ecn_proxy/timeout_established", "net/ecn_proxy/timeout_handshake")
 RULES = "/proc/net/impair/rules"
 ISTATS = "/proc/net/impair/stats"
 
@@ -80,11 +91,17 @@ def setup(tb):
 
 
 def estimate_s(prof, run):
-    return prof["duration_s"] + prof.get("overhead_s", 12) + run["settings"]["delay_ms"] / 50.0
+    st = run["settings"]
+    if st.get("idle_s"):
+        return st["idle_s"] + prof.get("overhead_s", 12)
+    return prof["duration_s"] + prof.get("overhead_s", 12) + st["delay_ms"] / 50.0
 
 
 def log_line(rec):
     r = rec["result"]
+    if "survival" in r:
+        return "%s (%s), wake-up %s s" % (r["survival"], r["wake_error"] or "no error",
+                                          r["wake_s"])
     return "%s Mbit/s, %s retrans, %s RTO, set-up %s s" % (
         r["goodput_mbps"], r["retrans_segs"], r["rto"], r["connect_s"])
 
@@ -126,13 +143,20 @@ def counters(agent):
     return mg.parse_netstat(r["/proc/net/netstat"]) | mg.parse_netstat(r["/proc/net/snmp"])
 
 
-def do_run(tb, run, plan, env, keep, resdir):
-    prof = plan["profile"]
-    st = run["settings"]
-    direction = run["direction"]
-    reverse = direction == "download"
-    dur = prof["duration_s"]
-    sender, receiver = (tb.server, tb.client) if reverse else (tb.client, tb.server)
+def write_rules(tb, rules):
+    """The run's rules, read back (if impair is loaded)."""
+    if not os.path.isdir("/sys/module/impair"):
+        return
+    tb.proxy("write", files={RULES: rules})
+    got = tb.proxy("read", paths=[RULES])[RULES]
+    if impair_plan.rule_lines(got) != impair_plan.rule_lines(rules):
+        raise RuntimeError("rules not applied: wrote %r, read %r" % (rules, got))
+
+
+def prepare(tb, st, direction):
+    """The ends' sysctls, the modules, the rules (read back), the paths and
+    a fresh topology.  -> (rules text, modules loaded, the ends' TCP
+    sysctls, the qdiscs)."""
     base = {"net/ipv4/tcp_no_metrics_save": "1"}
     keys = {"ecn": "net/ipv4/tcp_ecn", "sack": "net/ipv4/tcp_sack",
             "ts": "net/ipv4/tcp_timestamps"}
@@ -140,12 +164,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         agent("sysctl", set=dict(base, **{keys[k]: str(v) for k, v in st[name].items()}))
     set_modules(tb, st)
     rules = impair_plan.rules_text(st, direction)
-    impair = os.path.isdir("/sys/module/impair")
-    if impair:
-        tb.proxy("write", files={RULES: rules})
-        got = tb.proxy("read", paths=[RULES])[RULES]
-        if impair_plan.rule_lines(got) != impair_plan.rule_lines(rules):
-            raise RuntimeError("rules not applied: wrote %r, read %r" % (rules, got))
+    write_rules(tb, rules)
     modules = sorted(m for m in ("tcpfwd", "impair", "ecn_proxy")
                      if os.path.isdir("/sys/module/" + m))
     set_paths(tb, st, direction)
@@ -154,6 +173,21 @@ def do_run(tb, run, plan, env, keep, resdir):
     sysctls = {"client": tb.client("sysctl", get=mg.SYSCTLS_TCP),
                "server": tb.server("sysctl", get=mg.SYSCTLS_TCP)}
     qdiscs = mg.sh("tc -n router qdisc show; tc -n server qdisc show; tc -n proxy qdisc show")
+    return rules, modules, sysctls, qdiscs
+
+
+def do_run(tb, run, plan, env, keep, resdir):
+    prof = plan["profile"]
+    st = run["settings"]
+    direction = run["direction"]
+    reverse = direction == "download"
+    dur = prof["duration_s"]
+    sender, receiver = (tb.server, tb.client) if reverse else (tb.client, tb.server)
+    rules, modules, sysctls, qdiscs = prepare(tb, st, direction)
+    if st.get("idle_s"):
+        return do_survival(tb, run, plan, env, keep, resdir,
+                           (rules, modules, sysctls, qdiscs))
+    impair = os.path.isdir("/sys/module/impair")
 
     # the set-up probe: tiny transactions, each on a new connection, one
     # after another
@@ -202,22 +236,13 @@ def do_run(tb, run, plan, env, keep, resdir):
         js = {"error": "iperf3 gave no JSON: %s" % p.stdout[-500:]}
     conn = (js.get("start", {}).get("connected") or [{}])[0]
     port = conn.get("local_port")
-    capture = {}
     cross = None
     if st.get("transit"):
         cross = transit.transit(
             [p for p in pcapflow.read_packets(caps["client_side"][1]) if IPERF_PORT in p[4:6]],
             [p for p in pcapflow.read_packets(caps["server_side"][1]) if IPERF_PORT in p[4:6]])
         cross = {"c2s": cross["a2b"], "s2c": cross["b2a"]}
-    for name, (dev, f) in caps.items():
-        ana = pcapflow.analyze_captures({name: f}, IPERF_PORT, {port} if port else None)[name]
-        capture[name] = {"dev": dev, "tcpdump": capst.get(name, {}), "totals": ana["totals"],
-                         "flows": ana["flows"]}
-        if keep:
-            os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
-            shutil.move(f, os.path.join(resdir, "pcaps", os.path.basename(f)))
-        else:
-            os.unlink(f)
+    capture = judge_captures(caps, capst, IPERF_PORT, {port} if port else None, keep, resdir)
 
     end = js.get("end", {})
     recv = end.get("sum_received") or {}
@@ -264,26 +289,11 @@ def do_run(tb, run, plan, env, keep, resdir):
         "transit_c2s_p50_us": cross["c2s"]["p50_us"] if cross else None,
         "transit_s2c_p50_us": cross["s2c"]["p50_us"] if cross else None,
     }
-    idle = mg.cpu_idle(cpu0, cpu1)
-    cpu_min = min(v for k, v in idle.items() if k != "cpu" and v is not None)
-    flags = []
-    if "error" in js:
-        flags.append("transfer_failed")
-    if not setup["ok"]:
-        flags.append("setup_probe_failed")
-    if cpu_min < prof["fidelity"]["min_cpu_idle"]:
-        flags.append("cpu_saturated")
-    if any("dropped by kernel" in k and v for c in capst.values() for k, v in c.items()):
-        flags.append("capture_drops")
-    return {
-        "schema": "ecnproxy-impair-run/1",
-        "id": run["id"], "index": run["index"], "profile": prof["name"], "seed": plan["seed"],
-        "params": {k: run[k] for k in ("direction", "config", "point", "rep")}
-        | {"duration_s": dur},
-        "settings": st,
-        "rules": rules,
+    idle, cpu_min, flags = fidelity(prof, cpu0, cpu1, capst,
+                                    (["transfer_failed"] if "error" in js else []) +
+                                    ([] if setup["ok"] else ["setup_probe_failed"]))
+    return record_head(tb, run, plan, rules, env, dur) | {
         "rule_hits": hits,
-        "env": env | {"bottleneck_dev": bdev, "rate_low": tb.low, "rate_high": tb.high},
         "sysctls": sysctls,
         "qdiscs": qdiscs,
         "ok": "error" not in js,
@@ -303,4 +313,228 @@ def do_run(tb, run, plan, env, keep, resdir):
         "cpu": {"idle_share": idle},
         "fidelity": {"cpu_idle_min": cpu_min, "htb_overlimits": throttled,
                      "window_s": round(tq1 - tq0, 3), "flags": flags, "ok": not flags},
+    }
+
+
+def judge_captures(caps, capst, server_port, ports, keep, resdir):
+    """Each capture judged alone (pcapflow), then kept (KEEP_PCAPS) or
+    removed.  -> {name: {"dev", "tcpdump", "totals", "flows"}}."""
+    out = {}
+    for name, (dev, f) in caps.items():
+        ana = pcapflow.analyze_captures({name: f}, server_port, ports)[name]
+        out[name] = {"dev": dev, "tcpdump": capst.get(name, {}), "totals": ana["totals"],
+                     "flows": ana["flows"]}
+        if keep:
+            os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
+            shutil.move(f, os.path.join(resdir, "pcaps", os.path.basename(f)))
+        else:
+            os.unlink(f)
+    return out
+
+
+def fidelity(prof, cpu0, cpu1, capst, failed):
+    """-> (each CPU's idle share, the lowest, flags): the run's own
+    failures, then a saturated guest CPU and packets tcpdump dropped."""
+    idle = mg.cpu_idle(cpu0, cpu1)
+    cpu_min = min(v for k, v in idle.items() if k != "cpu" and v is not None)
+    flags = list(failed)
+    if cpu_min < prof["fidelity"]["min_cpu_idle"]:
+        flags.append("cpu_saturated")
+    if any("dropped by kernel" in k and v for c in capst.values() for k, v in c.items()):
+        flags.append("capture_drops")
+    return idle, cpu_min, flags
+
+
+def record_head(tb, run, plan, rules, env, dur):
+    """The fields every run record starts with."""
+    return {
+        "schema": "ecnproxy-impair-run/1",
+        "id": run["id"], "index": run["index"], "profile": plan["profile"]["name"],
+        "seed": plan["seed"],
+        "params": {k: run[k] for k in ("direction", "config", "point", "rep")}
+        | {"duration_s": dur},
+        "settings": run["settings"],
+        "rules": rules,
+        "env": env | {"bottleneck_dev": tb.bottleneck_dev(), "rate_low": tb.low,
+                      "rate_high": tb.high},
+    }
+
+
+def set_timeouts(tb, t):
+    """The modules' idle timeouts for a survival run (t s; 0: leave them).
+    -> {where: the value it had}."""
+    old = {}
+    if not t:
+        return old
+    if os.path.isdir("/sys/module/ecn_proxy"):
+        got = tb.proxy("sysctl", get=list(PROXY_TIMEOUTS))
+        old.update({k: got[k] for k in PROXY_TIMEOUTS})
+        tb.proxy("sysctl", set={k: str(t) for k in PROXY_TIMEOUTS})
+    if os.path.isdir("/sys/module/impair"):
+        with open(IMPAIR_TIMEOUT) as f:
+            old[IMPAIR_TIMEOUT] = f.read().strip()
+        with open(IMPAIR_TIMEOUT, "w") as f:
+            f.write(str(t))
+    return old
+
+
+def restore_timeouts(tb, old):
+    for k, v in old.items():
+        if k == IMPAIR_TIMEOUT:
+            if os.path.isdir("/sys/module/impair"):
+                with open(k, "w") as f:
+                    f.write(v)
+        elif os.path.isdir("/sys/module/ecn_proxy") and v is not None:
+            tb.proxy("sysctl", set={k: v})
+
+
+def module_stats(tb):
+    """Both modules' counters ({} for one not loaded)."""
+    out = {"proxy": proxy_stats(tb) or {}, "impair": {}}
+    if os.path.isdir("/sys/module/impair"):
+        out["impair"] = mg.parse_kv(tb.proxy("read", paths=[ISTATS])[ISTATS])
+    return out
+
+
+def stat_delta(a, b, mod, key):
+    """Counter key of module mod between snapshots a and b (None if absent)."""
+    x, y = a[mod].get(key), b[mod].get(key)
+    return None if x is None or y is None else y - x
+
+
+def wake_ecn(capture, st):
+    """ECN after the silence, for a proxied connection (the proxy on, one
+    end ECN): -> (segments of E's data that reached N ECT or CE, segments of
+    N's new data that reached E's side ECT, N's new data segments there).
+    N is the end without ECN; client_side is the proxy's eth0."""
+    n_is_client = not st["client"].get("ecn", 0)
+    n_side = capture["client_side" if n_is_client else "server_side"]
+    e_side = capture["server_side" if n_is_client else "client_side"]
+    to_n, from_n = ("s2c", "c2s") if n_is_client else ("c2s", "s2c")
+    leak = sum(f[to_n]["ect"] + f[to_n]["ce"] for f in n_side["flows"].values())
+    ect = sum(f[from_n]["ect"] for f in e_side["flows"].values())
+    data = sum(f[from_n]["data"] for f in e_side["flows"].values())
+    return leak, ect, data
+
+
+def do_survival(tb, run, plan, env, keep, resdir, prep):
+    """A connection-survival run (Allman 2003; impair_plan's docstring)."""
+    prof = plan["profile"]
+    st = run["settings"]
+    rules, modules, sysctls, qdiscs = prep
+    nb, idle, wake_to = st["phase_bytes"], st["idle_s"], st["wake_timeout_s"]
+    old = set_timeouts(tb, st["module_timeout_s"])
+    os.makedirs(mg.PCAPS, exist_ok=True)
+    marks = os.path.join(mg.PCAPS, run["id"] + ".marks")
+    for f in (marks, os.path.join(mg.PCAPS, "idle.go")):
+        if os.path.exists(f):
+            os.unlink(f)
+    srv = subprocess.Popen(["ip", "netns", "exec", "server", "python3", PHASES, "server",
+                            str(PHASE_PORT)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    caps = {"client_side": ("eth0", os.path.join(mg.PCAPS, run["id"] + ".client_side.pcap")),
+            "server_side": ("eth1", os.path.join(mg.PCAPS, run["id"] + ".server_side.pcap"))}
+    cli = None
+    try:
+        mg.sh("tb_wait_port server %d" % PHASE_PORT)
+        steps = ["down:%d" % nb, "up:%d" % nb, "mark:idle", "down:%d" % nb, "up:%d" % nb]
+        t0 = time.monotonic()
+        cli = subprocess.Popen(["ip", "netns", "exec", "client", "python3", PHASES, "client",
+                                SERVER, str(PHASE_PORT)] + steps +
+                               ["--marks", marks, "--timeout", str(wake_to)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # the exchange before the silence
+        deadline = time.monotonic() + 4 * wake_to + 60
+        while cli.poll() is None and time.monotonic() < deadline and not (
+                os.path.exists(marks) and "idle" in open(marks).read()):
+            time.sleep(0.1)
+        before = module_stats(tb)
+        quiet = os.path.exists(marks)
+        if quiet:
+            time.sleep(idle)
+            if st["reload"]:
+                for m in ("impair", "ecn_proxy"):
+                    if os.path.isdir("/sys/module/" + m):
+                        subprocess.run(["rmmod", m], check=True)
+                set_modules(tb, st)
+                write_rules(tb, rules)
+                set_timeouts(tb, st["module_timeout_s"])
+        mid = module_stats(tb)
+        tb.proxy("capture_start", caps=[{"name": n, "dev": dev, "file": f,
+                                         "filter": "tcp port %d" % PHASE_PORT}
+                                        for n, (dev, f) in caps.items()])
+        t_wake = time.monotonic()
+        cpu0 = mg.cpu_times()
+        open(os.path.join(os.path.dirname(marks), "idle.go"), "w").close()
+        try:
+            out, _ = cli.communicate(timeout=4 * wake_to + 60)
+        except subprocess.TimeoutExpired:
+            cli.kill()
+            out, _ = cli.communicate()
+        t1 = time.monotonic()
+        cpu1 = mg.cpu_times()
+        after = module_stats(tb)
+        hits = tb.proxy("read", paths=[RULES])[RULES] \
+            if os.path.isdir("/sys/module/impair") else None
+        time.sleep(0.2)
+        capst = tb.proxy("capture_stop", names=list(caps))
+    finally:
+        for p in (cli, srv):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+        restore_timeouts(tb, old)
+    try:
+        res = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        res = {"ok": False, "steps": [], "error": "phases.py gave no JSON: %s" % out[-500:]}
+    capture = judge_captures(caps, capst, PHASE_PORT, None, keep, resdir)
+    stp = res.get("steps", [])
+    pre = stp[:2]
+    post = stp[3:]
+    pre_ok = len(pre) == 2 and all(x.get("sha256_ok") for x in pre)
+    post_ok = len(post) == 2 and all(x.get("sha256_ok") for x in post)
+    wake_error = next((x.get("error") for x in post if x.get("error")), None)
+    if not post_ok and not wake_error:
+        wake_error = "data corrupted" if post else "no step after the silence"
+    proxied = bool(st["proxy"]) and "ecn_proxy" in modules and \
+        st["client"].get("ecn", 0) != st["server"].get("ecn", 0)
+    leak = ect = data = None
+    if proxied:
+        leak, ect, data = wake_ecn(capture, st)
+    degraded = proxied and post_ok and (leak > 0 or (data and not ect))
+    outcome = "broken" if not post_ok else "degraded" if degraded else "survived"
+    result = {
+        "survival": outcome,
+        "survived": int(outcome == "survived"), "broken": int(outcome == "broken"),
+        "degraded": int(outcome == "degraded"),
+        "wake_error": wake_error,
+        "wake_s": round(sum(x.get("seconds", 0) for x in post), 3) if post else None,
+        "idle_s": idle, "reload": st["reload"],
+        "ecn_to_n_segs": leak, "n_data_ect_segs": ect, "n_data_segs": data,
+        "picked_up": stat_delta(mid, after, "proxy", "flows_picked_up"),
+        "proxy_expired_proxied": None if st["reload"] else
+        stat_delta(before, mid, "proxy", "flows_expired_proxied"),
+        "impair_expired": None if st["reload"] else
+        stat_delta(before, mid, "impair", "flows_expired"),
+    }
+    idle_share, cpu_min, flags = fidelity(
+        prof, cpu0, cpu1, capst,
+        [] if pre_ok and quiet else ["exchange_before_silence_failed"])
+    return record_head(tb, run, plan, rules, env, None) | {
+        "rule_hits": hits,
+        "sysctls": sysctls,
+        "qdiscs": qdiscs,
+        "ok": pre_ok and quiet,
+        "error": res.get("error"),
+        "wall_s": round(t1 - t0, 3),
+        "wake_wall_s": round(t1 - t_wake, 3),
+        "phases": res,
+        "result": result,
+        "module_stats": {"before": before, "after_silence": mid, "after": after},
+        "timeouts_restored": old,
+        "modules": modules,
+        "capture": capture,
+        "cpu": {"idle_share": idle_share},
+        "fidelity": {"cpu_idle_min": cpu_min, "flags": flags, "ok": not flags},
     }

@@ -35,14 +35,27 @@ proxy node, default 0) and its feedback (none, drop, dupack: dupack),
 transactions (set-up probes before the flow, 1),
 transit (1: each packet's time across the proxy node from the two
 captures, analysis/transit.py; 0).
+
+Connection survival (Allman 2003), instead of the bulk flow when idle_s >
+0: one connection (vm-testbed/lib/phases.py) moves phase_bytes (300000)
+each way, falls silent for idle_s seconds, during which the modules are
+unloaded and loaded again if reload (0/1), then moves phase_bytes each way
+again, each step given up after wake_timeout_s (30) without progress.  The
+modules' idle timeouts are module_timeout_s for the run (0: their
+defaults; the proxy's timeout_established and timeout_handshake in the
+proxy namespace, impair's flow_timeout parameter).  The outcome: survived,
+broken (a step after the silence failed) or degraded (survived, but a
+proxied connection lost its proxy: ECN reached the non-ECN end, or its
+data toward the ECN end were no longer ECT).
 """
 import copy
 import itertools
 import random
 
-SWEEP_PARAMS = ("delay_ms", "loss_pct", "reorder_pct", "jitter_ms")
+SWEEP_PARAMS = ("delay_ms", "loss_pct", "reorder_pct", "jitter_ms", "idle_s")
 SETTING_KEYS = ("client", "server", "rules", "red_ecn", "reorder_delay_ms", "modules", "proxy",
-                "feedback", "transactions", "transit") + SWEEP_PARAMS
+                "feedback", "transactions", "transit", "reload", "module_timeout_s",
+                "phase_bytes", "wake_timeout_s") + SWEEP_PARAMS
 FEEDBACKS = ("none", "drop", "dupack")
 MODULES = ("impair", "ecn_proxy")
 HOST_KEYS = ("ecn", "sack", "ts")
@@ -52,7 +65,8 @@ SCALES = ("quick", "full")
 BASE = {"client": {"ecn": 0, "sack": 1, "ts": 1}, "server": {"ecn": 0, "sack": 1, "ts": 1},
         "rules": [], "red_ecn": 1, "delay_ms": 0, "loss_pct": 0, "reorder_pct": 0, "jitter_ms": 0,
         "reorder_delay_ms": 5, "modules": ["impair", "ecn_proxy"], "proxy": 0, "feedback": "dupack",
-        "transactions": 1, "transit": 0}
+        "transactions": 1, "transit": 0, "idle_s": 0, "reload": 0, "module_timeout_s": 0,
+        "phase_bytes": 300000, "wake_timeout_s": 30}
 
 
 def _check_settings(where, st):
@@ -73,10 +87,14 @@ def _check_settings(where, st):
         elif k == "feedback":
             if v not in FEEDBACKS:
                 errs.append("%s: feedback must be one of %s" % (where, ", ".join(FEEDBACKS)))
-        elif k in ("proxy", "transit", "red_ecn") and v not in (0, 1):
+        elif k in ("proxy", "transit", "red_ecn", "reload") and v not in (0, 1):
             errs.append("%s: %s must be 0 or 1" % (where, k))
         elif k == "transactions" and (not isinstance(v, int) or not 1 <= v <= 1000):
             errs.append("%s: transactions must be an integer 1..1000" % where)
+        elif k in ("phase_bytes", "wake_timeout_s", "module_timeout_s") and (
+                not isinstance(v, int) or v < (0 if k == "module_timeout_s" else 1)):
+            errs.append("%s: %s must be an integer >= %d" % (
+                where, k, 0 if k == "module_timeout_s" else 1))
         elif not isinstance(v, (int, float)) or v < 0:
             errs.append("%s: %s must be a number >= 0" % (where, k))
     return errs
@@ -130,6 +148,11 @@ def check(prof):
                     break
             if st["proxy"] and "ecn_proxy" not in st["modules"]:
                 errs.append("config %s: proxy on without the ecn_proxy module" % c)
+            for pt in points(prof, c):
+                if dict(st, **pt)["reload"] and not dict(st, **pt)["idle_s"]:
+                    errs.append("config %s: reload needs idle_s > 0 (the modules are "
+                                "reloaded during the silence)" % c)
+                    break
     for s, o in prof.get("scales", {}).items():
         if s not in SCALES:
             errs.append("unknown scale %r" % s)
@@ -185,7 +208,7 @@ def fmt_num(v):
 
 def point_tag(pt):
     abbr = {"delay_ms": "d%sms", "loss_pct": "l%spct", "reorder_pct": "o%spct",
-            "jitter_ms": "j%sms"}
+            "jitter_ms": "j%sms", "idle_s": "i%ss"}
     return "_".join(abbr[k] % fmt_num(pt[k]) for k in SWEEP_PARAMS if k in pt)
 
 

@@ -40,14 +40,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import impair_plan  # noqa: E402
 
 FIRM = 0.9
+OUTCOMES = ("survived", "broken", "degraded")
 CONF = 0.95
 METRICS = ("goodput_mbps", "retrans_segs", "rto", "spurious_rto", "dsack_recv",
            "sack_discard", "loss_undo", "reorder_seen", "stalled_intervals",
            "sender_rtt_ms_median", "connect_s", "transaction_s", "ecn_negotiated", "ce_seen",
            "ece_seen", "cwr_seen", "stalls", "stall_time", "transit_c2s_p50_us",
-           "transit_s2c_p50_us")
-EXTRA = (("stalled_intervals", "idle 200 ms"), ("sender_rtt_ms_median", "RTT ms"), ("transaction_s", "transaction s"), ("transit_c2s_p50_us", "transit c2s us"),
-         ("transit_s2c_p50_us", "transit s2c us"))
+           "transit_s2c_p50_us", "survived", "broken", "degraded", "wake_s",
+           "ecn_to_n_segs", "picked_up")
+EXTRA = (("stalled_intervals", "idle 200 ms"), ("sender_rtt_ms_median", "RTT ms"),
+         ("transaction_s", "transaction s"), ("transit_c2s_p50_us", "transit c2s us"),
+         ("transit_s2c_p50_us", "transit s2c us"), ("survived", "survived"),
+         ("broken", "broken"), ("degraded", "degraded"), ("wake_s", "wake-up s"),
+         ("ecn_to_n_segs", "ECN to N"), ("picked_up", "picked up"))
 
 
 def run_row(rec):
@@ -209,6 +214,12 @@ def fmt_bounds(chk):
     return "(reported)"
 
 
+def cell_count(g, k):
+    """A 0/1 metric (a survival outcome): how many runs had it."""
+    x = [v for v in g[k] if v == v]
+    return "%d of %d" % (sum(x), len(x)) if x else "-"
+
+
 def cell_summary(g, k):
     x = [v for v in g[k] if v == v]
     if not x:
@@ -252,6 +263,33 @@ def goodput_plot(df, prof, path):
         ax.grid(alpha=0.3)
         if sweep:
             ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def survival_plot(df, prof, path):
+    """Survival runs: how many runs of each configuration and silence
+    survived, broke or survived degraded (stacked bars)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ok = df[df["ok"]]
+    keys = ["config"] + [k for k in impair_plan.SWEEP_PARAMS if k in ok.columns]
+    groups = list(ok.groupby(keys, sort=False))
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.55 * len(groups)), 4.2))
+    bottom = np.zeros(len(groups))
+    for k, colour in (("survived", "tab:green"), ("degraded", "tab:orange"),
+                      ("broken", "tab:red")):
+        n = np.array([g[k].fillna(0).sum() for _, g in groups])
+        ax.bar(range(len(groups)), n, bottom=bottom, color=colour, label=k)
+        bottom += n
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(["%s\n%s" % (key[0], ", ".join("%s=%g" % kv for kv in zip(
+        keys[1:], key[1:]))) for key, _ in groups], rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("runs")
+    ax.set_title("%s: connection survival" % prof["name"])
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -360,7 +398,11 @@ def report(d):
               "receiver's side of the proxy; stalls: the sender side's capture "
               "(pcapflow: gaps between deliveries, so a stall still open when iperf3 "
               "stopped is not among them); idle 200 ms: iperf3's 200 ms intervals in "
-              "which the sender sent nothing (such a tail stall shows there).", "",
+              "which the sender sent nothing (such a tail stall shows there). "
+              "Survival runs (`idle_s`): how many runs survived the silence, broke, or "
+              "survived degraded; wake-up s: the time of the exchange after it; ECN to N: "
+              "segments of the ECN end's data that reached the non-ECN end ECT or CE "
+              "after it (a proxied connection); picked up: the proxy's flows_picked_up.", "",
               "| direction | configuration | %sn | goodput Mbit/s | peak Mbit/s | retrans | RTO | SACK "
               "discarded | undo | set-up s | %sECN | CE | stalls | stall s | flagged |" % (
                   "".join("%s | " % k for k in sweep), "".join("%s | " % t for _, t in extra)),
@@ -376,12 +418,17 @@ def report(d):
                          cell_summary(ok, "retrans_segs"), cell_summary(ok, "rto"),
                          cell_summary(ok, "sack_discard"), cell_summary(ok, "loss_undo"),
                          cell_summary(ok, "connect_s") + "".join(
-                             " | " + cell_summary(ok, k) for k, _ in extra),
+                             " | " + (cell_count(ok, k) if k in OUTCOMES else
+                                      cell_summary(ok, k)) for k, _ in extra),
                          cell_summary(ok, "ecn_negotiated"),
                          cell_summary(ok, "ce_seen"), cell_summary(ok, "stalls"),
                          cell_summary(ok, "stall_time"), len(g) - len(ok)))
-        L += ["", "![goodput](goodput.png)", ""]
-        goodput_plot(df, prof, os.path.join(d, "goodput.png"))
+        if df["goodput_mbps"].notna().any() or "survived" not in df.columns:
+            L += ["", "![goodput](goodput.png)", ""]
+            goodput_plot(df, prof, os.path.join(d, "goodput.png"))
+        else:
+            L += ["", "![outcomes](survival.png)", ""]
+            survival_plot(df, prof, os.path.join(d, "survival.png"))
 
         L += ["## Paper said / we measured", "",
               "Estimates with their exact %d %% intervals and the intervals' coverage "

@@ -333,3 +333,55 @@ def test_claims_come_from_the_profile_only_for_the_same_design():
     assert experiments.current_profile(doc)[0]["claims"] == prof["claims"]
     missing = dict(planned, name="exp-no-such-thing")
     assert experiments.current_profile(missing) == (missing, "plan.json")
+
+
+def test_survival_settings_checked():
+    p = minimal()
+    p["configs"]["a"].update(idle_s=15, reload=1, module_timeout_s=5)
+    assert impair_plan.check(p) == []
+    for k, v in (("reload", 2), ("phase_bytes", 0), ("wake_timeout_s", 1.5),
+                 ("module_timeout_s", -1)):
+        q = minimal()
+        q["configs"]["a"][k] = v
+        assert impair_plan.check(q), (k, v)
+    # a reload happens during the silence: none without one
+    q = minimal()
+    q["configs"]["a"]["reload"] = 1
+    assert any("reload needs idle_s" in e for e in impair_plan.check(q))
+    q["sweep"] = {"idle_s": [0, 15]}
+    assert any("reload needs idle_s" in e for e in impair_plan.check(q))
+    q["sweep"] = {"idle_s": [2, 15]}
+    assert impair_plan.check(q) == []
+    assert impair_plan.point_tag({"idle_s": 15}) == "i15s"
+
+
+def test_survival_outcomes_counted_and_judged(tmp_path):
+    claims = [{"id": "dies", "paper": "p", "source": "s",
+               "check": {"type": "value", "metric": "broken", "sel": {"config": "bad"},
+                         "per": ["idle_s"], "skip": {"idle_s": [2]}, "min": 1, "max": 1}},
+              {"id": "lives", "paper": "p", "source": "s",
+               "check": {"type": "value", "metric": "survived", "sel": {"config": "ref"},
+                         "per": ["idle_s"], "min": 1, "max": 1}}]
+    prof = claim_prof(claims, sweep={"idle_s": [2, 15]})
+
+    def srec(config, rep, idle, outcome):
+        return rec(config, rep, None, point={"idle_s": idle}, survival=outcome,
+                   survived=int(outcome == "survived"), broken=int(outcome == "broken"),
+                   degraded=int(outcome == "degraded"), wake_s=0.5)
+    recs = [srec("ref", i, t, "survived") for i in (1, 2) for t in (2, 15)] + \
+        [srec("bad", i, 2, "survived") for i in (1, 2)] + \
+        [srec("bad", 1, 15, "broken"), srec("bad", 2, 15, "survived")]
+    d = write_dir(tmp_path, prof, recs)
+    experiments.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    # counts, not medians, of the outcomes
+    assert "| upload | bad | 15 | 2 |" in md
+    row = next(ln for ln in md.splitlines() if ln.startswith("| upload | bad | 15 |"))
+    assert "1 of 2" in row
+    rows = [ln for ln in md.splitlines() if ln.startswith("| dies ")]
+    assert len(rows) == 1 and "idle_s=15" in rows[0] and "| inconclusive |" in rows[0]
+    rows = [ln for ln in md.splitlines() if ln.startswith("| lives ")]
+    assert len(rows) == 2 and all("| reproduced |" in r for r in rows)
+    # no goodput: the outcomes are plotted instead
+    assert "survival.png" in md and not os.path.exists(os.path.join(d, "goodput.png"))
+    assert open(os.path.join(d, "survival.png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n"

@@ -14,10 +14,14 @@ library only), for tests of long-idle connections.
       and the time to the file given by --marks, for the test to act
       between steps: it waits for NAME.go to appear next to that file)
       --marks FILE
+      --timeout S   give up on a socket operation after S s (120); the
+                    step then fails with its error and the rest are not run
 
 Prints one JSON line: {"ok": bool, "steps": [{"step", "bytes", "seconds",
-"sha256_ok"}...]}.  The data are pseudo-random (seeded by the byte count),
-so both ends compare digests.
+"sha256_ok", "error"}...]} ("error": the socket error that ended the step,
+e.g. "timeout" or "ConnectionResetError", only when there was one).  The
+data are pseudo-random (seeded by the byte count), so both ends compare
+digests.
 """
 import hashlib
 import json
@@ -82,50 +86,61 @@ def server(port, family):
     print(json.dumps({"served": served}))
 
 
-def client(host, port, steps, marks):
+def client(host, port, steps, marks, timeout=120):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    s = socket.create_connection((host, port), timeout=120)
-    s.settimeout(120)
+    s = socket.create_connection((host, port), timeout=timeout)
+    s.settimeout(timeout)
     out = []
     ok = True
     for step in steps:
         kind, arg = step.split(":", 1)
         t0 = time.monotonic()
         rec = {"step": step}
-        if kind == "down":
-            n = int(arg)
-            s.sendall(("DOWN %d\n" % n).encode())
-            got, digest = recv_exact(s, n)
-            rec["bytes"] = got
-            rec["sha256_ok"] = (got == n and
-                                digest == hashlib.sha256(payload(n)).hexdigest())
-        elif kind == "up":
-            n = int(arg)
-            s.sendall(("UP %d\n" % n).encode())
-            s.sendall(payload(n))
-            answer = recv_line(s) or ""
-            rec["bytes"] = n
-            rec["sha256_ok"] = answer == "OK " + hashlib.sha256(payload(n)).hexdigest()
-        elif kind == "idle":
-            time.sleep(float(arg))
-            rec["sha256_ok"] = True
-        elif kind == "mark":
-            with open(marks, "a") as f:
-                f.write("%s %.3f\n" % (arg, time.time()))
-            go = os.path.join(os.path.dirname(marks), arg + ".go")
-            deadline = time.monotonic() + 300
-            while not os.path.exists(go) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            rec["sha256_ok"] = os.path.exists(go)
-        else:
-            raise SystemExit("phases.py: unknown step %r" % step)
+        try:
+            run_step(s, kind, arg, rec, marks)
+        except OSError as e:
+            rec["sha256_ok"] = False
+            rec["error"] = "timeout" if isinstance(e, socket.timeout) else type(e).__name__
         rec["seconds"] = round(time.monotonic() - t0, 3)
         ok = ok and rec["sha256_ok"]
         out.append(rec)
+        if "error" in rec:
+            break
     s.close()
     print(json.dumps({"ok": ok, "family": 6 if fam == socket.AF_INET6 else 4,
                       "steps": out}))
     return 0 if ok else 1
+
+
+def run_step(s, kind, arg, rec, marks):
+    """One client step on socket s; fills rec."""
+    if kind == "down":
+        n = int(arg)
+        s.sendall(("DOWN %d\n" % n).encode())
+        got, digest = recv_exact(s, n)
+        rec["bytes"] = got
+        rec["sha256_ok"] = (got == n and
+                            digest == hashlib.sha256(payload(n)).hexdigest())
+    elif kind == "up":
+        n = int(arg)
+        s.sendall(("UP %d\n" % n).encode())
+        s.sendall(payload(n))
+        answer = recv_line(s) or ""
+        rec["bytes"] = n
+        rec["sha256_ok"] = answer == "OK " + hashlib.sha256(payload(n)).hexdigest()
+    elif kind == "idle":
+        time.sleep(float(arg))
+        rec["sha256_ok"] = True
+    elif kind == "mark":
+        with open(marks, "a") as f:
+            f.write("%s %.3f\n" % (arg, time.time()))
+        go = os.path.join(os.path.dirname(marks), arg + ".go")
+        deadline = time.monotonic() + 300
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        rec["sha256_ok"] = os.path.exists(go)
+    else:
+        raise SystemExit("phases.py: unknown step %r" % kind)
 
 
 def main(argv):
@@ -135,12 +150,17 @@ def main(argv):
         return 0
     if len(argv) >= 4 and argv[1] == "client":
         marks = None
+        timeout = 120.0
         args = argv[2:]
         if "--marks" in args:
             i = args.index("--marks")
             marks = args[i + 1]
             del args[i:i + 2]
-        return client(args[0], int(args[1]), args[2:], marks)
+        if "--timeout" in args:
+            i = args.index("--timeout")
+            timeout = float(args[i + 1])
+            del args[i:i + 2]
+        return client(args[0], int(args[1]), args[2:], marks, timeout)
     print(__doc__, file=sys.stderr)
     return 2
 
