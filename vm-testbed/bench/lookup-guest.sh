@@ -21,5 +21,5 @@ insmod "$TB_KMOD/selftest/flowbench.ko" sizes="${sizes// /,}" \
 dmesg | sed -n 's/.*flowbench: //p' >"$TB_OUT/raw.txt"
 rmmod flowbench
 rmmod tcpfwd
-grep -qx done "$TB_OUT/raw.txt" || { echo "flowbench did not finish" >&2; exit 1; }
+grep -qx 'done' "$TB_OUT/raw.txt" || { echo "flowbench did not finish" >&2; exit 1; }
 echo "lookup-guest: $(grep -c '^size=' "$TB_OUT/raw.txt") rounds"
