@@ -932,7 +932,9 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
   fidelity checks, tool versions.
 - `plan.json`: the profile and every run in execution order (seeded shuffle);
   `meta.json`: command, sessions, git commit; `sessions/NN/`: guest console
-  and kernel log of each guest session.
+  and kernel log of each guest session, and `session.json` (its git commit
+  and module hashes, written when it starts; sessions run before
+  2026-11-26 23:30 have none).
 
 Configurations: `noecn` neither endpoint ECN; `srvecn` only the server;
 `bothecn` both; `+proxy` with the ECN proxy enabled on the proxy node.
