@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Table of scripts/bench-hook results: bench_hook_table.py OUTDIR
+"""Table of scripts/bench-hook and scripts/bench-hook-kernel results:
+bench_hook_table.py OUTDIR
 
 Reads OUTDIR/runs.jsonl and OUTDIR/meta.json (written in the guest) and
 prints, per packet size, each configuration's forwarding rate (packets per
@@ -17,6 +18,12 @@ whole interval meets it, not met when none of it does, undecided when the
 interval spans the goal (the point estimate alone decides nothing); the
 strip rule against TCPOPTSTRIP by the ratio of their rates in the same
 run, with its interval.
+
+bench-hook-kernel's runs (meta "method": "kernel") carry each packet's
+forwarding cost in ns timed in the kernel (kmod/selftest/hookbench.c);
+their "pps" is what one CPU forwards at that cost (1e9 / ns), so the same
+ratios and goals apply, and the cost per packet is the median ns minus
+no module's.
 """
 import json
 import os
@@ -56,15 +63,39 @@ def main(out):
     meta = json.load(open(os.path.join(out, "meta.json")))
     runs = [json.loads(line) for line in open(os.path.join(out, "runs.jsonl")) if line.strip()]
     cpus = meta.get("cpus", 2)
-    print("Forwarding rate of the proxy node (iperf3 upload, no qdisc or link limit on "
-          "the path), %d interleaved repetitions of %d s, %d guest CPUs (TCG), kernel %s.\n"
-          % (meta["reps"], meta["secs"], cpus, meta["kernel"]))
+    kernel = meta.get("method") == "kernel"
+    unit = "instructions" if meta.get("clock") == "icount" else "ns"
+    if kernel:
+        bad = [r for r in runs if not r["ok"]]
+        clock = ("guest clock counting instructions (QEMU -icount shift=0): the costs are "
+                 "instructions executed, not time" if unit == "instructions" else
+                 "guest clock: ns")
+        print("Forwarding cost of the proxy node per packet, timed in the kernel "
+              "(kmod/selftest/hookbench.c: one TCP connection played through the node's "
+              "receive path, %d timed packets per run, data and ACKs 2 to 1, dropped at the "
+              "egress device's tc filter; %s), and the rate one CPU would forward at that "
+              "cost (1e9 / cost); %d interleaved repetitions, %d guest CPUs (TCG), kernel "
+              "%s.  Runs whose filters did not see every packet forwarded: %d of %d%s.\n"
+              % (meta["packets"], clock, meta["reps"], cpus, meta["kernel"], len(bad),
+                 len(runs),
+                 "" if not bad else " (%s)" % ", ".join(sorted({"%s %s" % (r["config"], r["size"])
+                                                             for r in bad}))))
+    else:
+        print("Forwarding rate of the proxy node (iperf3 upload, no qdisc or link limit on "
+              "the path), %d interleaved repetitions of %d s, %d guest CPUs (TCG), "
+              "kernel %s.\n" % (meta["reps"], meta["secs"], cpus, meta["kernel"]))
     res = {}
     rates = {}
 
     def cpu_ns(r):
-        """guest CPU time per forwarded packet, ns (busy share x CPUs / rate)"""
+        """guest CPU time per forwarded packet, ns (busy share x CPUs / rate,
+        or as timed in the kernel)"""
+        if kernel:
+            return r["ns"]
         return cpus * (1 - r["cpu_idle"]) / r["pps"] * 1e9
+
+    def idle(r):
+        return "-" if kernel else "%.3f" % r
 
     for size in ("full", "small"):
         rs = [r for r in runs if r["size"] == size and r["ok"] and r["pps"] > 0]
@@ -72,13 +103,20 @@ def main(out):
         if not base:
             continue
         bmed = statistics.median(base)
-        print("### %s packets (%s)\n" % (size, "MSS 1448" if size == "full" else "MSS 88"))
-        print("| configuration | runs | packets/s (median) | ratio to no module [95 % interval] "
-              "| CPU ns per packet vs no module | CPU idle |")
+        if kernel:
+            what = "%d data bytes" % meta["payload"][size]
+        else:
+            what = "MSS 1448" if size == "full" else "MSS 88"
+        print("### %s packets (%s)\n" % (size, what))
+        if kernel:
+            print("No module: %.0f %s per packet forwarded.\n"
+                  % (statistics.median(cpu_ns(r) for r in rs if r["config"] == "nomod"), unit))
+        print("| configuration | runs | packets/s (median) | ratio to no module [95 %% interval] "
+              "| CPU %s per packet vs no module | CPU idle |" % unit)
         print("|---|---|---|---|---|---|")
         for cfg in meta["configs"]:
             x = [r["pps"] for r in rs if r["config"] == cfg]
-            idle = [r["cpu_idle"] for r in rs if r["config"] == cfg]
+            idles = [r.get("cpu_idle", 0) for r in rs if r["config"] == cfg]
             if not x:
                 print("| %s | 0 | - | - | - | - |" % LABEL.get(cfg, cfg))
                 continue
@@ -89,9 +127,9 @@ def main(out):
             ns = (statistics.median(cpu_ns(r) for r in rs if r["config"] == cfg) -
                   statistics.median(cpu_ns(r) for r in rs if r["config"] == "nomod"))
             res[(cfg, size)] = (est, lo, hi, ns)
-            print("| %s | %d | %.0f | %.3f [%.3f, %.3f]%s | %s | %.3f |" % (
+            print("| %s | %d | %.0f | %.3f [%.3f, %.3f]%s | %s | %s |" % (
                 LABEL.get(cfg, cfg), len(x), med, est, lo, hi, lvl,
-                "-" if cfg == "nomod" else "%+.0f" % ns, statistics.median(idle)))
+                "-" if cfg == "nomod" else "%+.0f" % ns, idle(statistics.median(idles))))
         print()
 
     def g(cfg, size):

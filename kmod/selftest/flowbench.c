@@ -10,7 +10,12 @@
  * measures each table in turn (interleaved, so that a change in the
  * machine's speed during the run falls on every size alike), each time
  * with @lookups lookups of keys drawn at random among the table's flows
- * (hit), as many of keys not in it (miss), as many turns of the same loop
+ * (hit), as many drawn among a fixed active set of @hot of them spread
+ * evenly over the table (hot: a router's packets come from the flows
+ * that are active, not from every flow it holds; this isolates what the
+ * table's size itself costs a lookup from what the caches cost when
+ * every flow is active), as many of keys not in it (miss), as many turns
+ * of the same loop
  * with the key made but not looked up (base: the loop's own cost), and
  * as many reads of one word at a random place in a buffer as large as the
  * table's flows (mem: what a memory access costs at that size, the floor
@@ -19,7 +24,7 @@
  * halves off, as on the packet path.  One line per table and round goes
  * to the kernel log:
  *
- *   flowbench: size=N round=R hit_ns=H miss_ns=M base_ns=B mem_ns=X buckets=K
+ *   flowbench: size=N round=R hit_ns=H miss_ns=M base_ns=B mem_ns=X buckets=K hot_ns=T
  *
  * (nanoseconds per lookup or read; K: the table's rhashtable buckets,
  * after any resize finished), and a last line "flowbench: done".
@@ -52,6 +57,10 @@ MODULE_PARM_DESC(sizes, "table sizes, 1-1048576 each (at most 4 tables)");
 static unsigned int lookups = 100000;
 module_param(lookups, uint, 0444);
 MODULE_PARM_DESC(lookups, "lookups per table and round (1000-10000000)");
+
+static unsigned int hot = 1000;
+module_param(hot, uint, 0444);
+MODULE_PARM_DESC(hot, "flows in the active set of the hot lookups (1-1048576)");
 
 static unsigned int rounds = 7;
 module_param(rounds, uint, 0444);
@@ -151,6 +160,7 @@ enum flowbench_kind {
 	FLOWBENCH_MISS,
 	FLOWBENCH_BASE,
 	FLOWBENCH_MEM,
+	FLOWBENCH_HOT,
 	FLOWBENCH_KINDS
 };
 
@@ -159,6 +169,7 @@ static u64 flowbench_time(struct flowbench_table *t, enum flowbench_kind kind,
 			  struct rnd_state *rs)
 {
 	u32 n = t->size, words = FLOWBENCH_FLOW_BYTES / sizeof(u64);
+	u32 h = min(hot, n), stride = n / h;
 	struct tcpfwd_flow_key key;
 	unsigned long found = 0;
 	u64 ns = 0, t0;
@@ -179,6 +190,10 @@ static u64 flowbench_time(struct flowbench_table *t, enum flowbench_kind kind,
 				flowbench_key(&key, i + FLOWBENCH_MAX_SIZE - n);
 				found += !!tcpfwd_flow_lookup(&t->tn.ft, &key);
 				break;
+			case FLOWBENCH_HOT:
+				flowbench_key(&key, (i % h) * stride);
+				found += !!tcpfwd_flow_lookup(&t->tn.ft, &key);
+				break;
 			case FLOWBENCH_BASE:
 				flowbench_key(&key, i);
 				found += READ_ONCE(key.lo_port) != 0;
@@ -195,7 +210,7 @@ static u64 flowbench_time(struct flowbench_table *t, enum flowbench_kind kind,
 		cond_resched();
 	}
 	/* every hit found, no miss found */
-	if (kind == FLOWBENCH_HIT && found != done)
+	if ((kind == FLOWBENCH_HIT || kind == FLOWBENCH_HOT) && found != done)
 		pr_err("size %u: %lu of %u lookups found their flow\n", n,
 		       found, done);
 	if (kind == FLOWBENCH_MISS && found)
@@ -253,10 +268,11 @@ static int flowbench_run(void)
 		for (s = 0; s < nr_sizes; s++) {
 			for (k = 0; k < FLOWBENCH_KINDS; k++)
 				ns[k] = flowbench_time(&t[s], k, &rs);
-			pr_info("size=%u round=%u hit_ns=%llu miss_ns=%llu base_ns=%llu mem_ns=%llu buckets=%u\n",
+			pr_info("size=%u round=%u hit_ns=%llu miss_ns=%llu base_ns=%llu mem_ns=%llu buckets=%u hot_ns=%llu\n",
 				t[s].size, r, ns[FLOWBENCH_HIT],
 				ns[FLOWBENCH_MISS], ns[FLOWBENCH_BASE],
-				ns[FLOWBENCH_MEM], t[s].buckets);
+				ns[FLOWBENCH_MEM], t[s].buckets,
+				ns[FLOWBENCH_HOT]);
 		}
 	}
 	for (s = 0; s < nr_sizes; s++)
@@ -273,8 +289,9 @@ static int __init flowbench_init(void)
 	int i, err;
 
 	if (lookups < FLOWBENCH_CHUNK || lookups > 10000000 || !rounds ||
-	    rounds > 100) {
-		pr_err("lookups must be 1000-10000000 and rounds 1-100\n");
+	    rounds > 100 || !hot || hot > FLOWBENCH_MAX_SIZE / 2) {
+		pr_err("lookups must be 1000-10000000, rounds 1-100 and hot 1-%lu\n",
+		       FLOWBENCH_MAX_SIZE / 2);
 		return -EINVAL;
 	}
 	for (i = 0; i < nr_sizes; i++) {

@@ -13,11 +13,12 @@ set -e
 sizes=${TB_BENCH_LEVELS:-"1000 100000 1000000"}
 rounds=${TB_BENCH_REPS:-5}
 lookups=${TB_BENCH_LOOKUPS:-100000}
+hot=${TB_BENCH_HOT:-1000}
 [ -d /sys/module/tcpfwd ] || insmod "$TB_KMOD/core/tcpfwd.ko"
 grep -E '^(MemTotal|MemFree|Slab):' /proc/meminfo >"$TB_OUT/meminfo.txt"
 dmesg -C
 insmod "$TB_KMOD/selftest/flowbench.ko" sizes="${sizes// /,}" \
-	rounds="$rounds" lookups="$lookups"
+	rounds="$rounds" lookups="$lookups" hot="$hot"
 dmesg | sed -n 's/.*flowbench: //p' >"$TB_OUT/raw.txt"
 rmmod flowbench
 rmmod tcpfwd

@@ -47,3 +47,63 @@ bench_rate() {
 		-v t="$t0" -v u="$t1" -v ok=$ok \
 		'BEGIN { printf "%.1f %.4f %s\n", (b - a) / (y - x), (j - i) / (u - t), ok }'
 }
+
+# The configurations of the proxy node the hook benchmarks compare
+# (scripts/bench-hook, scripts/bench-hook-kernel): what is loaded and
+# configured there (see bench_configure).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+bench_configs=(nomod proxy-off proxy-neither proxy-both proxy-drop proxy-dupack
+	impair-norules impair-strip-ts xt-tcpoptstrip-ts nft-reset-ts
+	impair-ecn-bleach nft-ecn-set conntrack)
+
+# bench_unload_all: no module, no rule in the proxy node
+bench_unload_all() {
+	local m
+	tb_ns proxy nft flush ruleset
+	tb_ns proxy iptables -t mangle -F 2>/dev/null || true
+	for m in impair ecn_proxy tcpfwd; do
+		[ ! -d /sys/module/$m ] || rmmod $m
+	done
+}
+
+# bench_configure NAME: the proxy node's modules and rules for NAME, and
+# the endpoints' ECN, also left in BENCH_CECN and BENCH_SECN (client,
+# server: 0 or 1) for benchmarks that play the endpoints themselves.
+bench_configure() {
+	BENCH_CECN=0
+	BENCH_SECN=0
+	bench_unload_all
+	case $1 in
+	proxy-*)
+		insmod "$TB_KMOD/core/tcpfwd.ko"
+		insmod "$TB_KMOD/ecn_proxy/ecn_proxy.ko" enable_init_net=0
+		;;
+	impair-*)
+		insmod "$TB_KMOD/core/tcpfwd.ko"
+		insmod "$TB_KMOD/impair/impair.ko"
+		;;
+	esac
+	case $1 in
+	proxy-neither) tb_proxy on ;;
+	proxy-both) tb_proxy on; BENCH_CECN=1; BENCH_SECN=1 ;;
+	proxy-drop) tb_proxy on drop; BENCH_SECN=1 ;;
+	proxy-dupack) tb_proxy on dupack; BENCH_SECN=1 ;;
+	impair-strip-ts) echo 'strip timestamp' | tb_ns proxy tee /proc/net/impair/rules >/dev/null ;;
+	impair-ecn-bleach) echo 'ecn-bleach' | tb_ns proxy tee /proc/net/impair/rules >/dev/null ;;
+	xt-tcpoptstrip-ts)
+		tb_ns proxy iptables -t mangle -A FORWARD -p tcp -j TCPOPTSTRIP \
+			--strip-options timestamp
+		;;
+	nft-*|conntrack)
+		tb_ns proxy nft add table inet bench
+		tb_ns proxy nft add chain inet bench fw '{ type filter hook forward priority 0; }'
+		;;
+	esac
+	case $1 in
+	nft-reset-ts) tb_ns proxy nft add rule inet bench fw meta l4proto tcp reset tcp option timestamp ;;
+	nft-ecn-set) tb_ns proxy nft add rule inet bench fw ip ecn set not-ect ;;
+	conntrack) tb_ns proxy nft add rule inet bench fw ct state established,related,new accept ;;
+	esac
+	tb_tcp client ecn=$BENCH_CECN
+	tb_tcp server ecn=$BENCH_SECN
+}
