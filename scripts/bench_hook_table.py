@@ -47,6 +47,7 @@ LABEL = {
     "impair-ecn-bleach": "impair `ecn-bleach`",
     "nft-ecn-set": "nft `ip ecn set not-ect`",
     "conntrack": "conntrack alone (nft `ct state`)",
+    "proxy-unseen": "proxy on, a connection it never saw open",
 }
 
 

@@ -21,7 +21,9 @@
  * neighbour output up to the egress device's queue, where the caller's
  * tc filter drops it (so nothing leaves the node, and the caller counts
  * there that every packet was forwarded).  The connection is a handshake
- * (SYN with ECE and CWR if @cecn, SYN-ACK with ECE if @secn, ACK), 100
+ * (SYN with ECE and CWR if @cecn, SYN-ACK with ECE if @secn, ACK; left out
+ * if !@handshake, so that the hooks meet a connection they never saw
+ * open), 100
  * data segments of @payload bytes from the client (ECT(0) if @cecn) with
  * one ACK from the server per two, untimed, and then @packets more of the
  * same, timed in chunks of 1000: a chunk forwarded, then a chunk of the
@@ -104,6 +106,10 @@ MODULE_PARM_DESC(cecn, "the client asks for ECN and sends ECT(0) data");
 static bool secn;
 module_param(secn, bool, 0444);
 MODULE_PARM_DESC(secn, "the server's SYN-ACK accepts ECN");
+
+static bool handshake = true;
+module_param(handshake, bool, 0444);
+MODULE_PARM_DESC(handshake, "open with SYN, SYN-ACK, ACK (0: data only, a connection the hooks never saw open)");
 
 static const u8 hookbench_mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x01 };
 
@@ -246,7 +252,12 @@ static int hookbench_handshake(struct hookbench_conn *c)
 	int i, from;
 	u8 f;
 
-	for (i = 0; i < 3; i++) {
+	if (!handshake) {
+		/* as if the SYNs had gone by out of sight */
+		c->seq[HOOKBENCH_C2S]++;
+		c->seq[HOOKBENCH_S2C]++;
+	}
+	for (i = 0; i < 3 && handshake; i++) {
 		from = i == 1 ? HOOKBENCH_S2C : HOOKBENCH_C2S;
 		f = flags[i];
 		if (i == 0 && cecn)

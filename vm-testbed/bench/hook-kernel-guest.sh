@@ -10,7 +10,11 @@
 # through its hooks, and a tc filter drops them at the egress of the other
 # device, so nothing leaves the node.  The filters' drop counts must equal
 # the packets handed in from each side, or the run is not ok (a hook that
-# dropped packets would look cheap).  Full-size (1448 data bytes) and
+# dropped packets would look cheap).  One configuration more than
+# bench_configs: proxy-unseen, the proxy on (neither end ECN) for a
+# connection whose handshake it never saw (hookbench handshake=0: a
+# lookup that misses), which splits the proxy's cost between finding the
+# flow and stepping it.  Full-size (1448 data bytes) and
 # small (64) segments; each repetition runs every (configuration, size)
 # once, in a shuffled order.  One JSON line per run in runs.jsonl.
 #
@@ -29,6 +33,7 @@ seed=${TB_BENCH_SEED:-1}
 clock=${TB_BENCH_CLOCK:-real}	# icount: the guest clock counts instructions
 HOOKBENCH=$TB_KMOD/selftest/hookbench.ko
 declare -A payload=([full]=1448 [small]=64)
+configs=("${bench_configs[@]}" proxy-unseen)
 
 TB_SETUP=upload
 tb_up
@@ -52,15 +57,19 @@ egress_drops() {
 		grep -o 'dropped [0-9]*' | awk '{ s += $2 } END { print s + 0 }'
 }
 
-echo "{\"method\": \"kernel\", \"clock\": \"$clock\", \"reps\": $reps, \"packets\": $packets, \"seed\": $seed, \"kernel\": \"$(uname -r)\", \"cpus\": $(nproc), \"payload\": {\"full\": ${payload[full]}, \"small\": ${payload[small]}}, \"configs\": $(printf '%s\n' "${bench_configs[@]}" | jq -R . | jq -sc .)}" >meta.json
+echo "{\"method\": \"kernel\", \"clock\": \"$clock\", \"reps\": $reps, \"packets\": $packets, \"seed\": $seed, \"kernel\": \"$(uname -r)\", \"cpus\": $(nproc), \"payload\": {\"full\": ${payload[full]}, \"small\": ${payload[small]}}, \"configs\": $(printf '%s\n' "${configs[@]}" | jq -R . | jq -sc .)}" >meta.json
 
 RANDOM=$seed
 port=40000
 for rep in $(seq "$reps"); do
-	order=$(for c in "${bench_configs[@]}"; do for s in full small; do echo "$RANDOM $c $s"; done; done |
+	order=$(for c in "${configs[@]}"; do for s in full small; do echo "$RANDOM $c $s"; done; done |
 		sort -n | awk '{ print $2, $3 }')
 	while read -r cfg size <&3; do
-		bench_configure "$cfg"
+		hs=1
+		case $cfg in
+		proxy-unseen) bench_configure proxy-neither; hs=0 ;;
+		*) bench_configure "$cfg" ;;
+		esac
 		port=$((port + 1))
 		d0=$(egress_drops eth0)
 		d1=$(egress_drops eth1)
@@ -68,7 +77,7 @@ for rep in $(seq "$reps"); do
 		# hookbench measures at load time and then refuses to stay loaded
 		tb_ns proxy insmod "$HOOKBENCH" caddr="$caddr" saddr="$saddr" \
 			cport=$port payload="${payload[$size]}" packets="$packets" \
-			cecn="$BENCH_CECN" secn="$BENCH_SECN" 2>/dev/null || true
+			cecn="$BENCH_CECN" secn="$BENCH_SECN" handshake=$hs 2>/dev/null || true
 		line=$(dmesg | sed -n 's/.*hookbench: //p' | tail -n 1)
 		case $line in
 		payload=*) ;;
