@@ -161,7 +161,11 @@ def prepare(tb, st, direction):
     keys = {"ecn": "net/ipv4/tcp_ecn", "sack": "net/ipv4/tcp_sack",
             "ts": "net/ipv4/tcp_timestamps"}
     for agent, name in ((tb.client, "client"), (tb.server, "server")):
-        agent("sysctl", set=dict(base, **{keys[k]: str(v) for k, v in st[name].items()}))
+        host = dict(st[name])
+        # always set: a run without rmem must not inherit the last one's
+        rmem = host.pop("rmem", impair_plan.RMEM_DEFAULT)
+        agent("sysctl", set=dict(base, **{keys[k]: str(v) for k, v in host.items()},
+                                 **{"net/ipv4/tcp_rmem": "4096 131072 %d" % rmem}))
     set_modules(tb, st)
     rules = impair_plan.rules_text(st, direction)
     write_rules(tb, rules)

@@ -24,8 +24,11 @@ An experiment is a profile scripts/profiles/exp-NAME.json of kind
   fidelity      {"min_cpu_idle": share}
   seed, overhead_s (per run, for the ETA), vm_timeout_s
 
-SETTINGS: client and server ({"ecn", "sack", "ts"}: tcp_ecn, tcp_sack,
-tcp_timestamps), rules (impairment rule lines), red_ecn (0/1), delay_ms,
+SETTINGS: client and server ({"ecn", "sack", "ts", "rmem"}: tcp_ecn,
+tcp_sack, tcp_timestamps, and rmem, the largest receive buffer, tcp_rmem's
+third value: Linux announces the window scale ilog2(max(rmem,
+net.core.rmem_max)) - 15 and opens its window to about half the buffer;
+without rmem, Linux's default 6291456, scale 7), rules (impairment rule lines), red_ecn (0/1), delay_ms,
 loss_pct, reorder_pct, reorder_delay_ms, jitter_ms (netem delay of J ms
 with J ms of uniform jitter on the same link as reorder_pct: packets
 overtake each other whenever their delays differ by more than their
@@ -58,7 +61,9 @@ SETTING_KEYS = ("client", "server", "rules", "red_ecn", "reorder_delay_ms", "mod
                 "phase_bytes", "wake_timeout_s") + SWEEP_PARAMS
 FEEDBACKS = ("none", "drop", "dupack")
 MODULES = ("impair", "ecn_proxy")
-HOST_KEYS = ("ecn", "sack", "ts")
+HOST_KEYS = ("ecn", "sack", "ts", "rmem")
+RMEM_DEFAULT = 6291456		# tcp_rmem[2] of Linux 6.1
+RMEM_MIN = 131072		# tcp_rmem[1]; below net.core.rmem_max (212992) that decides the scale
 REQUIRED = ("name", "kind", "study", "directions", "duration_s", "reps", "defaults",
             "configs", "claims", "fidelity")
 SCALES = ("quick", "full")
@@ -77,6 +82,10 @@ def _check_settings(where, st):
         elif k in ("client", "server"):
             if not isinstance(v, dict) or any(h not in HOST_KEYS for h in v):
                 errs.append("%s: %s takes only %s" % (where, k, ", ".join(HOST_KEYS)))
+            elif "rmem" in v and (not isinstance(v["rmem"], int) or
+                                  not RMEM_MIN <= v["rmem"] <= 1 << 30):
+                errs.append("%s: %s rmem must be an integer %d..%d" % (
+                    where, k, RMEM_MIN, 1 << 30))
         elif k == "rules":
             if not isinstance(v, list) or not all(isinstance(x, str) and x.strip()
                                                  and "\n" not in x for x in v):

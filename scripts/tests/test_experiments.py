@@ -65,13 +65,18 @@ def test_check_rejects_bad_profiles():
            ("sweep", {"colour": [1]}), ("sweep", {"loss_pct": []}),
            ("sweep", {"loss_pct": [1, 1]}), ("defaults", {"colour": 1}),
            ("defaults", {"client": {"cc": "bbr"}}), ("defaults", {"rules": ["a\nb"]}),
-           ("defaults", {"loss_pct": -1}), ("configs", {}),
+           ("defaults", {"loss_pct": -1}), ("defaults", {"server": {"rmem": 4096}}),
+           ("defaults", {"server": {"rmem": "1M"}}), ("defaults", {"client": {"rmem": 1 << 31}}),
+           ("configs", {}),
            ("configs", {"x": {"rules": []}}), ("scales", {"huge": {}}),
            ("claims", [{"id": "x"}])]
     for k, v in bad:
         p = minimal()
         p[k] = v
         assert impair_plan.check(p), (k, v)
+    p = minimal()
+    p["configs"]["a"]["server"] = {"rmem": 262140}
+    assert impair_plan.check(p) == []
     p = minimal()
     p["configs"]["a"]["reorder_pct"] = 1
     p["sweep"] = {"jitter_ms": [0, 2]}
