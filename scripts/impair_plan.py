@@ -28,9 +28,9 @@ SETTINGS: client and server ({"ecn", "sack", "ts", "rmem"}: tcp_ecn,
 tcp_sack, tcp_timestamps, and rmem, the largest receive buffer, tcp_rmem's
 third value: Linux announces the window scale ilog2(max(rmem,
 net.core.rmem_max)) - 15 and opens its window to about half the buffer;
-without rmem, Linux's default 6291456, scale 7), rules (impairment rule lines), red_ecn (0/1), delay_ms,
-loss_pct, reorder_pct, reorder_delay_ms, jitter_ms (netem delay of J ms
-with J ms of uniform jitter on the same link as reorder_pct: packets
+without rmem, Linux's default 6291456, scale 7), rules (impairment rule
+lines), red_ecn (0/1), delay_ms, loss_pct, reorder_pct, reorder_delay_ms,
+jitter_ms (netem delay of J ms with J ms of uniform jitter on the same link as reorder_pct: packets
 overtake each other whenever their delays differ by more than their
 spacing), modules (which of impair and
 ecn_proxy are loaded: both by default), proxy (1: the ECN proxy on in the
@@ -62,8 +62,8 @@ SETTING_KEYS = ("client", "server", "rules", "red_ecn", "reorder_delay_ms", "mod
 FEEDBACKS = ("none", "drop", "dupack")
 MODULES = ("impair", "ecn_proxy")
 HOST_KEYS = ("ecn", "sack", "ts", "rmem")
-RMEM_DEFAULT = 6291456		# tcp_rmem[2] of Linux 6.1
-RMEM_MIN = 131072		# tcp_rmem[1]; below net.core.rmem_max (212992) that decides the scale
+RMEM_DEFAULT = 6291456  # tcp_rmem[2] of Linux 6.1
+RMEM_MIN = 131072  # tcp_rmem[1]; below net.core.rmem_max (212992) that decides the scale
 REQUIRED = ("name", "kind", "study", "directions", "duration_s", "reps", "defaults",
             "configs", "claims", "fidelity")
 SCALES = ("quick", "full")
