@@ -31,7 +31,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis.stats import hl_ratio  # noqa: E402
+from analysis.stats import goal_verdict, hl_ratio  # noqa: E402
 
 LABEL = {
     "nomod": "no module",
@@ -53,11 +53,8 @@ LABEL = {
 
 def decide(lo, hi, lim):
     """A goal "ratio >= lim" judged on an interval [lo, hi]."""
-    if lo >= lim:
-        return "met"
-    if hi < lim:
-        return "NOT met"
-    return "undecided (the interval spans %.2f)" % lim
+    v = goal_verdict(lo, hi, at_least=lim)
+    return v if v != "undecided" else "undecided (the interval spans %.2f)" % lim
 
 
 def main(out):

@@ -21,7 +21,7 @@ fixed active set of flows spread over the table; raw files from before
 the table's size costs a lookup when the caches hold the active flows.
 Then the issue's goal: the cost at 10^6 flows within 1.2 x the cost at
 10^3, judged for each kind of lookup on its whole interval (met, NOT met
-or undecided, as scripts/bench_hook_table.py does).
+or undecided: analysis.stats.goal_verdict()).
 """
 import os
 import re
@@ -29,7 +29,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis.stats import median_ci  # noqa: E402
+from analysis.stats import goal_verdict, median_ci  # noqa: E402
 
 LINE = re.compile(r"size=(\d+) round=(\d+) hit_ns=(\d+) miss_ns=(\d+) base_ns=(\d+) "
                   r"mem_ns=(\d+) buckets=(\d+)(?: hot_ns=(\d+))?$")
@@ -63,16 +63,6 @@ def ratio_cell(own, s, ref, res):
         return "1"
     res[s] = paired_ratio(own, s, ref)
     return "%.2f [%.2f, %.2f] (%.0f %%)" % (res[s][0], res[s][1], res[s][2], 100 * res[s][3])
-
-
-def verdict(lo, hi, goal=GOAL):
-    """A goal is met when its whole interval meets it, NOT met when none of
-    it does, undecided otherwise."""
-    if hi <= goal:
-        return "met"
-    if lo > goal:
-        return "NOT met"
-    return "undecided"
 
 
 def main(out):
@@ -142,7 +132,7 @@ def main(out):
             m, lo, hi, cov = r[big[0]]
             print("- lookup cost at %d flows, %s: %.2f x [%.2f, %.2f] its cost at %d, "
                   "goal <= %.1f x: %s" % (big[0], name, m, lo, hi, ref, GOAL,
-                                          verdict(lo, hi)))
+                                          goal_verdict(lo, hi, at_most=GOAL)))
     else:
         print("- not measured (no table of at most 10^3 or none of 10^6 flows)")
 

@@ -287,6 +287,23 @@ def gm_ratio(num_groups, den_groups, conf=0.95):
     return float(np.exp(est[0])), float(np.exp(lo[0])), float(np.exp(hi[0])), cov
 
 
+def goal_verdict(lo, hi, at_least=None, at_most=None):
+    """A goal judged on a whole interval [lo, hi]: "met" when all of it
+    meets the goal (value >= at_least, or <= at_most), "NOT met" when
+    none of it does, "undecided" otherwise."""
+    if (at_least is None) == (at_most is None):
+        raise ValueError("goal_verdict: give at_least or at_most")
+    if at_least is not None:
+        ok, bad = lo >= at_least, hi < at_least
+    else:
+        ok, bad = hi <= at_most, lo > at_most
+    if ok:
+        return "met"
+    if bad:
+        return "NOT met"
+    return "undecided"
+
+
 def jain(xs):
     """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all are equal,
     1/n when one takes everything."""

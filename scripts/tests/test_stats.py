@@ -149,6 +149,21 @@ def test_gm_ratio_reports_simulated_level_when_short():
     assert stats.gm_coverage(2, 40) == 0.95
 
 
+def test_goal_verdict_both_directions():
+    # at least: the whole interval at or above the goal is met
+    assert stats.goal_verdict(0.99, 1.02, at_least=0.99) == "met"
+    assert stats.goal_verdict(0.90, 0.989, at_least=0.99) == "NOT met"
+    assert stats.goal_verdict(0.98, 1.00, at_least=0.99) == "undecided"
+    # at most: the whole interval at or below the goal is met
+    assert stats.goal_verdict(1.0, 1.2, at_most=1.2) == "met"
+    assert stats.goal_verdict(1.21, 3.0, at_most=1.2) == "NOT met"
+    assert stats.goal_verdict(1.1, 1.3, at_most=1.2) == "undecided"
+    with pytest.raises(ValueError):
+        stats.goal_verdict(1, 2)
+    with pytest.raises(ValueError):
+        stats.goal_verdict(1, 2, at_least=1, at_most=2)
+
+
 def test_jain():
     assert stats.jain([1, 1, 1, 1]) == pytest.approx(1.0)
     assert stats.jain([1, 0, 0, 0]) == pytest.approx(0.25)
