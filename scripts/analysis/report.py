@@ -94,6 +94,8 @@ def run_row(rec):
     row["rcv_ce_pkts"] = tc[rcv].get("IpExt.InCEPkts", 0)
     row["snd_delivered_ce"] = tc[snd].get("TcpExt.TCPDeliveredCE", 0)
     row["snd_retrans_segs"] = tc[snd].get("Tcp.RetransSegs", 0)
+    orig = tc[snd].get("TcpExt.TCPOrigDataSent", 0)
+    row["snd_retrans_pm"] = (1000.0 * row["snd_retrans_segs"] / orig) if orig else None
     row["snd_rtos"] = tc[snd].get("TcpExt.TCPTimeouts", 0)
     row["snd_syn_retrans"] = tc[snd].get("TcpExt.TCPSynRetrans", 0)
     # TCPSynRetrans counts SYN retransmissions at the client and SYN-ACK
@@ -501,7 +503,10 @@ def delay_section(w, df, configs, look, nrec):
       "loads (per load: `summary.csv`).  %d of %d runs have probes.  Ratios: geometric "
       "mean over the loads of the per-load Hodges-Lehmann ratios of the runs' values, "
       "as for completion times; the proxy's goal is RTTs within 10 %% of end-to-end ECN "
-      "(**outside**: the interval does not lie inside [%.2f, %.2f]).  Figure: "
+      "(**outside**: the interval does not lie inside [%.2f, %.2f]); its goal of less "
+      "loss than `srvecn` is about the TCP flows (the last line of each part below).  "
+      "The UDP flow loses more where the TCP flows use ECN: RED marks their packets "
+      "instead of dropping them, and its drops fall on the Not-ECT ones.  Figure: "
       "`delay.png`." % (len(pr), nrec, DELAY_BAND[0], DELAY_BAND[1]))
     w("")
 
@@ -541,7 +546,34 @@ def delay_section(w, df, configs, look, nrec):
                 w("- UDP loss, %s vs %s: medians %.2f %% vs %.2f %%; ratio %s." % (
                     num, den, 100 * a.median(), 100 * b.median(),
                     fmt_ratio(r) if r else "- (a run without loss)"))
+            tcp_loss_line(w, df, direction, cross)
             w("")
+
+
+def tcp_loss_line(w, df, direction, cross):
+    """The TCP flows' own loss, srvecn+proxy against srvecn: the issue's
+    "less loss than srvecn".  Retransmitted segments per 1000 original
+    data segments of the data sender; a difference, not a ratio (runs
+    without a retransmission are 0)."""
+    num, den = UDP_PAIR
+    loads = [l for l in loads_of(df, direction, cross)
+             if group(df, direction, cross, num, l, "snd_retrans_pm")
+             and group(df, direction, cross, den, l, "snd_retrans_pm")]
+    if not loads:
+        return
+    a = [group(df, direction, cross, num, l, "snd_retrans_pm") for l in loads]
+    b = [group(df, direction, cross, den, l, "snd_retrans_pm") for l in loads]
+    v, lo, hi, cov = stats.gm_shift(a, b, CONF)
+    if math.isnan(lo):
+        return
+    w("- TCP loss (the data sender's retransmitted segments per 1000 original data "
+      "segments, Tcp.RetransSegs / TcpExt.TCPOrigDataSent), %s vs %s: medians %.1f vs "
+      "%.1f; difference %s per 1000 (mean over the loads of the per-load "
+      "Hodges-Lehmann shifts); fewer than %s: %s." % (
+          num, den, stats.median([x for g in a for x in g]),
+          stats.median([x for g in b for x in g]),
+          "%.1f [%.1f, %.1f]" % (v, lo, hi) + fmt_cov(cov),
+          den, stats.goal_verdict(lo, hi, at_most=0)))
 
 
 def report(d):
@@ -556,7 +588,8 @@ def report(d):
     if not recs:
         raise SystemExit("report: no valid run records in %s" % d)
     df = pd.DataFrame([run_row(r) for r in recs]).sort_values("plan_index")
-    for k in PROBE_COLS + tuple("sc_%s_%s" % (c, x) for c in CAUSES for x in "ns"):
+    for k in PROBE_COLS + ("snd_retrans_pm",) + tuple("sc_%s_%s" % (c, x) for c in CAUSES
+                                                       for x in "ns"):
         df[k] = pd.to_numeric(df[k])
     df.to_csv(os.path.join(d, "runs.csv"), index=False)
     cells = cell_table(df)

@@ -287,6 +287,28 @@ def gm_ratio(num_groups, den_groups, conf=0.95):
     return float(np.exp(est[0])), float(np.exp(lo[0])), float(np.exp(hi[0])), cov
 
 
+def gm_shift(num_groups, den_groups, conf=0.95):
+    """-> (shift, low, high, coverage): the mean over the cells of the
+    per-cell Hodges-Lehmann shifts num_groups[i] - den_groups[i] (the
+    median of all pairwise differences) and its interval, combined as
+    gm_ratio() combines log ratios but on the values themselves: for
+    counts or shares that can be 0, where a ratio cannot be taken.  The
+    coverage is gm_ratio()'s (the same procedure on a location model)."""
+    nan = float("nan")
+    cells = []
+    for g, h in zip(num_groups, den_groups):
+        x = np.asarray(list(g), float)
+        y = np.asarray(list(h), float)
+        if x.size == 0 or y.size == 0 or not (np.all(np.isfinite(x)) and
+                                              np.all(np.isfinite(y))):
+            return nan, nan, nan, 0.0
+        cells.append((x[None, :], y[None, :]))
+    if not cells or len(num_groups) != len(den_groups):
+        return nan, nan, nan, 0.0
+    est, lo, hi, cov = _gm_logs(cells, conf)
+    return float(est[0]), float(lo[0]), float(hi[0]), cov
+
+
 def goal_verdict(lo, hi, at_least=None, at_most=None):
     """A goal judged on a whole interval [lo, hi]: "met" when all of it
     meets the goal (value >= at_least, or <= at_most), "NOT met" when

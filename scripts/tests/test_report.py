@@ -34,7 +34,7 @@ def probes(rtt_ms, backlog, udp_loss, t0=1.0, t1=2.5):
 
 
 def make_rec(config, rep, completion, pr=None, syn=(0, 0), cross="on", load="1",
-             direction="download"):
+             direction="download", retrans=None):
     r = record()
     cli, srv, proxy = CONFIG[config]
     r["id"] = "%s_%s_p%s_%s_r%02d" % (direction, "cross" if cross == "on" else "nocross",
@@ -49,6 +49,9 @@ def make_rec(config, rep, completion, pr=None, syn=(0, 0), cross="on", load="1",
         r["tcp_counters"]["client"]["TcpExt.TCPSynRetrans"] = syn[0]
     if syn[1]:
         r["tcp_counters"]["server"]["TcpExt.TCPSynRetrans"] = syn[1]
+    if retrans is not None:     # the data sender's (the server: downloads)
+        r["tcp_counters"]["server"].update({"Tcp.RetransSegs": retrans,
+                                            "TcpExt.TCPOrigDataSent": 1000})
     if pr is not None:
         r["probes"] = pr
     return r
@@ -76,12 +79,12 @@ def results_dir(tmp, recs):
 
 def with_probes():
     return [
-        make_rec("srvecn+proxy", 1, 1.50, probes(20.0, 3000, 0.02), syn=(1, 0)),
-        make_rec("srvecn+proxy", 2, 1.60, probes(22.0, 3200, 0.03)),
+        make_rec("srvecn+proxy", 1, 1.50, probes(20.0, 3000, 0.02), syn=(1, 0), retrans=0),
+        make_rec("srvecn+proxy", 2, 1.60, probes(22.0, 3200, 0.03), retrans=1),
         make_rec("bothecn", 1, 1.20, probes(21.0, 2900, 0.025)),
         make_rec("bothecn", 2, 1.30, probes(19.0, 3100, 0.015), syn=(0, 2)),
-        make_rec("srvecn", 1, 2.00, probes(40.0, 9000, 0.05)),
-        make_rec("srvecn", 2, 2.20, dict(probes(44.0, 9500, 0.06), udp=None)),
+        make_rec("srvecn", 1, 2.00, probes(40.0, 9000, 0.05), retrans=50),
+        make_rec("srvecn", 2, 2.20, dict(probes(44.0, 9500, 0.06), udp=None), retrans=60),
         make_rec("noecn", 1, 2.50),  # an older record: no probes
     ]
 
@@ -129,6 +132,11 @@ def test_probes_end_to_end(tmp_path):
     assert "| srvecn+proxy | 2 | 21.0 | 31.5 | 5.0 % | 6.2 | 12.4 | 3.90 | 2.5 % |" in md
     assert "srvecn+proxy / bothecn, all loads: RTT p50 1.05 [0.95, 1.16] (67 %) **outside**" in md
     assert "UDP loss, srvecn+proxy vs srvecn: medians 2.50 % vs 5.00 %" in md
+    # per 1000: 0 and 1 against 50 and 60; differences -60 -59 -50 -49
+    assert ("srvecn+proxy vs srvecn: medians 0.5 vs 55.0; difference -54.5 [-60.0, -49.0] "
+            "(67 %) per 1000" in md)
+    assert "fewer than srvecn: met." in md
+    assert float(runs["download_cross_p1_srvecn_r02"]["snd_retrans_pm"]) == 60.0
     # SYN retransmissions k/n: noecn, srvecn, srvecn+proxy, bothecn
     assert "| 1 | 0/1 | 0/2 | 1/2 | 1/2 |" in md
     assert "p95 1.60" in md

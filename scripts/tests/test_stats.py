@@ -4,6 +4,7 @@ import itertools
 import math
 from math import comb
 
+import numpy as np
 import pytest
 
 from analysis import stats
@@ -162,6 +163,35 @@ def test_goal_verdict_both_directions():
         stats.goal_verdict(1, 2)
     with pytest.raises(ValueError):
         stats.goal_verdict(1, 2, at_least=1, at_most=2)
+
+
+def test_gm_shift_known_values():
+    # one cell: the median of the pairwise differences, with zeros allowed
+    v, lo, hi, cov = stats.gm_shift([[0, 1, 2]], [[10, 11, 12]])
+    assert v == -10 and lo <= v <= hi and cov == pytest.approx(0.9)
+    # two cells: the mean of the per-cell shifts
+    v, lo, hi, cov = stats.gm_shift([[0, 1, 2, 3], [5, 6, 7, 8]],
+                                    [[1, 2, 3, 4], [2, 3, 4, 5]])
+    assert v == pytest.approx((-1 + 3) / 2) and lo < v < hi
+    assert math.isnan(stats.gm_shift([[]], [[1]])[0])
+    assert math.isnan(stats.gm_shift([[1, float("nan")]], [[1]])[0])
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_gm_shift_coverage_by_simulation(n):
+    # a location model with skewed noise (counts are not normal), K = 4
+    # cells of different levels and shifts: the interval covers the mean
+    # shift as often as it claims (4000 replicates: MC SD 0.0034)
+    rng = np.random.default_rng(7)
+    shifts, levels = (-3.0, 0.0, 2.0, -10.0), (5.0, 50.0, 20.0, 100.0)
+    theta = sum(shifts) / len(shifts)
+    hits, claimed = 0, None
+    for _ in range(4000):
+        num = [lv + sh + rng.exponential(4.0, n) for lv, sh in zip(levels, shifts)]
+        den = [lv + rng.exponential(4.0, n) for lv in levels]
+        _, lo, hi, claimed = stats.gm_shift(num, den)
+        hits += lo <= theta <= hi
+    assert hits / 4000 >= claimed - 0.015
 
 
 def test_jain():
