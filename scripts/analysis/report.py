@@ -484,6 +484,38 @@ def causes_section(w, df, configs):
         w("")
 
 
+def aa_acted(w, df):
+    """The A/A runs in which the proxy proxied a flow after all, and how
+    many of them retransmitted a SYN or SYN-ACK: with a lost ECN-setup SYN
+    or SYN-ACK, Linux's retransmitted SYN goes out without ECE and CWR
+    (tcp_ecn_clear_syn()), which the state machine reads as A falling back
+    to non-ECN (FSM.md, A_C)."""
+    cols = [c for c in ("proxy_flows_proxied_ecn_responder",
+                        "proxy_flows_proxied_ecn_initiator") if c in df.columns]
+    if not cols:
+        return
+    parts = []
+    for num, _ in AA:
+        g = df[df.use & (df.config == num)]
+        if g.empty:
+            continue
+        acted = g[g[cols].fillna(0).sum(axis=1) > 0]
+        syn = acted[(acted.cli_syn_retrans > 0) | (acted.srv_syn_retrans > 0)]
+        parts.append("`%s`: %d of %d runs, %d of them with a SYN or SYN-ACK "
+                     "retransmission" % (num, len(acted), len(g), len(syn)))
+    if not parts:
+        return
+    w("Runs of an A/A configuration in which the proxy proxied a flow after all "
+      "(its counters `flows_proxied_ecn_responder` and `_initiator`; per run: "
+      "`runs.csv`): %s.  Where both ends use ECN and A's ECN-setup SYN or B's "
+      "SYN-ACK is lost, Linux retransmits the SYN without ECE and CWR "
+      "(`tcp_ecn_clear_syn()`), which the proxy takes for A falling back to no ECN: "
+      "it then passes B's ECN-setup SYN-ACK to A downgraded and proxies the "
+      "connection (`kmod/ecn_proxy/FSM.md`, A_C), so such a run is not an A/A "
+      "run." % "; ".join(parts))
+    w("")
+
+
 def delay_section(w, df, configs, look, nrec):
     """The "Queueing delay and loss" section of summary.md."""
     w("## Queueing delay and loss")
@@ -690,6 +722,7 @@ def report(d):
                     fmt_ratio(aa.get("%s cross-%s %s/%s" % (direction, cross, *p)), AA_BAND)
                     for p in AA)))
         w("")
+        aa_acted(w, df)
     nflag = int((df["flags"] != "").sum())
     w("## Fidelity")
     w("")

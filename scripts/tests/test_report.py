@@ -178,6 +178,24 @@ def test_ratios_print_their_coverage_and_aa_flags(tmp_path):
     assert j["aa_cells_outside"] == [1, 1]
 
 
+def test_aa_runs_the_proxy_acted_on(tmp_path):
+    # a bothecn+proxy run whose handshake lost a SYN-ACK and was proxied
+    acted = make_rec("bothecn+proxy", 1, 1.3, syn=(1, 0))
+    acted["proxy_stats"] = {"before": {"flows_proxied_ecn_responder": 4},
+                            "after": {"flows_proxied_ecn_responder": 5}}
+    quiet = make_rec("bothecn+proxy", 2, 1.0)
+    quiet["proxy_stats"] = {"before": {"flows_proxied_ecn_responder": 5},
+                            "after": {"flows_proxied_ecn_responder": 5}}
+    recs = [make_rec("bothecn", 1, 1.0), make_rec("bothecn", 2, 1.1), acted, quiet,
+            make_rec("noecn", 1, 1.0), make_rec("noecn+proxy", 1, 1.0)]
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert ("`noecn+proxy`: 0 of 1 runs, 0 of them with a SYN or SYN-ACK retransmission; "
+            "`bothecn+proxy`: 1 of 2 runs, 1 of them with a SYN or SYN-ACK "
+            "retransmission." in md)
+
+
 def test_formatting():
     assert report.fmt_ratio((1.1, 0.95, 1.3, 2 / 3)) == "1.10 [0.95, 1.30] (67 %)"
     assert report.fmt_ratio((1.1, 0.95, 1.3, 0.971)) == "1.10 [0.95, 1.30]"
