@@ -26,8 +26,8 @@
  *       | |                           | |  plain SYN-ACK, upgrade    (both)
  *       | | AccECN SYN                | +------------------------> WAIT_ACK
  *       | | or no SYN                 | plain SYN retransmitted     (E = A)
- *       | +------------> PASS         | (A's own fallback)
- *       |                             v
+ *       | +------------> PASS         | (A's own fallback;
+ *       |                             v  A_PLAIN_RTX)
  *       | plain SYN, upgrade                     ECN SYN-ACK, downgrade
  *       +--------------------------> A_NC -----------------------> WAIT_ACK
  *                                    |  ^ |      plain SYN-ACK      (E = B)
@@ -35,6 +35,10 @@
  *         unmodified                 +--+                    (neither or
  *                                                             fallback:
  *                                                             remember dst)
+ *      A_NC with A_PLAIN_RTX --ECN SYN-ACK, untouched--> VERIFY
+ *      VERIFY --A's new data ECT, or A echoes B's CE--> SAME (both)
+ *             --A's new data Not-ECT, or A acks B's CE without ECE--> phase 2
+ *                                                             (E = B)
  *      A_C, A_NC --SYN from B--> SIMOPEN --SYN-ACKs, or first ACK--> SAME
  *                                                                or phase 2
  *      WAIT_ACK --first non-SYN ACK--> DEFAULT (phase 2)
@@ -52,6 +56,13 @@
  * rules below apply to segments in the window only.
  *
  * Handshake robustness:
+ *   - A's own fallback: an ECN-setup SYN from A retransmitted without ECE
+ *     and CWR (Linux: tcp_ecn_clear_syn()) is forwarded as it is and never
+ *     upgraded.  If B's SYN-ACK is then ECN-setup, whether A uses ECN
+ *     depends on its stack: Linux does (tcp_ecn_rcv_synack() keeps
+ *     TCP_ECN_OK), RFC 3168 6.1.1 forbids ECT on A's data.  The SYN-ACK
+ *     passes untouched and the flow waits in VERIFY until A shows which
+ *     (ecnp_verify()), so two ECN hosts keep end-to-end ECN.
  *   - SYN retransmission fallback (RFC 3168 6.1.1.1): if our upgraded SYN is
  *     retransmitted (same ISN) before any SYN-ACK, the retransmission is
  *     forwarded unmodified.  If B's SYN-ACK then is plain, the path may
@@ -162,6 +173,7 @@ static const char * const ecnp_state_names[ECNP_S_NR] = {
 	[ECNP_S_PASS]		= "PASS",
 	[ECNP_S_CLOSED]		= "CLOSED",
 	[ECNP_S_PICKUP]		= "PICKUP",
+	[ECNP_S_VERIFY]		= "VERIFY",
 	[ECNP_S_DEFAULT]	= "DEFAULT",
 	[ECNP_S_ECE]		= "ECE",
 	[ECNP_S_DUPACK]		= "DUPACK",
@@ -610,10 +622,14 @@ static u32 ecnp_syn_from_a(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->flags |= ECNP_FL_NOUPG | ECNP_FL_FELLBACK;
 		return 0;
 	case ECNP_S_A_C:
-		/* A fell back on its own (tcp_ecn_clear_syn()): A is non-ECN. */
+		/*
+		 * A fell back on its own (tcp_ecn_clear_syn()): no upgrade;
+		 * B's answer decides (ecnp_decide()).
+		 */
 		if (!ecnp_syn_ecn_setup(p)) {
 			f->state = ECNP_S_A_NC;
 			f->flags |= ECNP_FL_NOUPG;
+			f->hflags |= ECNP_HF_A_PLAIN_RTX;
 		}
 		return 0;
 	default:
@@ -697,6 +713,13 @@ static u32 ecnp_decide(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		f->hflags |= ECNP_HF_SA_UP;
 		f->state = ECNP_S_WAIT_ACK;
 		return ecnp_synack_edit(f, p) | ECNP_EV_OUT_E_INIT;
+	}
+	if (f->hflags & ECNP_HF_A_PLAIN_RTX) {
+		/* A asked for ECN, then fell back: let A see B's answer */
+		f->state = ECNP_S_VERIFY;
+		f->hold_end = 0;
+		f->hold_ack = p->ack;
+		return 0;
 	}
 	f->hflags |= ECNP_HF_SA_DOWN;
 	f->state = ECNP_S_WAIT_ACK;
@@ -1588,17 +1611,23 @@ static u32 ecnp_track_fin(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * nf_conntrack_tcp_loose).  A flow picked up is always labelled from the
  * segment that started it: that segment's sender is A.
  */
-static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
-			       u32 n_ack, bool echo)
+static void ecnp_midstream_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
+				  u32 n_ack, bool echo)
 {
 	f->state = ecnp_p2_state(echo, false);
-	f->flags |= ECNP_FL_PICKED_UP;
 	f->n_nxt = n_nxt;
 	f->recover = n_nxt;
 	f->e_ack = e_ack;
 	f->n_ack = n_ack;
 	f->hold_end = 0;
 	f->hold_ack = 0;
+}
+
+static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
+			       u32 n_ack, bool echo)
+{
+	ecnp_midstream_phase2(f, n_nxt, e_ack, n_ack, echo);
+	f->flags |= ECNP_FL_PICKED_UP;
 }
 
 /*
@@ -1640,6 +1669,56 @@ static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	e_ack = before(f->hold_ack, n_nxt) ? f->hold_ack : n_nxt;
 	ecnp_pickup_phase2(f, n_nxt, e_ack, p->ack, true);
 	return ecnp_phase2(f, p, mode, false);
+}
+
+/*
+ * VERIFY: A asked for ECN, retransmitted its SYN without (ECNP_HF_A_PLAIN_RTX)
+ * and B answered ECN-setup, untouched.  B uses ECN; whether A does depends
+ * on its stack (Linux: yes).  Nothing is edited until A shows which, on
+ * the same rules as PICKUP with the roles the other way round:
+ *   - A's new data ECT, ECE or AE from A, CWR or AE from B (someone
+ *     echoed, or AccECN): A uses ECN, SAME (both);
+ *   - A's new data Not-ECT, or A acking B's first CE-marked data without
+ *     ECE: A is N, the flow is proxied from this segment on with E = B,
+ *     and the echo the proxy owes B starts with it.
+ * hold_end is the end of B's first CE-marked segment (0: none yet),
+ * hold_ack B's latest ACK (what E acked of N's data).
+ */
+static u32 ecnp_verify(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode)
+{
+	bool acked_ce;
+	u32 n_nxt;
+
+	if (p->dir == ECNP_DIR_B) {
+		if (p->flags & (ECNP_TCP_CWR | ECNP_TCP_AE)) {
+			f->state = ECNP_S_SAME;
+			return ECNP_EV_OUT_BOTH;
+		}
+		if (p->flags & ECNP_TCP_ACK)
+			f->hold_ack = p->ack;
+		if (!f->hold_end && p->len && p->ecn == ECNP_ECN_CE)
+			f->hold_end = p->seq + p->len;
+		return 0;
+	}
+	if ((p->flags & (ECNP_TCP_ECE | ECNP_TCP_AE)) ||
+	    (p->len && p->ecn != ECNP_ECN_NOT_ECT)) {
+		f->state = ECNP_S_SAME;
+		return ECNP_EV_OUT_BOTH;
+	}
+	/* A's retransmissions are Not-ECT on an ECN connection too */
+	if (p->len && before(p->seq, f->win[ECNP_DIR_A].end))
+		return 0;
+	acked_ce = f->hold_end && (p->flags & ECNP_TCP_ACK) &&
+		   !before(p->ack, f->hold_end);
+	if (!p->len && !acked_ce)
+		return 0;
+	/* A's data from here on is new to E; E acked at most that much */
+	n_nxt = p->seq;
+	ecnp_midstream_phase2(f, n_nxt,
+			      before(f->hold_ack, n_nxt) ? f->hold_ack : n_nxt,
+			      p->ack, f->hold_end != 0);
+	return ecnp_phase2(f, p, mode, false) | ECNP_EV_OUT_E_RESP;
 }
 
 /**
@@ -1695,6 +1774,23 @@ u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 	return 0;
 }
 
+/*
+ * SAME, PASS, CLOSED (and VERIFY's SYNs): untouched, but a SYN from A may
+ * restart the machine.
+ */
+static u32 ecnp_syn_state(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			  bool dst_no_upgrade)
+{
+	if (ecnp_is_syn(p) && p->dir == ECNP_DIR_A)
+		return ecnp_syn_from_a(f, p, dst_no_upgrade);
+	if (f->state == ECNP_S_PASS && ecnp_is_synack(p) &&
+	    p->dir == ECNP_DIR_B &&
+	    !(f->win[ECNP_DIR_B].wflags & ECNP_WF_SEEN) &&
+	    ecnp_acks_syn(f, p))
+		ecnp_win_syn(f, p, true);	/* B's side, for RSTs */
+	return 0;
+}
+
 /**
  * ecnp_fsm_step - advance a flow's state machine by one segment
  * @f: the flow's state, ECNP_S_INIT (all zero) before its first segment
@@ -1742,16 +1838,16 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	case ECNP_S_PICKUP:
 		ret = ecnp_pickup_step(f, p, mode);
 		break;
+	case ECNP_S_VERIFY:
+		if (!syn) {
+			ret = ecnp_verify(f, p, mode);
+			break;
+		}
+		/* its SYNs as SAME's */
+		ret = ecnp_syn_state(f, p, dst_no_upgrade);
+		break;
 	default:
-		/* SAME, PASS, CLOSED: untouched, but a SYN may restart */
-		ret = 0;
-		if (ecnp_is_syn(p) && p->dir == ECNP_DIR_A)
-			ret = ecnp_syn_from_a(f, p, dst_no_upgrade);
-		else if (f->state == ECNP_S_PASS && ecnp_is_synack(p) &&
-			 p->dir == ECNP_DIR_B &&
-			 !(f->win[ECNP_DIR_B].wflags & ECNP_WF_SEEN) &&
-			 ecnp_acks_syn(f, p))
-			ecnp_win_syn(f, p, true);	/* B's side, for RSTs */
+		ret = ecnp_syn_state(f, p, dst_no_upgrade);
 		break;
 	}
 	if (!syn && f->state != ECNP_S_CLOSED) {
@@ -1778,7 +1874,8 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 			 enum ecnp_feedback mode)
 {
-	if (flags & ECNP_TCP_SYN)
+	/* VERIFY: its next segment may start phase 2 */
+	if ((flags & ECNP_TCP_SYN) || f->state == ECNP_S_VERIFY)
 		return true;
 	if (!ecnp_fsm_in_phase2(f))
 		return false;

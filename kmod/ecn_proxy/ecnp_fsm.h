@@ -100,6 +100,9 @@ enum ecnp_state {
 	ECNP_S_PASS,		/* not ours (AccECN, no SYN): forward untouched */
 	ECNP_S_CLOSED,		/* RST seen: forward untouched, a new SYN restarts */
 	ECNP_S_PICKUP,		/* picked up mid-stream on CE from A: is B ECN? */
+	ECNP_S_VERIFY,		/* B took ECN after A's plain SYN retransmission:
+				 * does A use it?
+				 */
 	ECNP_S_DEFAULT,		/* phase 2: nothing pending */
 	ECNP_S_ECE,		/* phase 2: echo ECE toward E until E sends CWR */
 	ECNP_S_DUPACK,		/* phase 2: congestion signal toward N pending */
@@ -127,6 +130,10 @@ enum ecnp_state {
 #define ECNP_HF_A_SA_ECN	0x10	/* ... and it was ECN-setup */
 #define ECNP_HF_B_SA		0x20	/* simultaneous open: SYN-ACK from B seen */
 #define ECNP_HF_B_SA_ECN	0x40	/* ... and it was ECN-setup */
+#define ECNP_HF_A_PLAIN_RTX	0x80	/* A's ECN-setup SYN was retransmitted
+					 * without ECE and CWR (RFC 3168
+					 * 6.1.1.1, tcp_ecn_clear_syn())
+					 */
 
 /* f->dflags (dupack feedback and the options it depends on) */
 #define ECNP_DF_HOLD		0x01	/* simulated loss in progress */

@@ -158,6 +158,7 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_OFFLOAD_BLOCKED,
 	ECNP_STAT_FLOWS_OFFLOADED_PROXIED,
 	ECNP_STAT_PICKUPS_OFFLOADED,
+	ECNP_STAT_FLOWS_VERIFY,
 	ECNP_STAT_NR,
 };
 
@@ -202,6 +203,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_OFFLOAD_BLOCKED]	= "flows_offload_blocked",
 	[ECNP_STAT_FLOWS_OFFLOADED_PROXIED]	= "flows_offloaded_proxied",
 	[ECNP_STAT_PICKUPS_OFFLOADED]		= "pickups_offloaded",
+	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -593,7 +595,8 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
-	} else if (ecnp_fsm_in_phase2(&ef->fsm)) {
+	} else if (ecnp_fsm_in_phase2(&ef->fsm) || st == ECNP_S_VERIFY) {
+		/* VERIFY: an open connection that may yet be proxied */
 		secs = ecnp_limit(&en->timeout_established,
 				  &bound->timeout_established);
 	} else {
@@ -837,19 +840,25 @@ static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
 
 /*
  * Under the flow's lock, after a step: a flow that has just become
- * proxied (roles decided on B's SYN-ACK, or picked up) is kept off a
- * flowtable's fast path (ecnp_ct.c); a proxied flow seen offloaded anyway
- * is half-ECN, and is counted once.
+ * proxied (roles decided on B's SYN-ACK, or picked up), or may become so
+ * (VERIFY), is kept off a flowtable's fast path (ecnp_ct.c); a proxied
+ * flow seen offloaded anyway is half-ECN, and is counted once.
  */
 static void ecnp_offload_check(struct ecnp_net *en, struct ecnp_flow *ef,
-			       const struct sk_buff *skb, u32 ret, bool was_p2)
+			       const struct sk_buff *skb, u32 ret, bool was_p2,
+			       u8 was_state)
 {
 	bool p2 = ecnp_fsm_in_phase2(&ef->fsm);
+	bool verify = ef->fsm.state == ECNP_S_VERIFY &&
+		      was_state != ECNP_S_VERIFY;
 	bool now = (ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)) ||
-		   (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP));
+		   (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP)) ||
+		   verify;
 
 	if (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP))
 		ecnp_count(en, ECNP_STAT_FLOWS_PICKED_UP);
+	if (verify)
+		ecnp_count(en, ECNP_STAT_FLOWS_VERIFY);
 	if (now && ecnp_ct_keep_slow(skb))
 		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOAD_BLOCKED);
 	if (p2 && !ef->offloaded && ecnp_ct_offloaded(skb)) {
@@ -882,6 +891,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	int mode = READ_ONCE(en->feedback);
 	bool no_upgrade = false, syn_from_a, was_p2;
 	struct ecnp_pkt ep;
+	u8 was_state;
 
 	/*
 	 * _bh: after an NFQUEUE verdict, nf_reinject() runs the rest of the
@@ -911,6 +921,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
 	}
 	was_p2 = ecnp_fsm_in_phase2(&ef->fsm);
+	was_state = ef->fsm.state;
 	if (pk->on && ef->fsm.state == ECNP_S_INIT)
 		st->ret = ecnp_fsm_pickup(&ef->fsm, &ep, pk->e, pk->sack, mode);
 	else
@@ -919,7 +930,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, p, st->ret);
-	ecnp_offload_check(en, ef, skb, st->ret, was_p2);
+	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
 	/* a segment outside the window keeps nothing alive either */
 	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
 		ecnp_set_expiry(en, ef, skb, st->ret);

@@ -10,7 +10,10 @@
 #
 # Linux retransmits its SYN without ECE/CWR (tcp_ecn_clear_syn()), and a
 # server that already accepted an ECN-setup SYN answers the retransmission
-# with an ECN-setup SYN-ACK.  Whatever was lost, the transfer must be
+# with an ECN-setup SYN-ACK.  When both ends use ECN, that SYN-ACK reaches
+# the client untouched and the proxy waits for the client to show whether
+# it still uses ECN (VERIFY, flows_verify): Linux does, so the connection
+# stays end-to-end ECN.  Whatever was lost, the transfer must be
 # byte-exact, the non-ECN side must see no ECN, and a lost SYN-ACK must not
 # put the server into the proxy's SYN fallback cache (only a plain answer to
 # the plain retransmission of an upgraded SYN may).  Also: the fallback cache
@@ -40,16 +43,19 @@ table inet lose {
 NFT
 }
 
-# case WHAT CFG CLIENT_ECN SERVER_ECN FAMILY EXPECT_E(server|-) EXPECT_FALLBACK(0|1)
+# case WHAT CFG CLIENT_ECN SERVER_ECN FAMILY EXPECT_E(server|both|-) EXPECT_FALLBACK(0|1)
 case_run() {
 	local what=$1 cfg=$2 cecn=$3 secn=$4 fam=$5 ehost=$6 efb=$7
-	local tag=$what-$cfg-v$fam fb0 fb1 cs ss held lost
+	local tag=$what-$cfg-v$fam fb0 fb1 cs ss held lost v0 b0 e0
 
 	tb_tcp client ecn="$cecn"
 	tb_tcp server ecn="$secn"
 	tb_proxy_flush_fallback
 	lose "$what"
 	fb0=$(tb_proxy_stat syn_fallbacks)
+	v0=$(tb_proxy_stat flows_verify)
+	b0=$(tb_proxy_stat flows_both_ecn)
+	e0=$(tb_proxy_stat segs_ect_set)
 	tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
 	tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
 	RET=0
@@ -66,8 +72,25 @@ case_run() {
 	pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" "$TB_OUT/$tag.cs.pcap" >"$ss"
 	RET=0
 	read -r ect ce ece cwr < <(jq -r '.s2c | "\(.ect_any) \(.ce) \(.ece) \(.cwr)"' "$cs")
-	[ "$ect$ce$ece$cwr" = 0000 ] ||
+	if [ "$ehost" = both ]; then
+		# VERIFY: the server's ECN-setup SYN-ACK reached the client
+		# untouched, the client's data showed it uses ECN, and the
+		# proxy edited nothing
+		[ "$(jq .synack_ece "$cs")" = true ] ||
+			check_err 1 "the client got a downgraded SYN-ACK"
+		read -r cd cect < <(jq -r '.c2s | "\(.data) \(.ect_data)"' "$ss")
+		[ "$cd" -gt 0 ] && [ "$cect" = "$cd" ] ||
+			check_err 1 "the client's own ECT on $cect of its $cd data segments"
+		[ "$ect" -gt 0 ] || check_err 1 "no ECT from the server reached the client"
+		[ $(( $(tb_proxy_stat flows_verify) - v0 )) = 1 ] ||
+			check_err 1 "flows_verify did not count the connection"
+		[ $(( $(tb_proxy_stat flows_both_ecn) - b0 )) = 1 ] ||
+			check_err 1 "flows_both_ecn did not count the connection"
+		[ $(( $(tb_proxy_stat segs_ect_set) - e0 )) = 0 ] ||
+			check_err 1 "the proxy set ECT on an end-to-end ECN connection"
+	elif [ "$ect$ce$ece$cwr" != 0000 ]; then
 		check_err 1 "toward the client: ECT=$ect CE=$ce ECE=$ece CWR=$cwr"
+	fi
 	if [ "$ehost" = server ]; then
 		# proxied, E = server: every segment the client sent once is
 		# ECT toward the server (judged by the client-side capture: a
@@ -78,7 +101,7 @@ case_run() {
 			check_err 1 "ECT on $ect of the $data data segments the client sent once"
 		[ "$(jq .synack_ece "$ss")" = true ] ||
 			check_err 1 "the server did not negotiate ECN"
-	else
+	elif [ "$ehost" = - ]; then
 		[ "$(jq '.c2s.ect_any + .s2c.ect_any' "$ss")" = 0 ] ||
 			check_err 1 "ECT seen in a connection that fell back"
 	fi
@@ -102,9 +125,11 @@ case_run() {
 # already said yes.  Proxied with E = server, nothing remembered.
 case_run synack srvecn+proxy 0 1 4 server 0
 case_run synack srvecn+proxy 0 1 6 server 0
-# Both ECN, SYN-ACK lost: the client gives ECN up, the server does not:
-# the proxy now plays the client's part.
-case_run synack bothecn+proxy 1 1 4 server 0
+# Both ECN, SYN-ACK lost: the client's plain SYN retransmission does not
+# give ECN up (Linux keeps it for an ECN-setup SYN-ACK): end-to-end ECN,
+# nothing proxied.
+case_run synack bothecn+proxy 1 1 4 both 0
+case_run synack bothecn+proxy 1 1 6 both 0
 # The upgraded SYN itself lost: the server answers the plain retransmission
 # plainly, the destination is remembered (RFC 3168 6.1.1.1).
 case_run syn srvecn+proxy 0 1 4 - 1

@@ -978,7 +978,11 @@ static void test_syn_retx_after_synack_reapplies_upgrade(void **state)
 	EXPECT(!memcmp(&prev, &f, sizeof(f)));
 }
 
-/* A (ECN) retransmits its SYN without ECE/CWR: A gave ECN up. */
+/*
+ * A (ECN) retransmits its SYN without ECE/CWR (RFC 3168 6.1.1.1): never
+ * upgraded; B's plain SYN-ACK ends it there, an ECN-setup one goes to A
+ * untouched and the flow waits in VERIFY (test_verify_*).
+ */
 static void test_a_c_own_syn_fallback(void **state)
 {
 	struct ecnp_fsm f;
@@ -1005,10 +1009,165 @@ static void test_a_c_own_syn_fallback(void **state)
 	ecnp_fsm_init(&f);
 	ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false);
 	ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false);
+	EXPECT_R(ecnp_fsm_step(&f, &sa_ecn, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+	EXPECT(!ecnp_fsm_proxied(&f));
+	/* retransmissions of either side's handshake: untouched */
+	EXPECT_R(ecnp_fsm_step(&f, &sa_ecn, ECNP_FB_DROP, false), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false), 0);
+	EXPECT_R(ecnp_fsm_step(&f, &syn, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+
+	CTX("A_NC after our upgrade: a plain retransmission is not VERIFY");
+	ecnp_fsm_init(&f);
+	ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false);
+	ecnp_fsm_step(&f, &syn2, ECNP_FB_DROP, false);
 	EXPECT_R(ecnp_fsm_step(&f, &sa_ecn, ECNP_FB_DROP, false),
 		 CLR_ECE | ECNP_EV_OUT_E_RESP);
 	EXPECT_STATE(&f, ECNP_S_WAIT_ACK);
+}
+
+/*
+ * VERIFY, reached as in test_a_c_own_syn_fallback: A's ISN 5, B's 77,
+ * A's handshake ACK seen.
+ */
+static void verify_open(struct ecnp_fsm *f)
+{
+	struct ecnp_pkt syn = mkp(A, SYN | ECE | CWR, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt syn2 = mkp(A, SYN, 5, 0, 0, NOT_ECT);
+	struct ecnp_pkt sa_ecn = mkp(B, SYN | ACK | ECE, 77, 6, 0, NOT_ECT);
+	struct ecnp_pkt ack = mkp(A, ACK, 6, 78, 0, NOT_ECT);
+
+	ecnp_fsm_init(f);
+	ecnp_fsm_step(f, &syn, ECNP_FB_DUPACK, false);
+	ecnp_fsm_step(f, &syn2, ECNP_FB_DUPACK, false);
+	EXPECT_R(ecnp_fsm_step(f, &sa_ecn, ECNP_FB_DUPACK, false), 0);
+	EXPECT_R(ecnp_fsm_step(f, &ack, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(f, ECNP_S_VERIFY);
+}
+
+/* A shows it uses ECN: both ends, untouched from then on. */
+static void test_verify_a_uses_ecn(void **state)
+{
+	struct ecnp_pkt ect = mkp(A, ACK, 6, 78, MSS, ECT0);
+	struct ecnp_pkt ce = mkp(B, ACK, 78, 6, MSS, CE);
+	struct ecnp_pkt echo = mkp(A, ACK | ECE, 6, 78 + MSS, 0, NOT_ECT);
+	struct ecnp_pkt cwr = mkp(B, ACK | CWR, 78, 6, MSS, ECT0);
+	struct ecnp_fsm f;
+
+	(void)state;
+	CTX("VERIFY: A's first data is ECT");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &ect, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_BOTH);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+	check_same_untouched(&f);
+
+	CTX("VERIFY: A echoes B's CE");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &ce, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+	EXPECT_R(ecnp_fsm_step(&f, &echo, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_BOTH);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+
+	CTX("VERIFY: CWR from B (someone echoed)");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &cwr, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_BOTH);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+
+	CTX("VERIFY: AE from A (AccECN's counter: never edited)");
+	verify_open(&f);
+	echo.flags = ACK | AE;
+	EXPECT_R(ecnp_fsm_step(&f, &echo, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_BOTH);
+	EXPECT_STATE(&f, ECNP_S_SAME);
+}
+
+/* A shows it does not use ECN: proxied from that segment on, E = B. */
+static void test_verify_a_is_n(void **state)
+{
+	struct ecnp_pkt plain = mkp(A, ACK, 6, 78, MSS, NOT_ECT);
+	struct ecnp_pkt ce = mkp(B, ACK, 78, 6, MSS, CE);
+	struct ecnp_pkt ce2 = mkp(B, ACK, 78 + MSS, 6, MSS, CE);
+	struct ecnp_pkt early = mkp(A, ACK, 6, 78, 0, NOT_ECT);
+	struct ecnp_pkt no_echo = mkp(A, ACK, 6, 78 + MSS, 0, NOT_ECT);
+	struct ecnp_pkt rtx = mkp(A, ACK, 6, 78, MSS, NOT_ECT);
+	struct ecnp_fsm f;
+
+	(void)state;
+	CTX("VERIFY: A's first data is Not-ECT");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &plain, ECNP_FB_DUPACK, false),
+		 SET_ECT0 | ECNP_EV_OUT_E_RESP);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+	EXPECT(ecnp_fsm_proxied(&f) && !ecnp_fsm_e_is_a(&f));
+	EXPECT_EQ(f.n_nxt, 6 + MSS);
+	/* A's retransmission of it: no ECT (phase 2's rule) */
+	EXPECT_R(ecnp_fsm_step(&f, &rtx, ECNP_FB_DUPACK, false), 0);
+	/* B's CE toward A is cleared and echoed */
+	EXPECT_R(ecnp_fsm_step(&f, &ce, ECNP_FB_DUPACK, false), CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+
+	CTX("VERIFY: A acks B's CE without ECE");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &ce, ECNP_FB_DUPACK, false), 0);
+	/* an ACK below the marked segment's end decides nothing */
+	EXPECT_R(ecnp_fsm_step(&f, &early, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+	/* a second CE does not move the mark */
+	EXPECT_R(ecnp_fsm_step(&f, &ce2, ECNP_FB_DUPACK, false), 0);
+	EXPECT_EQ(f.hold_end, 78 + MSS);
+	/* the echo the proxy owes B starts on this ACK */
+	EXPECT_R(ecnp_fsm_step(&f, &no_echo, ECNP_FB_DUPACK, false),
+		 SET_ECE | ECNP_EV_OUT_E_RESP);
+	EXPECT_STATE(&f, ECNP_S_ECE);
 	EXPECT(!ecnp_fsm_e_is_a(&f));
+
+	CTX("VERIFY: A's Not-ECT data after B's CE: the echo is owed");
+	verify_open(&f);
+	ecnp_fsm_step(&f, &ce, ECNP_FB_DUPACK, false);
+	plain.ack = 78;
+	EXPECT_R(ecnp_fsm_step(&f, &plain, ECNP_FB_DUPACK, false),
+		 SET_ECT0 | SET_ECE | ECNP_EV_OUT_E_RESP);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+}
+
+/* What decides nothing in VERIFY: retransmissions, spoofed segments. */
+static void test_verify_undecided(void **state)
+{
+	struct ecnp_pkt data = mkp(A, ACK, 6, 78, MSS, ECT0);
+	struct ecnp_pkt rtx = mkp(A, ACK, 6, 78, MSS, NOT_ECT);
+	struct ecnp_pkt b_data = mkp(B, ACK, 78, 6 + MSS, MSS, ECT0);
+	struct ecnp_pkt blind_ce = mkp(B, ACK, 78 + 0x40000000u, 6, MSS, CE);
+	struct ecnp_pkt blind = mkp(A, ACK, 6 + 0x40000000u, 78, MSS,
+				    NOT_ECT);
+	struct ecnp_fsm f, prev;
+
+	(void)state;
+	CTX("VERIFY: B's data unmarked, A's pure ACKs");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &b_data, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+
+	CTX("VERIFY: A's retransmission is Not-ECT on an ECN connection too");
+	verify_open(&f);
+	EXPECT_R(ecnp_fsm_step(&f, &data, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_BOTH);
+	verify_open(&f);
+	f.win[A].end = 6 + 2 * MSS;	/* A sent [6, 6 + 2 MSS) already */
+	EXPECT_R(ecnp_fsm_step(&f, &rtx, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+
+	CTX("VERIFY: out of the window: no mark, no decision");
+	verify_open(&f);
+	prev = f;
+	EXPECT_R(ecnp_fsm_step(&f, &blind_ce, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_OF_WINDOW);
+	EXPECT_R(ecnp_fsm_step(&f, &blind, ECNP_FB_DUPACK, false),
+		 ECNP_EV_OUT_OF_WINDOW);
+	EXPECT(!memcmp(&prev, &f, sizeof(f)));
 }
 
 /* Some stacks answer an ECN-setup SYN with RST: remember the destination. */
@@ -5122,6 +5281,9 @@ int main(void)
 		cmocka_unit_test(test_syn_retx_fallback_then_ecn_synack),
 		cmocka_unit_test(test_syn_retx_after_synack_reapplies_upgrade),
 		cmocka_unit_test(test_a_c_own_syn_fallback),
+		cmocka_unit_test(test_verify_a_uses_ecn),
+		cmocka_unit_test(test_verify_a_is_n),
+		cmocka_unit_test(test_verify_undecided),
 		cmocka_unit_test(test_rst_to_upgraded_syn_fallback),
 		cmocka_unit_test(test_dst_no_upgrade_plain_syn),
 		cmocka_unit_test(test_dst_no_upgrade_symmetric_latched),
