@@ -1874,8 +1874,7 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 			 enum ecnp_feedback mode)
 {
-	/* VERIFY: its next segment may start phase 2 */
-	if ((flags & ECNP_TCP_SYN) || f->state == ECNP_S_VERIFY)
+	if (flags & ECNP_TCP_SYN)
 		return true;
 	if (!ecnp_fsm_in_phase2(f))
 		return false;
