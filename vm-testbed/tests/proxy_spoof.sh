@@ -33,9 +33,14 @@ trap tb_cleanup EXIT
 require_cmd tcpdump jq python3
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy is not installed"
 
-# long enough (about 40 s at 10 Mbit/s) to outlast the spoofer's start-up
-# (python3 and scapy under TCG on a busy host: up to 25 s)
-up=${TB_SPOOF_UP:-50000000}
+# The spoofer starts (python3 and scapy under TCG on a busy host: up to
+# 25 s) before the transfer, so the transfer need only outlast the spoofs
+# themselves (12 segments, 0.3 to 1 s each, about 10 s in all): 40 MB, at
+# least 32 s at 10 Mbit/s.  A transfer that ended before the last spoof
+# fails the test as a set-up fault: the connection's own closing exchange
+# (the server's stack answering the client's TIME-WAIT ACK of a spoof with
+# an exact RST) would then close the flow, as it should.
+up=${TB_SPOOF_UP:-30000000}
 TB_SETUP=upload
 TB_RED_ECN=0
 tb_red_functional	# see lib/topology.sh: RED's frozen average
@@ -94,10 +99,12 @@ for side, pcap in (("e", sys.argv[3]), ("n", sys.argv[4])):
 print(json.dumps(res))
 '
 
-# The spoofer: SRC DST SPORT DPORT SEQ ACK MAC OUT; sends the segments and
-# writes what it sent to OUT (JSON).  2^31 away is out of any window.
+# The spoofer: READY PARAMS MAC OUT.  It loads scapy, creates READY, waits
+# for PARAMS ("SRC DST SPORT DPORT SEQ ACK", written whole by a rename),
+# sends the segments and writes what it sent to OUT (JSON).  2^31 away is
+# out of any window.
 SPOOF_PY='
-import json, sys, time
+import json, os, sys, time
 # not scapy.all: every layer it loads costs seconds under TCG
 from scapy.config import conf
 from scapy.layers.l2 import Ether
@@ -106,9 +113,16 @@ from scapy.layers.inet6 import IPv6
 from scapy.packet import Raw
 from scapy.sendrecv import sendp
 conf.verb = 0
-src, dst = sys.argv[1], sys.argv[2]
-sport, dport, seq, ack = (int(x) for x in sys.argv[3:7])
-mac, out = sys.argv[7], sys.argv[8]
+ready, params, mac, out = sys.argv[1:5]
+open(ready, "w").close()
+for _ in range(3000):
+    if os.path.exists(params):
+        break
+    time.sleep(0.1)
+else:
+    sys.exit("no parameters after 300 s")
+src, dst, *nums = open(params).read().split()
+sport, dport, seq, ack = (int(x) for x in nums)
 far = 1 << 31
 bad_seq, bad_ack = (seq + far) % (1 << 32), (ack + far) % (1 << 32)
 CE = 3
@@ -144,7 +158,25 @@ print(len(sent))
 
 spoof_run() {
 	local fam=$1 name=spoof-v$fam port="" line before after i n st
-	local o0 c0 d0 e0 w0 peek sport dport seq ack res
+	local o0 c0 d0 e0 w0 peek sport dport seq ack res pid alive
+
+	# the spoofer first: its start-up must not eat into the transfer
+	rm -f "$TB_OUT/$name.ready" "$TB_OUT/$name.params" "$TB_OUT/$name.spoofed.json"
+	tb_bg "spoofer-$name" udp1 /usr/bin/python3 -c "$SPOOF_PY" \
+		"$TB_OUT/$name.ready" "$TB_OUT/$name.params" "$proxy_mac" \
+		"$TB_OUT/$name.spoofed.json"
+	for i in $(seq 1200); do
+		[ -e "$TB_OUT/$name.ready" ] && break
+		kill -0 "$(cat "$TB_STATE/spoofer-$name.pid")" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -e "$TB_OUT/$name.ready" ]; then
+		RET=0
+		check_err 1 "the spoofer did not start: $(tail -n 3 "$TB_STATE/spoofer-$name.log")"
+		log_test "IPv$fam: the spoofer starts"
+		tb_bg_stop "spoofer-$name"
+		return 0
+	fi
 
 	o0=$(tb_proxy_stat out_of_window)
 	c0=$(tb_proxy_stat congestion_events)
@@ -187,17 +219,23 @@ PY
 	before=$(flow_line "$fam" "$port")
 	log_info "IPv$fam: client port $port, server seq $seq ack $ack; before: $before"
 
-	n=$(tb_ns udp1 /usr/bin/python3 -c "$SPOOF_PY" "$(tb_addr server "$fam")" \
-		"$(tb_addr client "$fam")" "$sport" "$dport" "$seq" "$ack" \
-		"$proxy_mac" "$TB_OUT/$name.spoofed.json")
+	echo "$(tb_addr server "$fam") $(tb_addr client "$fam") $sport $dport $seq $ack" \
+		>"$TB_OUT/$name.params.tmp"
+	mv "$TB_OUT/$name.params.tmp" "$TB_OUT/$name.params"
+	pid=$(cat "$TB_STATE/spoofer-$name.pid")
+	wait "$pid" || true
+	rm -f "$TB_STATE/spoofer-$name.pid"
+	# the transfer must still run now: checked before anything else
+	alive=0
+	kill -0 "$(cat "$TB_STATE/bg-$name.pid")" 2>/dev/null && alive=1
 	sleep 0.5
 	after=$(flow_line "$fam" "$port")
+	n=$(tail -n 1 "$TB_STATE/spoofer-$name.log")
 	log_info "IPv$fam: $n segments spoofed; after: $after"
 	RET=0
-	# (xfer.py writes its summary when the transfer ends, the spoofer its
-	# list after the last spoof)
-	[ ! -s "$TB_OUT/$name.client.json" ] ||
-		[ "$TB_OUT/$name.client.json" -nt "$TB_OUT/$name.spoofed.json" ] ||
+	[ -s "$TB_OUT/$name.spoofed.json" ] ||
+		check_err 1 "the spoofer failed: $(tail -n 3 "$TB_STATE/spoofer-$name.log")"
+	[ "$alive" = 1 ] ||
 		check_err 1 "the transfer ended before the spoofs did (raise TB_SPOOF_UP)"
 	log_test "IPv$fam: $n segments spoofed while the transfer runs"
 
