@@ -40,7 +40,7 @@ require_cmd tcpdump jq python3
 # fails the test as a set-up fault: the connection's own closing exchange
 # (the server's stack answering the client's TIME-WAIT ACK of a spoof with
 # an exact RST) would then close the flow, as it should.
-up=${TB_SPOOF_UP:-30000000}
+up=${TB_SPOOF_UP:-40000000}
 TB_SETUP=upload
 TB_RED_ECN=0
 tb_red_functional	# see lib/topology.sh: RED's frozen average
