@@ -97,6 +97,11 @@ def run_row(rec):
     orig = tc[snd].get("TcpExt.TCPOrigDataSent", 0)
     row["snd_retrans_pm"] = (1000.0 * row["snd_retrans_segs"] / orig) if orig else None
     row["snd_rtos"] = tc[snd].get("TcpExt.TCPTimeouts", 0)
+    # the data receiver's segments are its ACKs (a transfer's replies are
+    # a few bytes): per original data segment, its ACK clock
+    rcv_out = tc[rcv].get("Tcp.OutSegs")
+    row["rcv_segs_per_seg"] = (rcv_out / orig) if orig and rcv_out is not None else None
+    row["snd_tlps"] = tc[snd].get("TcpExt.TCPLossProbes", 0)
     row["snd_syn_retrans"] = tc[snd].get("TcpExt.TCPSynRetrans", 0)
     # TCPSynRetrans counts SYN retransmissions at the client and SYN-ACK
     # retransmissions at the server
@@ -579,6 +584,7 @@ def delay_section(w, df, configs, look, nrec):
                     num, den, 100 * a.median(), 100 * b.median(),
                     fmt_ratio(r) if r else "- (a run without loss)"))
             tcp_loss_line(w, df, direction, cross)
+            ack_clock_line(w, sub)
             w("")
 
 
@@ -606,6 +612,31 @@ def tcp_loss_line(w, df, direction, cross):
           stats.median([x for g in b for x in g]),
           "%.1f [%.1f, %.1f]" % (v, lo, hi) + fmt_cov(cov),
           den, stats.goal_verdict(lo, hi, at_most=0)))
+
+
+def ack_clock_line(w, sub):
+    """What the data sender of DELAY_PAIR heard: the receiver's segments
+    (its ACKs) per original data segment, the RED marks and the sender's
+    tail loss probes, medians over the runs of all loads.  A non-ECN
+    receiver behind the proxy delays its ACKs; an ECN receiver ACKs a
+    CE-marked segment at once (Linux's quick-ACK mode on CE)."""
+    num, den = DELAY_PAIR
+    if "rcv_segs_per_seg" not in sub:
+        return
+    cols = (("rcv_segs_per_seg", "%.2f"), ("red_marked", "%.0f"), ("snd_tlps", "%.0f"))
+    vals = {}
+    for c in (num, den):
+        g = sub[sub.config == c]
+        vals[c] = [fmt % g[col].dropna().median()
+                   if col in g and g[col].notna().any() else "-" for col, fmt in cols]
+    if "-" in vals[num][:1] + vals[den][:1]:
+        return
+    w("- The data sender's feedback, %s vs %s (medians over the runs of all loads): "
+      "the receiver's segments (its ACKs) per original data segment %s vs %s "
+      "(Tcp.OutSegs / TcpExt.TCPOrigDataSent); segments RED marked %s vs %s; the "
+      "sender's tail loss probes %s vs %s (TcpExt.TCPLossProbes)." % (
+          num, den, vals[num][0], vals[den][0], vals[num][1], vals[den][1],
+          vals[num][2], vals[den][2]))
 
 
 def report(d):

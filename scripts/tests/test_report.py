@@ -324,3 +324,24 @@ def test_no_stall_causes(tmp_path):
     report.report(d)
     md = open(os.path.join(d, "summary.md")).read()
     assert "## Stall causes\n\nNo record in this directory has the stall causes" in md
+
+
+def test_ack_clock_line(tmp_path):
+    recs = []
+    for config, acks, tlps in (("srvecn+proxy", (480, 500), (40, 44)),
+                               ("bothecn", (740, 760), (8, 9))):
+        for rep in (1, 2):
+            r = make_rec(config, rep, 1.0 + rep / 10, probes(20.0, 3000, 0.02), retrans=0)
+            r["tcp_counters"]["client"]["Tcp.OutSegs"] = acks[rep - 1]
+            r["tcp_counters"]["server"]["TcpExt.TCPLossProbes"] = tlps[rep - 1]
+            recs.append(r)
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
+    # downloads: the client receives, the server sends 1000 original segments
+    assert float(runs["download_cross_p1_bothecn_r02"]["rcv_segs_per_seg"]) == 0.76
+    assert runs["download_cross_p1_srvecn+proxy_r01"]["snd_tlps"] == "40"
+    md = open(os.path.join(d, "summary.md")).read()
+    assert ("per original data segment 0.49 vs 0.75 (Tcp.OutSegs / "
+            "TcpExt.TCPOrigDataSent)" in md)
+    assert "the sender's tail loss probes 42 vs 8 (TcpExt.TCPLossProbes)" in md
