@@ -1534,17 +1534,33 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return act | ev;
 }
 
+/*
+ * A SYN or SYN-ACK once the roles are known (WAIT_ACK and phase 2): a SYN
+ * from A may restart the machine, a SYN-ACK is B's again.
+ *
+ * Return: true if @p was one; *@ret is then its outcome.
+ */
+static bool ecnp_syn_again(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			   bool dst_no_upgrade, u32 *ret)
+{
+	if (ecnp_is_syn(p))
+		*ret = p->dir == ECNP_DIR_A ?
+		       ecnp_syn_from_a(f, p, dst_no_upgrade) : 0;
+	else if (ecnp_is_synack(p))
+		*ret = ecnp_synack_again(f, p);
+	else
+		return false;
+	return true;
+}
+
 /* DEFAULT, ECE, DUPACK, ECE_DUPACK */
 static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       enum ecnp_feedback mode, bool dst_no_upgrade)
 {
-	if (ecnp_is_syn(p)) {
-		if (p->dir == ECNP_DIR_A)
-			return ecnp_syn_from_a(f, p, dst_no_upgrade);
-		return 0;
-	}
-	if (ecnp_is_synack(p))
-		return ecnp_synack_again(f, p);
+	u32 ret;
+
+	if (ecnp_syn_again(f, p, dst_no_upgrade, &ret))
+		return ret;
 	if (ecnp_from_e(f, p))
 		return ecnp_e_step(f, p, mode);
 	return ecnp_n_step(f, p, mode);
@@ -1554,13 +1570,10 @@ static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 static u32 ecnp_wait_ack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode, bool dst_no_upgrade)
 {
-	if (ecnp_is_syn(p)) {
-		if (p->dir == ECNP_DIR_A)
-			return ecnp_syn_from_a(f, p, dst_no_upgrade);
-		return 0;
-	}
-	if (ecnp_is_synack(p))
-		return ecnp_synack_again(f, p);
+	u32 ret;
+
+	if (ecnp_syn_again(f, p, dst_no_upgrade, &ret))
+		return ret;
 	/* (an ACK names the other side's SYN: ecnp_seg_ok()) */
 	if (!(p->flags & ECNP_TCP_ACK))
 		return 0;
