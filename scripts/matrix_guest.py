@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from analysis import pcapflow  # noqa: E402
-from analysis.schema import SCHEMA, CONFIGS  # noqa: E402
+from analysis.schema import SCHEMA, CONFIGS, QUICKACK  # noqa: E402
 
 TOPO = os.path.join(TOP, "vm-testbed", "lib", "topology.sh")
 MODULE = os.path.join(TOP, "kmod", "ecn_proxy", "ecn_proxy.ko")
@@ -402,6 +402,16 @@ def versions():
     return v
 
 
+QUICKACK_SH = r"""
+for f in 4 6; do
+	r=$(ip -n client -$f route show default | head -n 1 | sed 's/ quickack 1//')
+	[ -z "$r" ] || ip -n client -$f route change $r$QA || exit 1
+done
+ip -n client -4 route show default
+ip -n client -6 route show default
+"""
+
+
 def do_run(tb, run, plan, env, keep, resdir):
     prof = plan["profile"]
     cli_ecn, srv_ecn, proxy_on = CONFIGS[run["config"]]
@@ -420,6 +430,9 @@ def do_run(tb, run, plan, env, keep, resdir):
     if plan.get("feedback"):
         pset["net/ecn_proxy/feedback"] = plan["feedback"]
     tb.proxy("sysctl", set=pset)
+    # the client's default routes, quick-ACK or not (QUICKACK configurations)
+    quickack = run["config"] in QUICKACK
+    qa_routes = sh(QUICKACK_SH, QA=" quickack 1" if quickack else "")
     # every run starts with an empty SYN fallback cache: a destination put
     # there by an earlier run (RFC 3168 6.1.1.1 heuristic) would otherwise
     # stay unproxied for fallback_timeout (600 s) across runs
@@ -538,6 +551,8 @@ def do_run(tb, run, plan, env, keep, resdir):
                                        "series", "total_bytes", "config", "rep")}
         | {"cross_rate": prof["cross_rate"] if run["cross"] == "on" else None,
            "client_ecn": cli_ecn, "server_ecn": srv_ecn, "proxy": proxy_on,
+           "client_quickack": quickack,
+           "client_routes": qa_routes.strip().splitlines(),
            "feedback": plan.get("feedback"), "port": PORT,
            "fallback_cache_flushed": flushed["/proc/net/ecn_proxy/fallback"]},
         "env": env | {"wall_start": wall, "bottleneck_dev": bdev,

@@ -1534,17 +1534,33 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return act | ev;
 }
 
+/*
+ * A SYN or SYN-ACK once the roles are known (WAIT_ACK and phase 2): a SYN
+ * from A may restart the machine, a SYN-ACK is B's again.
+ *
+ * Return: true if @p was one; *@ret is then its outcome.
+ */
+static bool ecnp_syn_again(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			   bool dst_no_upgrade, u32 *ret)
+{
+	if (ecnp_is_syn(p))
+		*ret = p->dir == ECNP_DIR_A ?
+		       ecnp_syn_from_a(f, p, dst_no_upgrade) : 0;
+	else if (ecnp_is_synack(p))
+		*ret = ecnp_synack_again(f, p);
+	else
+		return false;
+	return true;
+}
+
 /* DEFAULT, ECE, DUPACK, ECE_DUPACK */
 static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       enum ecnp_feedback mode, bool dst_no_upgrade)
 {
-	if (ecnp_is_syn(p)) {
-		if (p->dir == ECNP_DIR_A)
-			return ecnp_syn_from_a(f, p, dst_no_upgrade);
-		return 0;
-	}
-	if (ecnp_is_synack(p))
-		return ecnp_synack_again(f, p);
+	u32 ret;
+
+	if (ecnp_syn_again(f, p, dst_no_upgrade, &ret))
+		return ret;
 	if (ecnp_from_e(f, p))
 		return ecnp_e_step(f, p, mode);
 	return ecnp_n_step(f, p, mode);
@@ -1554,13 +1570,10 @@ static u32 ecnp_phase2(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 static u32 ecnp_wait_ack(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode, bool dst_no_upgrade)
 {
-	if (ecnp_is_syn(p)) {
-		if (p->dir == ECNP_DIR_A)
-			return ecnp_syn_from_a(f, p, dst_no_upgrade);
-		return 0;
-	}
-	if (ecnp_is_synack(p))
-		return ecnp_synack_again(f, p);
+	u32 ret;
+
+	if (ecnp_syn_again(f, p, dst_no_upgrade, &ret))
+		return ret;
 	/* (an ACK names the other side's SYN: ecnp_seg_ok()) */
 	if (!(p->flags & ECNP_TCP_ACK))
 		return 0;
@@ -1631,6 +1644,24 @@ static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
 }
 
 /*
+ * PICKUP and VERIFY: data from the side S whose CE marks the other side's
+ * ACK must echo.  hold_end is the end of S's marked segment that the
+ * other side's ACK must cover (0: none).  S sending data below it again
+ * means the marked copy may not have reached the receiver (lost after
+ * the proxy): an ACK past it would then say nothing about the echo, so
+ * the mark is forgotten until S's next marked segment.
+ */
+static void ecnp_track_mark(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	if (!p->len)
+		return;
+	if (f->hold_end && before(p->seq, f->hold_end))
+		f->hold_end = 0;
+	if (!f->hold_end && p->ecn == ECNP_ECN_CE)
+		f->hold_end = p->seq + p->len;
+}
+
+/*
  * PICKUP: A sent data marked CE, so A negotiated ECN; B's answer tells
  * whether B did.  An ECN receiver echoes CE on every segment until A's
  * CWR (tcp_ecn_send(): ECE while TCP_ECN_DEMAND_CWR), so B's first ACK of
@@ -1642,8 +1673,8 @@ static void ecnp_pickup_phase2(struct ecnp_fsm *f, u32 n_nxt, u32 e_ack,
  * acking the marked data without ECE: B is N, the connection was proxied
  * (its E is A), and the echo the proxy owes A starts with that ACK.  Until
  * then nothing is edited.
- * hold_end is the end of A's first marked segment, hold_ack A's latest
- * ACK (what E acked of N's data).
+ * hold_end is the end of A's marked segment (ecnp_track_mark()), hold_ack
+ * A's latest ACK (what E acked of N's data).
  */
 static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			    enum ecnp_feedback mode)
@@ -1651,10 +1682,13 @@ static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	u32 n_nxt, e_ack;
 
 	if (p->dir == ECNP_DIR_A) {
-		if (p->flags & (ECNP_TCP_CWR | ECNP_TCP_AE))
+		if (p->flags & (ECNP_TCP_CWR | ECNP_TCP_AE)) {
 			f->state = ECNP_S_SAME;
-		else if (p->flags & ECNP_TCP_ACK)
+			return 0;
+		}
+		if (p->flags & ECNP_TCP_ACK)
 			f->hold_ack = p->ack;
+		ecnp_track_mark(f, p);
 		return 0;
 	}
 	if ((p->flags & (ECNP_TCP_ECE | ECNP_TCP_CWR | ECNP_TCP_AE)) ||
@@ -1662,7 +1696,8 @@ static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->state = ECNP_S_SAME;
 		return 0;
 	}
-	if (!(p->flags & ECNP_TCP_ACK) || before(p->ack, f->hold_end))
+	if (!(p->flags & ECNP_TCP_ACK) || !f->hold_end ||
+	    before(p->ack, f->hold_end))
 		return 0;
 	/* B's data from here on is new to E; E acked at most that much */
 	n_nxt = p->seq;
@@ -1678,11 +1713,11 @@ static u32 ecnp_pickup_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
  * the same rules as PICKUP with the roles the other way round:
  *   - A's new data ECT, ECE or AE from A, CWR or AE from B (someone
  *     echoed, or AccECN): A uses ECN, SAME (both);
- *   - A's new data Not-ECT, or A acking B's first CE-marked data without
+ *   - A's new data Not-ECT, or A acking B's CE-marked data without
  *     ECE: A is N, the flow is proxied from this segment on with E = B,
  *     and the echo the proxy owes B starts with it.
- * hold_end is the end of B's first CE-marked segment (0: none yet),
- * hold_ack B's latest ACK (what E acked of N's data).
+ * hold_end is the end of B's CE-marked segment (0: none yet;
+ * ecnp_track_mark()), hold_ack B's latest ACK (what E acked of N's data).
  */
 static u32 ecnp_verify(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       enum ecnp_feedback mode)
@@ -1697,8 +1732,7 @@ static u32 ecnp_verify(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		}
 		if (p->flags & ECNP_TCP_ACK)
 			f->hold_ack = p->ack;
-		if (!f->hold_end && p->len && p->ecn == ECNP_ECN_CE)
-			f->hold_end = p->seq + p->len;
+		ecnp_track_mark(f, p);
 		return 0;
 	}
 	if ((p->flags & (ECNP_TCP_ECE | ECNP_TCP_AE)) ||

@@ -38,7 +38,8 @@ PROXY_KEYS = ("congestion_events", "segs_dropped", "segs_ect_set", "segs_ce_clea
               "flows_proxied_ecn_initiator", "flows_fallback", "syn_fallbacks",
               "fallback_cache_hits", "flows_seen")
 COLORS = {"noecn": "#bbbbbb", "noecn+proxy": "#777777", "srvecn": "#f4a582",
-          "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac"}
+          "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac",
+          "srvecn+proxy+quickack": "#b2182b"}
 HEADLINE = (("srvecn+proxy", "bothecn"), ("srvecn+proxy", "noecn"))
 # A/A: the proxy enabled where it has nothing to do; the ratio should be 1
 AA = (("noecn+proxy", "noecn"), ("bothecn+proxy", "bothecn"))

@@ -19,8 +19,14 @@ CONFIGS = {
     "srvecn+proxy": (0, 1, True),
     "bothecn": (1, 1, False),
     "bothecn+proxy": (1, 1, True),
+    # srvecn+proxy with the client in quick-ACK mode (route option
+    # "quickack 1": it ACKs every segment at once, as an ECN receiver does
+    # while it sees CE marks): is the proxied download's ACK clock what
+    # slows it? (README, "What the paper run shows")
+    "srvecn+proxy+quickack": (0, 1, True),
 }
 CONFIG_ORDER = list(CONFIGS)
+QUICKACK = {"srvecn+proxy+quickack"}
 DIRECTIONS = ("download", "upload")
 CROSS = ("off", "on")
 

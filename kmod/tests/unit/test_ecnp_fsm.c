@@ -1160,6 +1160,27 @@ static void test_verify_undecided(void **state)
 	EXPECT_R(ecnp_fsm_step(&f, &rtx, ECNP_FB_DUPACK, false), 0);
 	EXPECT_STATE(&f, ECNP_S_VERIFY);
 
+	CTX("VERIFY: B resends its marked data: the mark may be lost, forgotten");
+	verify_open(&f);
+	b_data = mkp(B, ACK, 78, 6, MSS, CE);
+	EXPECT_R(ecnp_fsm_step(&f, &b_data, ECNP_FB_DUPACK, false), 0);
+	EXPECT_EQ(f.hold_end, 78 + MSS);
+	b_data.ecn = NOT_ECT;	/* the retransmission */
+	EXPECT_R(ecnp_fsm_step(&f, &b_data, ECNP_FB_DUPACK, false), 0);
+	EXPECT_EQ(f.hold_end, 0);
+	/* A acks it without ECE: it may never have seen the mark */
+	rtx = mkp(A, ACK, 6, 78 + MSS, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &rtx, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_VERIFY);
+	/* B's next mark, acked without ECE, decides */
+	b_data = mkp(B, ACK, 78 + MSS, 6, MSS, CE);
+	EXPECT_R(ecnp_fsm_step(&f, &b_data, ECNP_FB_DUPACK, false), 0);
+	EXPECT_EQ(f.hold_end, 78 + 2 * MSS);
+	rtx.ack = 78 + 2 * MSS;
+	EXPECT_R(ecnp_fsm_step(&f, &rtx, ECNP_FB_DUPACK, false),
+		 SET_ECE | ECNP_EV_OUT_E_RESP);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+
 	CTX("VERIFY: out of the window: no mark, no decision");
 	verify_open(&f);
 	prev = f;
@@ -4330,6 +4351,28 @@ static void test_pickup_from_ce(void **state)
 	q = mkp(B, ACK, 90500, 8000, MSS, NOT_ECT);
 	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false),
 		 SET_ECE | SET_ECT0);
+
+	CTX("A resends the marked data: B's ACK past it decides nothing");
+	ecnp_fsm_init(&f);
+	EXPECT_R(ecnp_fsm_pickup(&f, &ce, -1, true, ECNP_FB_DUPACK), 0);
+	q = ce;
+	q.ecn = NOT_ECT;	/* the retransmission: the CE copy may be lost */
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_EQ(f.hold_end, 0);
+	q = mkp(B, ACK, 90000, 6000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_PICKUP);
+	/* an ACK "below" a zero hold_end (after 2^31) decides nothing either */
+	q.ack = 0x90000000u;
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_PICKUP);
+	/* A's next marked data, acked without ECE: B is N */
+	q = mkp(A, ACK, 6000, 90000, MSS, CE);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_EQ(f.hold_end, 6000 + MSS);
+	q = mkp(B, ACK, 90000, 6000 + MSS, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), SET_ECE);
+	EXPECT_STATE(&f, ECNP_S_ECE);
 
 	CTX("B echoes: both negotiated ECN, SAME");
 	ecnp_fsm_init(&f);
