@@ -4,6 +4,7 @@ import copy
 import importlib.machinery
 import importlib.util
 import os
+import subprocess
 
 import pytest
 
@@ -109,3 +110,24 @@ def test_profiles_and_plan(name):
     # shuffled across configurations: consecutive runs change configuration
     cfgs = [r["config"] for r in p1["runs"]]
     assert sum(a != b for a, b in zip(cfgs, cfgs[1:])) > len(cfgs) / 2
+
+
+def test_ackclock_profile():
+    drv = load_driver()
+    plan = drv.make_plan(drv.load_profile("ackclock"), 2026, "dupack")
+    assert schema.check_plan(plan) == []
+    runs = plan["runs"]
+    assert len(runs) == 24
+    for c in ("srvecn+proxy", "srvecn+proxy+quickack", "bothecn"):
+        assert sum(r["config"] == c for r in runs) == 8
+    assert {(r["direction"], r["cross"], r["load"]) for r in runs} == {("download", "on", "3")}
+    assert schema.QUICKACK == {"srvecn+proxy+quickack"}
+    assert schema.CONFIGS["srvecn+proxy+quickack"] == schema.CONFIGS["srvecn+proxy"]
+
+
+def test_matrix_refuses_arguments():
+    # "--help" once started the default profile's guest
+    path = os.path.join(os.path.dirname(HERE), "matrix")
+    r = subprocess.run([path, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60, env=dict(os.environ, PROFILE="no-such-profile"))
+    assert r.returncode == 2 and "no arguments" in r.stderr
