@@ -41,6 +41,11 @@ COLORS = {"noecn": "#bbbbbb", "noecn+proxy": "#777777", "srvecn": "#f4a582",
           "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac",
           "srvecn+proxy+quickack": "#b2182b"}
 HEADLINE = (("srvecn+proxy", "bothecn"), ("srvecn+proxy", "noecn"))
+# the quick-ACK client (PROFILE=ackclock): against end-to-end ECN, and what
+# the delayed ACKs of a non-ECN client cost the proxied flow; only in
+# directories that have the configuration
+QUICKACK_PAIRS = (("srvecn+proxy+quickack", "bothecn"),
+                  ("srvecn+proxy", "srvecn+proxy+quickack"))
 # A/A: the proxy enabled where it has nothing to do; the ratio should be 1
 AA = (("noecn+proxy", "noecn"), ("bothecn+proxy", "bothecn"))
 AA_BAND = (0.97, 1.03)
@@ -403,11 +408,17 @@ def delay_plot(recs, df, d, configs):
     return "delay.png"
 
 
+def quickack_pairs(df):
+    """QUICKACK_PAIRS if the directory has the quick-ACK configuration."""
+    return list(QUICKACK_PAIRS) if QUICKACK_PAIRS[0][0] in set(df.config) else []
+
+
 def ratio_rows(df):
     """Every ratio the report prints, one row each (ratios.csv), and a
     lookup {(metric, direction, cross, load, num, den): ratio}."""
     rows, look = [], {}
     pairs = [(p, "headline", None) for p in HEADLINE] + [(p, "A/A", AA_BAND) for p in AA]
+    pairs += [(p, "quickack", None) for p in quickack_pairs(df)]
     for direction in sorted(df.direction.unique()):
         for cross in sorted(df.cross.unique()):
             loads = loads_of(df, direction, cross)
@@ -820,7 +831,7 @@ def report(d):
                             " ⚑%d" % r.flagged if r.flagged else ""))
                 w("| %s | %s |" % (l, " | ".join(vals)))
             w("")
-            pairs = list(HEADLINE) + list(AA)
+            pairs = list(HEADLINE) + list(AA) + quickack_pairs(df)
             w("Ratios (per load: Hodges-Lehmann; all: geometric mean over the loads); "
               "A/A **outside**: not inside [%.2f, %.2f]." % AA_BAND)
             w("")

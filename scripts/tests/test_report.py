@@ -345,3 +345,22 @@ def test_ack_clock_line(tmp_path):
     assert ("per original data segment 0.49 vs 0.75 (Tcp.OutSegs / "
             "TcpExt.TCPOrigDataSent)" in md)
     assert "the sender's tail loss probes 42 vs 8 (TcpExt.TCPLossProbes)" in md
+
+
+def test_quickack_ratios(tmp_path):
+    recs = [make_rec("srvecn+proxy", 1, 2.0), make_rec("srvecn+proxy", 2, 2.2),
+            make_rec("srvecn+proxy+quickack", 1, 1.0), make_rec("srvecn+proxy+quickack", 2, 1.1),
+            make_rec("bothecn", 1, 1.0), make_rec("bothecn", 2, 1.1)]
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    rat = [x for x in read_csv(os.path.join(d, "ratios.csv")) if x["kind"] == "quickack"
+           and x["load"] == "all"]
+    got = {(x["num"], x["den"]): float(x["ratio"]) for x in rat}
+    assert got[("srvecn+proxy+quickack", "bothecn")] == pytest.approx(1.0)
+    assert got[("srvecn+proxy", "srvecn+proxy+quickack")] == pytest.approx(2.0)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "srvecn+proxy / srvecn+proxy+quickack" in md
+    # without the configuration, no such column
+    d2 = results_dir(tmp_path / "b", [r for r in recs if "quickack" not in r["params"]["config"]])
+    report.report(d2)
+    assert "quickack" not in open(os.path.join(d2, "summary.md")).read()
