@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import stats  # noqa: E402
-from .schema import CONFIG_ORDER, validate  # noqa: E402
+from .schema import CONFIG_ORDER, QUICKACK, validate  # noqa: E402
 from .stalls import CAUSES  # noqa: E402
 
 METRICS = ("ce", "ece", "cwr", "ect_share", "retrans", "fast_retrans", "dupacks",
@@ -410,7 +410,7 @@ def delay_plot(recs, df, d, configs):
 
 def quickack_pairs(df):
     """QUICKACK_PAIRS if the directory has the quick-ACK configuration."""
-    return list(QUICKACK_PAIRS) if QUICKACK_PAIRS[0][0] in set(df.config) else []
+    return list(QUICKACK_PAIRS) if QUICKACK & set(df.config) else []
 
 
 def ratio_rows(df):
