@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/debugtest --list (the parts of a debug run) and
+scripts/publish-debugtest on synthetic scripts/debugtest outputs: what is
+copied (no captures, big files compressed), and the summary's verdicts,
+which must come from the run's own TAP lines (run.tap)."""
+import lzma
+import os
+import shutil
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(os.path.dirname(HERE), "publish-debugtest")
+
+
+def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
+    run = root / name
+    g = run / guest
+    (g / "tests" / "fuzz").mkdir(parents=True)
+    (run / "kernel.txt").write_text("key: abc\nrelease: 6.1.192\n")
+    (run / "config").write_text("CONFIG_KASAN=y\n")
+    (run / "modules.log").write_text("LD [M] tcpfwd.ko\n")
+    (run / f"{guest}.log").write_text("guest output\n")
+    tap = [f"ok - fuzz: {t}" for t in ok_lines] + [f"not ok - fuzz: {t}" for t in bad_lines]
+    (g / "results.tap").write_text("\n".join(tap) + "\n")
+    (g / "kmemleak.txt").write_text("")
+    (g / "tests" / "fuzz" / "log").write_text(
+        "INFO: seed 1, 100 packets: per mode M 12, O 13, S 5; unload round 10\n"
+        "TEST: none: out_of_window counts the 5 blind spoofs exactly [ OK ]\n")
+    (g / "tests" / "fuzz" / "cap.pcap").write_bytes(b"\0" * 100)
+    # over 1 MB: compressed when published
+    (g / "console.log").write_text("x" * (1024 * 1024 + 10))
+    n = len(tap)
+    verdict = (f"not ok {n + 1} - {guest}: the debug kernel reported a problem (see x)"
+               if reported else f"ok {n + 1} - {guest}: guest finished; no KASAN/lockdep/UBSAN/kmemleak report")
+    (run / "run.tap").write_text("\n".join(
+        [f"ok {i + 1} - {guest}/x" for i in range(n)] +
+        [f"# guest '{guest}' took {secs} s", verdict, f"1..{n + 1}"]) + "\n")
+    return run
+
+
+@pytest.fixture
+def top(tmp_path):
+    """A throwaway copy of the script in a tree with a results/ directory."""
+    t = tmp_path / "top"
+    (t / "scripts").mkdir(parents=True)
+    (t / "results").mkdir()
+    shutil.copy(SCRIPT, t / "scripts" / "publish-debugtest")
+    return t
+
+
+def publish(top, name, *runs):
+    return subprocess.run([str(top / "scripts" / "publish-debugtest"), name, *map(str, runs)],
+                          capture_output=True, text=True)
+
+
+def test_publish_clean_and_reported(top, tmp_path):
+    a = fake_run(tmp_path, "campaign-fuzz", "custom", ["a", "b"], [], False, secs=3000)
+    b = fake_run(tmp_path, "campaign-flood", "custom", ["a"], ["c"], True, secs=2000)
+    r = publish(top, "debugtest-x", a, b)
+    assert r.returncode == 0, r.stderr
+    dst = top / "results" / "debugtest-x"
+    summary = (dst / "summary.md").read_text()
+    assert "| campaign-fuzz | custom | 2 | 0 | 3000 | none | 0 |" in summary
+    assert "| campaign-flood | custom | 1 | 1 | 2000 | **the debug kernel reported a problem (see x)** | 0 |" in summary
+    assert "- not ok - fuzz: c" in summary
+    assert "out_of_window counts the 5 blind spoofs exactly" in summary
+    # no captures; the big console log compressed; the config kept once
+    assert not list(dst.rglob("*.pcap"))
+    assert (dst / "campaign-fuzz" / "custom" / "console.log.xz").exists()
+    assert lzma.open(dst / "campaign-fuzz" / "custom" / "console.log.xz").read().startswith(b"xxx")
+    assert (dst / "config.xz").exists() and not (dst / "campaign-fuzz" / "config").exists()
+    assert (dst / "command.txt").read_text().count("published: scripts/publish-debugtest") == 2
+
+
+def test_publish_refuses_bad_input(top, tmp_path):
+    assert publish(top, "x").returncode == 2
+    assert publish(top, "../x", tmp_path).returncode == 2
+    r = publish(top, "debugtest-y", tmp_path)
+    assert r.returncode == 1 and "not a scripts/debugtest output" in r.stderr
+    a = fake_run(tmp_path, "campaign-fuzz", "custom", ["a"], [], False)
+    assert publish(top, "debugtest-z", a).returncode == 0
+    r = publish(top, "debugtest-z", a)
+    assert r.returncode == 1 and "exists" in r.stderr
+
+
+DEBUGTEST = os.path.join(os.path.dirname(HERE), "debugtest")
+TESTS_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "vm-testbed", "tests")
+
+
+def parts(env=None):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("DEBUG_", "TB_")) and k != "TESTS"}
+    e.update(env or {})
+    r = subprocess.run([DEBUGTEST, "--list"], capture_output=True, text=True, env=e)
+    return r.returncode, r.stdout.splitlines(), r.stderr
+
+
+def core_scripts():
+    """The scripts make test's guest runs, itself or by a core variant."""
+    out = []
+    for f in sorted(os.listdir(TESTS_DIR)):
+        if not f.endswith(".sh") or f.startswith(("fuzz", "flood", "churn")):
+            continue
+        text = open(os.path.join(TESTS_DIR, f)).read()
+        if "\n# tb-suite: extended" in text and "\n# tb-variant-core: " not in text:
+            continue
+        out.append(f[:-3])
+    return out
+
+
+def test_parts_cover_the_suite_and_the_campaign():
+    rc, lines, err = parts()
+    assert rc == 0, err
+    names = [ln.split()[0] for ln in lines]
+    assert names == ["suite-1", "suite-2", "suite-3", "suite-4", "fuzz-1", "fuzz-2", "fuzz-3",
+                     "flood", "churn-1", "churn-2", "churn-3", "churn-4", "churn-5"]
+    # every core script in exactly one suite part, each with its variants
+    dealt = []
+    for ln in lines[:4]:
+        glob = ln.split("TESTS='")[1].split("'")[0]
+        assert glob.startswith("@(") and glob.endswith(")?(@*)")
+        dealt += glob[2:-len(")?(@*)")].split("|")
+    assert sorted(dealt) == core_scripts() and len(dealt) >= 10
+    # the campaign's full counts, split: at least 10^6 packets, 500 namespaces
+    fuzz = [ln for ln in lines if ln.startswith("fuzz-")]
+    packets = sum(int(ln.split("TB_FUZZ_PACKETS=")[1].split()[0]) for ln in fuzz)
+    seeds = {ln.split("TB_FUZZ_SEED=")[1].split()[0] for ln in fuzz}
+    assert packets >= 10**6 and len(seeds) == 3
+    churn = [ln for ln in lines if ln.startswith("churn-")]
+    assert sum(int(ln.split("TB_CHURN_NETNS=")[1]) for ln in churn) >= 500
+
+
+def test_parts_selected_and_refused():
+    rc, lines, _ = parts({"DEBUG_PARTS": "@(fuzz-2|flood)"})
+    assert rc == 0 and [ln.split()[0] for ln in lines] == ["fuzz-2", "flood"]
+    assert "TB_FUZZ_SEED=20261136" in lines[0]
+    rc, lines, _ = parts({"DEBUG_FUZZ_PARTS": "4", "TB_FUZZ_PACKETS": "10", "DEBUG_PARTS": "fuzz-*"})
+    assert rc == 0 and len(lines) == 4 and all("TB_FUZZ_PACKETS=3 " in ln for ln in lines)
+    rc, _, err = parts({"DEBUG_PARTS": "nothing"})
+    assert rc == 2 and "no part matches" in err
+    rc, _, err = parts({"DEBUG_CHURN_PARTS": "0"})
+    assert rc == 2 and "must be a positive number" in err
+    rc, lines, _ = parts({"TESTS": "fuzz"})
+    assert rc == 0 and lines == ["custom TESTS='fuzz' "]
+    r = subprocess.run([DEBUGTEST, "--nope"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
