@@ -36,7 +36,8 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -MMD -MP \
 	-I kmod/core -I kmod/tests/unit
 UNIT_LDLIBS := -lcmocka
 
-CHECKPATCH := $(BUILD)/tools/checkpatch/scripts/checkpatch.pl
+# make deps puts its tools in the checkout's build/tools, whatever BUILD is
+CHECKPATCH := $(CURDIR)/build/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
 .PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended hosttest \

@@ -36,12 +36,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
 kver=${KVER:-$("$top/scripts/kver.sh")}
 tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-# root's default is the machine's cache, everyone else's their own
-if [ "$(id -u)" -eq 0 ]; then
-	cache=${ECNPROXY_CACHE:-/var/cache/ecnproxy}/intree
-else
-	cache=${ECNPROXY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ecnproxy}/intree
-fi
+cache=$("$top/scripts/cachedir.sh")/intree
 jobs=${INTREE_JOBS:-2}
 log=$build/host/intree.log
 mkdir -p "$build/host"
