@@ -24,7 +24,11 @@ def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
     (run / f"{guest}.log").write_text("guest output\n")
     tap = [f"ok - fuzz: {t}" for t in ok_lines] + [f"not ok - fuzz: {t}" for t in bad_lines]
     (g / "results.tap").write_text("\n".join(tap) + "\n")
-    (g / "kmemleak.txt").write_text("")
+    (g / "endcheck.log").write_text(
+        "endcheck: baseline: 0 boot-time reports cleared\n"
+        "endcheck: kmemleak scan before unloading the modules: 0 reports\n"
+        "endcheck: rmmod impair\n"
+        f"endcheck: kmemleak scan after unloading the modules: {2 if reported else 0} reports\n")
     (g / "tests" / "fuzz" / "log").write_text(
         "INFO: seed 1, 100 packets: per mode M 12, O 13, S 5; unload round 10\n"
         "TEST: none: out_of_window counts the 5 blind spoofs exactly [ OK ]\n")
@@ -62,8 +66,8 @@ def test_publish_clean_and_reported(top, tmp_path):
     assert r.returncode == 0, r.stderr
     dst = top / "results" / "debugtest-x"
     summary = (dst / "summary.md").read_text()
-    assert "| campaign-fuzz | custom | 2 | 0 | 3000 | none | 0 |" in summary
-    assert "| campaign-flood | custom | 1 | 1 | 2000 | **the debug kernel reported a problem (see x)** | 0 |" in summary
+    assert "| campaign-fuzz | custom | 2 | 0 | 3000 | none | 0/0 |" in summary
+    assert "| campaign-flood | custom | 1 | 1 | 2000 | **the debug kernel reported a problem (see x)** | 0/2 |" in summary
     assert "- not ok - fuzz: c" in summary
     assert "out_of_window counts the 5 blind spoofs exactly" in summary
     # no captures; the big console log compressed; the config kept once
