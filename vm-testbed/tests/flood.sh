@@ -55,7 +55,7 @@ flood_cleanup() {
 	local rc=$?
 	[ -z "$init_hs0" ] || [ ! -d /sys/module/ecn_proxy ] ||
 		sysctl -qw net.ecn_proxy.timeout_handshake="$init_hs0" || true
-	tb_down >/dev/null 2>&1 || true
+	tb_cleanup
 	return $rc
 }
 trap flood_cleanup EXIT
