@@ -134,7 +134,8 @@ matrix: deps
 
 # Fairness and responsiveness of the proxy's feedback (README "Fairness"):
 # two long flows share the bottleneck, one through the proxy; resumable.
-# PROFILE=fairness (default here) or fairness-upload.
+# PROFILE=fairness (default here), fairness-upload, fairness-rtt20 or
+# fairness-rtt20-pcap (with KEEP_PCAPS=1: the captures behind scripts/sack_rtt_scan.py).
 fairness: deps
 	@$(SUBMAKE) build-modules
 	@PROFILE=$(if $(filter fairness%,$(PROFILE)),$(PROFILE),fairness) scripts/matrix

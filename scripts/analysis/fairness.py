@@ -142,6 +142,60 @@ def med(xs):
     return "%.2f" % stats.median(xs) if xs else "-"
 
 
+def fmt_interval(est, lo, hi, cov, fmt):
+    if est != est:
+        return "-"
+    if lo != lo or cov <= 0:
+        return (fmt % est) + " (no interval)"
+    return "%s [%s, %s] (%.0f %%)" % (fmt % est, fmt % lo, fmt % hi, 100 * cov)
+
+
+def goal_rows(df):
+    """The goal table: per direction and feedback, A's share in
+    proxy-vs-ecn against A's share in the control ecn-vs-ecn (its range,
+    and the Hodges-Lehmann shift with its exact interval: stats.gm_shift
+    on one cell), and A's reductions per CE-marked round trip as a ratio
+    to the control's (stats.hl_ratio).  verdict: "backs off less" when
+    the whole shift interval is above 0, "backs off more" when below,
+    "not distinguishable" otherwise (or "no interval" with too few runs)."""
+    out = []
+    if "share_A" not in df:
+        return out
+    for direction in ("upload", "download"):
+        ctl = df[(df.direction == direction) & (df.pair == "ecn-vs-ecn")]
+        cs = [x for x in ctl.share_A if x == x]
+        if not cs:
+            continue
+        cr = [x for x in ctl.get("red_per_ce_rtt_A", pd.Series(dtype=float)) if x == x]
+        for fb, g in df[(df.direction == direction) & (df.pair == "proxy-vs-ecn")].groupby(
+                "feedback"):
+            gs = [x for x in g.share_A if x == x]
+            if not gs:
+                continue
+            m = stats.median(gs)
+            sh, lo, hi, cov = stats.gm_shift([gs], [cs])
+            if lo != lo or cov <= 0:
+                verdict = "no interval"
+            elif lo > 0:
+                verdict = "**backs off less**"
+            elif hi < 0:
+                verdict = "backs off more"
+            else:
+                verdict = "not distinguishable"
+            if cov > 0 and cov < 0.9:
+                verdict += " ?"
+            gr = [x for x in g.get("red_per_ce_rtt_A", pd.Series(dtype=float)) if x == x]
+            nan = float("nan")
+            rr = stats.hl_ratio(gr, cr) if gr and cr else (nan, nan, nan, 0.0)
+            out.append({"direction": direction, "feedback": fb, "share": m, "n": len(gs),
+                        "ctl_lo": min(cs), "ctl_hi": max(cs), "n_ctl": len(cs),
+                        "inside": bool(min(cs) <= m <= max(cs)),
+                        "shift": sh, "shift_lo": lo, "shift_hi": hi, "shift_cov": cov,
+                        "verdict": verdict, "resp_a": fmt_range(gr), "resp_ctl": fmt_range(cr),
+                        "resp": rr[0], "resp_lo": rr[1], "resp_hi": rr[2], "resp_cov": rr[3]})
+    return out
+
+
 def cwnd_plot(recs, path):
     keys = sorted({(r["params"]["direction"], r["params"]["pair"], r["params"]["feedback"])
                    for r in recs}, key=lambda k: (k[0] != "upload", k[1], k[2]))
@@ -226,26 +280,39 @@ def report(d):
                          sum(1 for x in g["flags"] if x)))
         L.append("")
         # the goal: a proxied sender's share against an ECN sender within the
-        # control's own spread (same direction)
-        L += ["## Goal: the proxied sender's share within the control's spread", "",
-              "| direction | feedback | A's share, proxy-vs-ecn | control (ecn-vs-ecn) A's share "
-              "range | inside | A per CE-RTT | ECN sender per CE-RTT (B, proxy-vs-ecn) |",
-              "|---|---|---|---|---|---|---|"]
-        for direction in ("upload", "download"):
-            ctl = df[(df.direction == direction) & (df.pair == "ecn-vs-ecn")]
-            if "share_A" not in df or ctl.share_A.dropna().empty:
-                continue
-            lo, hi = ctl.share_A.min(), ctl.share_A.max()
-            for fb, g in df[(df.direction == direction) & (df.pair == "proxy-vs-ecn")].groupby(
-                    "feedback"):
-                m = stats.median(list(g.share_A.dropna()))
-                inside = lo <= m <= hi
-                verdicts["%s/%s" % (direction, fb)] = {"share_A": m, "control": [lo, hi],
-                                                       "inside": bool(inside)}
-                L.append("| %s | %s | %.3f (n=%d) | [%.3f, %.3f] (n=%d) | %s | %s | %s |" % (
-                    direction, fb, m, len(g), lo, hi, len(ctl), "yes" if inside else "**no**",
-                    fmt_range(list(g.get("red_per_ce_rtt_A", []))),
-                    fmt_range(list(g.get("red_per_ce_rtt_B", [])))))
+        # control's own spread (same direction), and the difference from the
+        # control with an interval (goal_rows)
+        rows = goal_rows(df)
+        L += ["## Goal: the proxied sender backs off as much as an ECN sender", "",
+              "A's share in `proxy-vs-ecn` against A's share in the control "
+              "`ecn-vs-ecn` (the same path, A an end-to-end ECN sender there): the "
+              "median and the control's range (the issue's \"within the control's "
+              "spread\"), then the Hodges-Lehmann shift of A's share from the "
+              "control's and the ratio of A's window reductions per CE-marked round "
+              "trip to the control's, with exact intervals and their coverage.  "
+              "`backs off less`: the whole share interval above 0 (the proxied sender "
+              "takes more than an ECN sender in its place); `backs off more`: below 0; "
+              "`not distinguishable` otherwise; `?`: an interval that covers less than 90 % "
+              "(too few runs to decide).", "",
+              "| direction | feedback | A's share, proxy-vs-ecn | control A's share range "
+              "| inside | share shift from the control [interval] (coverage) | verdict "
+              "| A per CE-RTT | control A per CE-RTT | ratio [interval] (coverage) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            verdicts["%s/%s" % (r["direction"], r["feedback"])] = {
+                "share_A": r["share"], "control": [r["ctl_lo"], r["ctl_hi"]],
+                "inside": r["inside"], "shift": [r["shift"], r["shift_lo"], r["shift_hi"]],
+                "shift_coverage": r["shift_cov"], "verdict": r["verdict"],
+                "red_per_ce_rtt_ratio": [r["resp"], r["resp_lo"], r["resp_hi"]]}
+            L.append("| %s | %s | %.3f (n=%d) | [%.3f, %.3f] (n=%d) | %s | %s | %s | %s | %s "
+                     "| %s |" % (
+                         r["direction"], r["feedback"], r["share"], r["n"], r["ctl_lo"],
+                         r["ctl_hi"], r["n_ctl"], "yes" if r["inside"] else "**no**",
+                         fmt_interval(r["shift"], r["shift_lo"], r["shift_hi"],
+                                      r["shift_cov"], "%+.3f"),
+                         r["verdict"], r["resp_a"], r["resp_ctl"],
+                         fmt_interval(r["resp"], r["resp_lo"], r["resp_hi"], r["resp_cov"],
+                                      "%.2f")))
         L.append("")
         if "nstat_recoveries_A" in df:
             L += ["## Upload senders' own counters (nstat in each sender's namespace)", "",

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""What an upload sender's own capture says about its RTT samples and its
+undone recoveries (the 2026-11-27 dupack diagnosis, README "Fairness").
+
+  scripts/sack_rtt_scan.py PCAP PORT [PCAP PORT ...]
+
+PCAP (or PCAP.xz) is a capture on the sender's side (the ACKs as the sender receives
+them), PORT the data connection's server port.  Per capture:
+
+  sack_rtt       the RTT samples Linux takes from SACK blocks
+                 (tcp_sacktag_one()'s last_sackt: now minus the send time
+                 of the newest segment a SACK block newly covers), the
+                 number below half of ts_rtt_min (no real path gives
+                 those), and the smallest;
+  ts_rtt_min     the smallest TSecr-based RTT of an ACK that advances the
+                 cumulative ACK and echoes a first transmission (what the
+                 path's RTT really is);
+  episodes       loss-recovery episodes (a retransmission below the
+                 highest sequence sent, outside the previous episode);
+  stale_partial  episodes during which an ACK advanced the cumulative ACK
+                 with a TSecr older than the episode's first retransmission
+                 (tcp_try_undo_partial()'s test: such an ACK undoes the
+                 window reduction; compare TcpExt.TCPPartialUndo).
+"""
+import sys
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from analysis import pcapflow  # noqa: E402
+
+
+def seq_le(a, b):
+    return ((b - a) & 0xFFFFFFFF) < 0x80000000
+
+
+def data_port(path, port):
+    """The client port of the connection to PORT with the most payload
+    (iperf3's data connection, not its control connection)."""
+    pay = {}
+    for p in pcapflow.read_packets(path):
+        if p[5] == port:
+            pay[p[4]] = pay.get(p[4], 0) + p[10]
+    return max(pay, key=pay.get) if pay else None
+
+
+def scan(path, port):
+    cport = data_port(path, port)
+    sent = {}           # (start, end) absolute -> last send time
+    sacked = set()
+    retx_tsval = set()
+    first_tsval = {}
+    high = None         # absolute end of the highest data sent
+    una = None
+    ep = None
+    res = {"sack_rtt": [], "ts_rtt": [], "episodes": 0, "stale_partial": 0}
+    for p in pcapflow.read_segments(path):
+        t, seq, ack, plen = p[0], p[6], p[7], p[10]
+        o = pcapflow.tcp_options(p[11])
+        ts = o.get("ts")
+        if (p[4], p[5]) != (cport, port) and (p[4], p[5]) != (port, cport):
+            continue
+        if p[5] == port and plen:
+            end = (seq + plen) & 0xFFFFFFFF
+            if high is not None and not seq_le(high, seq):      # below high
+                if ts:
+                    retx_tsval.add(ts[0])
+                if ep is None:
+                    ep = {"r": ts[0] if ts else None, "high": high, "stale": False}
+                    res["episodes"] += 1
+            else:
+                high = end
+                if ts:
+                    first_tsval.setdefault(ts[0], t)
+            sent[(seq, end)] = t
+            if len(sent) > 4000:
+                for k in sorted(sent, key=sent.get)[:2000]:
+                    del sent[k]
+        elif p[4] == port:
+            adv = una is not None and seq_le(una, ack) and ack != una
+            newest = None
+            for left, right in o.get("sack", []):
+                for (s, e), st in sent.items():
+                    if seq_le(left, s) and seq_le(e, right) and (s, e) not in sacked:
+                        sacked.add((s, e))
+                        if newest is None or st > newest:
+                            newest = st
+            if newest is not None:
+                res["sack_rtt"].append((t - newest) * 1e3)
+            if ts and adv and ts[1] in first_tsval and ts[1] not in retx_tsval:
+                res["ts_rtt"].append((t - first_tsval[ts[1]]) * 1e3)
+            if ep is not None:
+                if adv and ts and ts[1] and ep["r"] is not None and \
+                        not seq_le(ep["r"], ts[1]):
+                    ep["stale"] = True
+                if seq_le(ep["high"], ack):
+                    res["stale_partial"] += ep["stale"]
+                    ep = None
+            if una is None or adv:
+                una = ack
+    return res
+
+
+def scan_file(path, port):
+    """scan(), reading PATH.xz through a temporary file."""
+    if not path.endswith(".xz"):
+        return scan(path, port)
+    import lzma
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".pcap") as tmp:
+        with lzma.open(path) as f:
+            tmp.write(f.read())
+        tmp.flush()
+        return scan(tmp.name, port)
+
+
+def main(argv):
+    if len(argv) < 2 or len(argv) % 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print("| capture | port | ts_rtt_min ms | sack_rtt samples | below half of ts_rtt_min "
+          "| smallest sack_rtt ms | episodes | stale_partial |")
+    print("|---|---|---|---|---|---|---|---|")
+    for path, port in zip(argv[::2], argv[1::2]):
+        r = scan_file(path, int(port))
+        floor = min(r["ts_rtt"]) if r["ts_rtt"] else float("nan")
+        sr = sorted(r["sack_rtt"])
+        print("| %s | %s | %.2f | %d | %d | %s | %d | %d |" % (
+            path.rsplit("/", 1)[-1], port, floor, len(sr),
+            sum(1 for x in sr if x < floor / 2), "%.2f" % sr[0] if sr else "-",
+            r["episodes"], r["stale_partial"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
