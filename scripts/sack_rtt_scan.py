@@ -10,7 +10,8 @@ them), PORT the data connection's server port.  Per capture:
 
   sack_rtt       the RTT samples Linux takes from SACK blocks
                  (tcp_sacktag_one()'s last_sackt: now minus the send time
-                 of the newest segment a SACK block newly covers), the
+                 of the newest segment a SACK block newly covers, not
+                 counting segments sent more than once), the
                  number below half of ts_rtt_min (no real path gives
                  those), and the smallest;
   ts_rtt_min     the smallest TSecr-based RTT of an ACK that advances the
@@ -47,6 +48,7 @@ def scan(path, port):
     cport = data_port(path, port)
     sent = {}           # (start, end) absolute -> last send time
     sacked = set()
+    resent = set()      # sent more than once: Linux takes no sample
     retx_tsval = set()
     first_tsval = {}
     high = None         # absolute end of the highest data sent
@@ -71,6 +73,8 @@ def scan(path, port):
                 high = end
                 if ts:
                     first_tsval.setdefault(ts[0], t)
+            if (seq, end) in sent:
+                resent.add((seq, end))
             sent[(seq, end)] = t
             if len(sent) > 4000:
                 for k in sorted(sent, key=sent.get)[:2000]:
@@ -82,6 +86,8 @@ def scan(path, port):
                 for (s, e), st in sent.items():
                     if seq_le(left, s) and seq_le(e, right) and (s, e) not in sacked:
                         sacked.add((s, e))
+                        if (s, e) in resent:
+                            continue
                         if newest is None or st > newest:
                             newest = st
             if newest is not None:
