@@ -17,6 +17,13 @@ them), PORT the data connection's server port.  Per capture:
   ts_rtt_min     the smallest TSecr-based RTT of an ACK that advances the
                  cumulative ACK and echoes a first transmission (what the
                  path's RTT really is);
+  ts_rtt_retx    ACKs that advance the cumulative ACK and echo the TSval of
+                 a retransmission (E never saw one that the proxy
+                 suppressed: a TSecr the proxy raised), and the smallest
+                 "now minus that retransmission's send time": the sample
+                 tcp_rtt_tsopt_us() gives when no ACK-timing sample may be
+                 taken (Karn: only retransmitted or already SACKed data
+                 newly acked);
   episodes       loss-recovery episodes (a retransmission below the
                  highest sequence sent, outside the previous episode);
   stale_partial  episodes during which an ACK advanced the cumulative ACK
@@ -54,7 +61,9 @@ def scan(path, port):
     high = None         # absolute end of the highest data sent
     una = None
     ep = None
-    res = {"sack_rtt": [], "ts_rtt": [], "episodes": 0, "stale_partial": 0}
+    retx_sent = {}      # TSval of a retransmission -> its send time
+    res = {"sack_rtt": [], "ts_rtt": [], "ts_rtt_retx": [], "episodes": 0,
+           "stale_partial": 0}
     for p in pcapflow.read_segments(path):
         t, seq, ack, plen = p[0], p[6], p[7], p[10]
         o = pcapflow.tcp_options(p[11])
@@ -66,6 +75,7 @@ def scan(path, port):
             if high is not None and not seq_le(high, seq):      # below high
                 if ts:
                     retx_tsval.add(ts[0])
+                    retx_sent.setdefault(ts[0], t)
                 if ep is None:
                     ep = {"r": ts[0] if ts else None, "high": high, "stale": False}
                     res["episodes"] += 1
@@ -94,6 +104,8 @@ def scan(path, port):
                 res["sack_rtt"].append((t - newest) * 1e3)
             if ts and adv and ts[1] in first_tsval and ts[1] not in retx_tsval:
                 res["ts_rtt"].append((t - first_tsval[ts[1]]) * 1e3)
+            if ts and adv and ts[1] in retx_sent and ts[1] not in first_tsval:
+                res["ts_rtt_retx"].append((t - retx_sent[ts[1]]) * 1e3)
             if ep is not None:
                 if adv and ts and ts[1] and ep["r"] is not None and \
                         not seq_le(ep["r"], ts[1]):
@@ -124,15 +136,18 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     print("| capture | port | ts_rtt_min ms | sack_rtt samples | below half of ts_rtt_min "
-          "| smallest sack_rtt ms | episodes | stale_partial |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| smallest sack_rtt ms | ts_rtt_retx samples | smallest ts_rtt_retx ms "
+          "| episodes | stale_partial |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for path, port in zip(argv[::2], argv[1::2]):
         r = scan_file(path, int(port))
         floor = min(r["ts_rtt"]) if r["ts_rtt"] else float("nan")
         sr = sorted(r["sack_rtt"])
-        print("| %s | %s | %.2f | %d | %d | %s | %d | %d |" % (
+        tr = sorted(r["ts_rtt_retx"])
+        print("| %s | %s | %.2f | %d | %d | %s | %d | %s | %d | %d |" % (
             path.rsplit("/", 1)[-1], port, floor, len(sr),
             sum(1 for x in sr if x < floor / 2), "%.2f" % sr[0] if sr else "-",
+            len(tr), "%.2f" % tr[0] if tr else "-",
             r["episodes"], r["stale_partial"]))
     return 0
 

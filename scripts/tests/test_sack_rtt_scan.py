@@ -50,3 +50,4 @@ def test_scan(tmp_path):
     assert r["episodes"] == 1 and r["stale_partial"] == 1
     assert r["sack_rtt"] == [pytest.approx(1.0, abs=0.01)]
     assert min(r["ts_rtt"]) >= 19.9           # 1.020 - 1.000
+    assert r["ts_rtt_retx"] == []             # no ACK echoes TSval 1030
