@@ -17,13 +17,13 @@ them), PORT the data connection's server port.  Per capture:
   ts_rtt_min     the smallest TSecr-based RTT of an ACK that advances the
                  cumulative ACK and echoes a first transmission (what the
                  path's RTT really is);
-  ts_rtt_retx    ACKs that advance the cumulative ACK and echo the TSval of
-                 a retransmission (E never saw one that the proxy
-                 suppressed: a TSecr the proxy raised), and the smallest
-                 "now minus that retransmission's send time": the sample
-                 tcp_rtt_tsopt_us() gives when no ACK-timing sample may be
-                 taken (Karn: only retransmitted or already SACKed data
-                 newly acked);
+  ts_rtt_retx    ACKs that advance the cumulative ACK, newly ack only data
+                 that was retransmitted or already SACKed (so that Karn
+                 leaves Linux only the TSecr, tcp_rtt_tsopt_us()), and
+                 echo the TSval of a retransmission (E never saw one that
+                 the proxy suppressed: a TSecr the proxy raised); and the
+                 smallest such sample, now minus that retransmission's
+                 send time;
   episodes       loss-recovery episodes (a retransmission below the
                  highest sequence sent, outside the previous episode);
   stale_partial  episodes during which an ACK advanced the cumulative ACK
@@ -105,7 +105,13 @@ def scan(path, port):
             if ts and adv and ts[1] in first_tsval and ts[1] not in retx_tsval:
                 res["ts_rtt"].append((t - first_tsval[ts[1]]) * 1e3)
             if ts and adv and ts[1] in retx_sent and ts[1] not in first_tsval:
-                res["ts_rtt_retx"].append((t - retx_sent[ts[1]]) * 1e3)
+                # Karn: Linux uses the TSecr only when the newly acked data
+                # is all retransmitted or already SACKed
+                fresh = any(seq_le(una, s0) and seq_le(e0, ack) and
+                            (s0, e0) not in sacked and (s0, e0) not in resent
+                            for (s0, e0) in sent)
+                if not fresh:
+                    res["ts_rtt_retx"].append((t - retx_sent[ts[1]]) * 1e3)
             if ep is not None:
                 if adv and ts and ts[1] and ep["r"] is not None and \
                         not seq_le(ep["r"], ts[1]):
