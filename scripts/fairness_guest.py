@@ -250,6 +250,18 @@ def measure(tb, run, plan, env, keep, resdir):
     q0, _ = mg.tc_snapshot()
     cpu0 = mg.cpu_times()
     probes = mg.Probes(tb.bottleneck_dev(), None)
+    # with the captures kept, each upload sender's own view too: `ss -ti`
+    # of its connections every 200 ms (minrtt, reordering, RACK)
+    ss_logs = []
+    if keep and not reverse:
+        for k in ("A", "B"):
+            path = "%s.%s-ss.txt" % (pre, senders[k])
+            fh = open(path, "w")
+            ss_logs.append((path, fh, subprocess.Popen(
+                ["ip", "netns", "exec", senders[k], "sh", "-c",
+                 "while :; do echo \"t $(date +%%s.%%N)\"; ss -tinH '( dport = :%d )'; "
+                 "sleep 0.2; done" % IPERF_PORTS[k]],
+                stdout=fh, stderr=subprocess.DEVNULL)))
     t0 = time.monotonic()
     procs = {"A": iperf("client", IPERF_PORTS["A"], dur, reverse),
              "B": iperf("udp1", IPERF_PORTS["B"], dur, reverse)}
@@ -290,6 +302,12 @@ def measure(tb, run, plan, env, keep, resdir):
             "sender_capture": flow_view(snd, port),
             "after_capture": flow_view(aft, port),
         }
+    for path, fh, sp in ss_logs:
+        sp.kill()
+        sp.wait()
+        fh.close()
+        os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
+        shutil.move(path, os.path.join(resdir, "pcaps", os.path.basename(path)))
     for f in cap.values():
         if keep:
             os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
