@@ -36,9 +36,11 @@ def main():
             report.write_index(results)
         print("matrix: %s" % os.path.join(d, "summary.md"))
         for k, v in verdicts.items():
-            print("matrix:   %-18s A's share %.3f, control [%.3f, %.3f]: %s" % (
+            print("matrix:   %-18s A's share %.3f, control [%.3f, %.3f]: %s; shift %s: %s" % (
                 k, v["share_A"], v["control"][0], v["control"][1],
-                "inside" if v["inside"] else "OUTSIDE"))
+                "inside" if v["inside"] else "OUTSIDE",
+                fairness.fmt_interval(*v["shift"], v["shift_coverage"], "%+.3f"),
+                v["verdict"].replace("*", "")))
         return 0
     headline = report.report(d)
     if os.path.dirname(d) == results:

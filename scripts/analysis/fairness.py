@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from . import stats  # noqa: E402
+from . import report as rpt, stats  # noqa: E402
 
 RECOVERY = ("TcpExt.TCPSackRecovery", "TcpExt.TCPRenoRecovery")
 UNDO = ("TcpExt.TCPFullUndo", "TcpExt.TCPPartialUndo", "TcpExt.TCPDSACKUndo",
@@ -142,12 +142,14 @@ def med(xs):
     return "%.2f" % stats.median(xs) if xs else "-"
 
 
-def fmt_interval(est, lo, hi, cov, fmt):
+def fmt_interval(est, lo, hi, cov, fmt="%.2f"):
+    """'0.99 [0.96, 1.01]', with the coverage as report.fmt_cov() gives it
+    when short of 95 % (never rounded up to it)."""
     if est != est:
         return "-"
     if lo != lo or cov <= 0:
         return (fmt % est) + " (no interval)"
-    return "%s [%s, %s] (%.0f %%)" % (fmt % est, fmt % lo, fmt % hi, 100 * cov)
+    return "%s [%s, %s]%s" % (fmt % est, fmt % lo, fmt % hi, rpt.fmt_cov(cov))
 
 
 def goal_rows(df):
@@ -311,8 +313,8 @@ def report(d):
                          fmt_interval(r["shift"], r["shift_lo"], r["shift_hi"],
                                       r["shift_cov"], "%+.3f"),
                          r["verdict"], r["resp_a"], r["resp_ctl"],
-                         fmt_interval(r["resp"], r["resp_lo"], r["resp_hi"], r["resp_cov"],
-                                      "%.2f")))
+                         fmt_interval(r["resp"], r["resp_lo"], r["resp_hi"],
+                                      r["resp_cov"])))
         L.append("")
         if "nstat_recoveries_A" in df:
             L += ["## Upload senders' own counters (nstat in each sender's namespace)", "",
