@@ -27,6 +27,12 @@ them), PORT the data connection's server port.  Per capture:
                  the TSecr, at least 1 ms; a TSecr of 0 gives none.  A
                  TSecr the proxy raised to a retransmission's TSval gives
                  samples as short as the time since that retransmission;
+  rexmit_delay   how long the sender took to retransmit the segment at
+                 its cumulative ACK after the first duplicate ACK with a
+                 SACK block at that ACK number: the median and the 90th
+                 percentile, in ms (an ECN sender reduces when ECE
+                 arrives; a SACK sender that sees one or two segments
+                 SACKed waits RACK's reordering window first);
   episodes       loss-recovery episodes (a retransmission below the
                  highest sequence sent, outside the previous episode);
   stale_partial  episodes during which an ACK advanced the cumulative ACK
@@ -65,7 +71,9 @@ def scan(path, port):
     una = None
     ep = None
     last_ts = None      # (time, TSval) of the sender's latest segment
-    res = {"sack_rtt": [], "ts_rtt": [], "ts_rtt_karn": [], "episodes": 0,
+    first_dup = None    # (ACK number, time) of the first SACK dupack there
+    res = {"sack_rtt": [], "ts_rtt": [], "ts_rtt_karn": [], "rexmit_delay": [],
+           "episodes": 0,
            "stale_partial": 0}
     for p in pcapflow.read_segments(path):
         t, seq, ack, plen = p[0], p[6], p[7], p[10]
@@ -78,6 +86,9 @@ def scan(path, port):
         if p[5] == port and plen:
             end = (seq + plen) & 0xFFFFFFFF
             if high is not None and not seq_le(high, seq):      # below high
+                if first_dup is not None and seq == first_dup[0]:
+                    res["rexmit_delay"].append((t - first_dup[1]) * 1e3)
+                    first_dup = None
                 if ts:
                     retx_tsval.add(ts[0])
                 if ep is None:
@@ -95,6 +106,10 @@ def scan(path, port):
                     del sent[k]
         elif p[4] == port:
             adv = una is not None and seq_le(una, ack) and ack != una
+            if adv:
+                first_dup = None
+            elif ack == una and o.get("sack") and first_dup is None:
+                first_dup = (ack, t)
             newest = None
             for left, right in o.get("sack", []):
                 for (s, e), st in sent.items():
@@ -113,7 +128,7 @@ def scan(path, port):
                 newly = [k for k in sent if seq_le(una, k[0]) and seq_le(k[1], ack)]
                 fresh = any(k not in sacked and k not in resent for k in newly)
                 if any(k in resent for k in newly) or not fresh:
-                    now = last_ts[1] + int((t - last_ts[0]) * 1000)
+                    now = last_ts[1] + int((t - last_ts[0]) * 1000 + 1e-6)
                     res["ts_rtt_karn"].append(max(1, (now - ts[1]) & 0xFFFFFFFF))
             if ep is not None:
                 if adv and ts and ts[1] and ep["r"] is not None and \
@@ -146,19 +161,22 @@ def main(argv):
         return 2
     print("| capture | port | ts_rtt_min ms | sack_rtt samples | below half of ts_rtt_min "
           "| smallest sack_rtt ms | ts_rtt_karn samples | below half of ts_rtt_min "
-          "| smallest ts_rtt_karn ms "
+          "| smallest ts_rtt_karn ms | rexmit_delay p50 ms | p90 ms "
           "| episodes | stale_partial |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path, port in zip(argv[::2], argv[1::2]):
         r = scan_file(path, int(port))
         floor = min(r["ts_rtt"]) if r["ts_rtt"] else float("nan")
         sr = sorted(r["sack_rtt"])
         tr = sorted(r["ts_rtt_karn"])
-        print("| %s | %s | %.2f | %d | %d | %s | %d | %d | %s | %d | %d |" % (
+        rd = sorted(r["rexmit_delay"])
+        print("| %s | %s | %.2f | %d | %d | %s | %d | %d | %s | %s | %s | %d | %d |" % (
             path.rsplit("/", 1)[-1], port, floor, len(sr),
             sum(1 for x in sr if x < floor / 2), "%.2f" % sr[0] if sr else "-",
             len(tr), sum(1 for x in tr if x < floor / 2),
             "%d" % tr[0] if tr else "-",
+            "%.2f" % rd[len(rd) // 2] if rd else "-",
+            "%.2f" % rd[len(rd) * 9 // 10] if rd else "-",
             r["episodes"], r["stale_partial"]))
     return 0
 

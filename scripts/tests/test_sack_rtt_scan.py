@@ -40,13 +40,15 @@ def test_scan(tmp_path):
     pk.append(seg(1.004, 5201, D, 1, 1000, 0, 9, 999, sack=(4000, 5000), src=S, dst=C))
     # an ordinary ACK of the first segment, 20 ms after it: path RTT 20 ms
     pk.append(seg(1.020, 5201, D, 1, 2000, 0, 9, 1000, src=S, dst=C))
+    # a duplicate ACK SACKing [3000, 4000) (sent at 1.002: a 23 ms sample)
+    pk.append(seg(1.025, 5201, D, 1, 2000, 0, 9, 1002, sack=(3000, 4000), src=S, dst=C))
     # N retransmits 2000 (TSval 1030): an episode, high = 5000
     pk.append(seg(1.030, D, 5201, 2000, 1, M, 1030, 9))
     # an ACK over the retransmitted segment alone, its TSecr raised to the
     # retransmission's TSval: Karn leaves the TSecr, a 0 ms sample taken as 1
     pk.append(seg(1.0304, 5201, D, 1, 3000, 0, 9, 1030, src=S, dst=C))
     # the original's ACK, TSecr 1001 < 1030, advances: stale; it acks
-    # [3000, 4000), sent once and not SACKed: an ACK-timing sample, no TSecr one
+    # [3000, 4000), already SACKed: the TSecr sample, 1031 - 1001
     pk.append(seg(1.031, 5201, D, 1, 4000, 0, 9, 1001, src=S, dst=C))
     # only SACKed data newly acked: the TSecr sample, 1040 - 1003
     pk.append(seg(1.040, 5201, D, 1, 5000, 0, 9, 1003, src=S, dst=C))
@@ -57,6 +59,8 @@ def test_scan(tmp_path):
     wrpcap(path, pk)
     r = scan_mod.scan(path, 5201)
     assert r["episodes"] == 1 and r["stale_partial"] == 1
-    assert r["sack_rtt"] == [pytest.approx(1.0, abs=0.01)]
+    assert r["sack_rtt"] == [pytest.approx(1.0, abs=0.01), pytest.approx(23.0, abs=0.01)]
     assert min(r["ts_rtt"]) >= 19.9           # 1.020 - 1.000
-    assert r["ts_rtt_karn"] == [1, 37]
+    assert r["ts_rtt_karn"] == [1, 30, 37]
+    # the retransmission of 2000 at 1.030, 5 ms after the SACK dupack
+    assert r["rexmit_delay"] == [pytest.approx(5.0, abs=0.01)]
