@@ -1013,8 +1013,23 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	f->rexmit_tsval = 0;
 	f->hold_ack = p->ack;
 	f->dup_cnt = 0;
-	f->dup_shown = ECNP_DUPACKS;
-	f->claimed = min_t(u32, ecnp_flight_segs(f, p->ack) - 1, ECNP_DUPACKS);
+	if (ecnp_sack_ok(f)) {
+		/*
+		 * With SACK nothing is injected: E's own next ACKs, held at
+		 * L, show N E's real progress as SACK.  Claimed blocks would
+		 * cover segments N sent just before this ACK, and Linux takes
+		 * an RTT sample from every newly SACKed segment: N's min_rtt,
+		 * and RACK's reordering window with it, would collapse
+		 * (DUPACK.md, "Known defect").  dup_shown counts the held
+		 * ACKs N has been shown.
+		 */
+		f->dup_shown = 0;
+		f->claimed = 0;
+	} else {
+		f->dup_shown = ECNP_DUPACKS;
+		f->claimed = min_t(u32, ecnp_flight_segs(f, p->ack) - 1,
+				   ECNP_DUPACKS);
+	}
 	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B |
 				  ECNP_DF_GAP)) | ECNP_DF_HOLD;
 	ecnp_window_from_signal(f);
@@ -1139,7 +1154,9 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	 * holding that would only stall N until its RTO.
 	 */
 	if (!before(p->ack, f->hold_end) &&
-	    ((f->dflags & ECNP_DF_REXMIT) || !before(p->ack, f->n_nxt))) {
+	    ((f->dflags & ECNP_DF_REXMIT) ||
+	     (!before(p->ack, f->n_nxt) &&
+	      !(ecnp_sack_ok(f) && !f->dup_shown)))) {
 		/*
 		 * Released before N's retransmission: with few segments
 		 * SACKed, N's RACK waits a quarter of min_rtt (rounded up to
@@ -1219,6 +1236,11 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	    before(p->ack, ecnp_fake_end(f)) &&
 	    ++f->dup_cnt >= ECNP_HOLE_ACKS)
 		return ecnp_give_up(f, p);
+	/* held ACKs that show N something SACKed: E's progress or blocks */
+	if (f->dup_shown != 0xff &&
+	    (after(p->ack, f->saved_ack + f->smss) ||
+	     (p->opt & ECNP_OPT_SACK)))
+		f->dup_shown++;
 	return ECNP_ACT_HOLD_ACK;
 }
 
@@ -1406,7 +1428,9 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		 * E sent it and its copies duplicate it exactly.
 		 */
 		act &= ECNP_EV_MASK;
-		act |= ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL;
+		act |= ECNP_EV_CONG_SIGNAL;
+		if (!ecnp_sack_ok(f))
+			act |= ECNP_ACT_INJECT_DUPACKS;
 	}
 	f->state = ecnp_p2_state(echo, signal);
 	if (act & ECNP_ACT_DROP)
