@@ -2309,6 +2309,9 @@ static void test_dupack_handshake_sack(void **state)
 	}
 }
 
+/* The signal's action: injected duplicates without SACK, none with it. */
+#define DUPACK_SIG(sack) ((sack) ? 0 : ECNP_ACT_INJECT_DUPACKS)
+
 static void dupack_basic(bool sack, bool ts)
 {
 	static const struct { bool e_is_a; u32 ia, ib; } v[] = {
@@ -2334,14 +2337,13 @@ static void dupack_basic(bool sack, bool ts)
 		u = fl.n_seq - 8 * MSS;
 		/* the ECE: forwarded (stripped), then the duplicates */
 		r = e_ack(&fl, ECE, u, opt, 100, 500);
-		EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
-			 ECNP_EV_CONG_SIGNAL);
+		EXPECT_R(r, CLR_ECE | DUPACK_SIG(sack) | ECNP_EV_CONG_SIGNAL);
 		EXPECT_STATE(&fl.f, ECNP_S_DEFAULT);
 		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 		EXPECT_EQ(fl.f.saved_ack, u);
 		EXPECT_EQ(fl.f.hold_end, fl.n_seq);
 		EXPECT_EQ(fl.f.dup_cnt, 0);
-		EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+		EXPECT_EQ(fl.f.dup_shown, sack ? 0 : ECNP_DUPACKS);
 		/*
 		 * Without SACK, E's first ACKs after the event are absorbed
 		 * (test_dupack_no_sack_absorbs); here, as if N had been shown
@@ -2352,14 +2354,14 @@ static void dupack_basic(bool sack, bool ts)
 		EXPECT_EQ(e.ack, u);
 		EXPECT_EQ(e.win, 500);
 		EXPECT(!e.set_tsecr);
-		EXPECT_EQ(e.lost_start, u);
-		EXPECT_EQ(e.lost_end, u + MSS);
-		/* the copies: no limit, L and E's D-SACK left out */
-		EXPECT(e.lost && !e.limit && e.no_dsack);
-		EXPECT_EQ(e.sack, sack);
 		if (sack) {
-			EXPECT_EQ(e.sack_start, u + MSS);
-			EXPECT_EQ(e.sack_end, u + 4 * MSS);
+			/* the ACK as E sent it: no block claimed */
+			EXPECT(!e.lost && !e.sack);
+		} else {
+			EXPECT_EQ(e.lost_start, u);
+			EXPECT_EQ(e.lost_end, u + MSS);
+			/* the copies: no limit, L and E's D-SACK left out */
+			EXPECT(e.lost && !e.limit && e.no_dsack && !e.sack);
 		}
 		/* an ECE while the loss is simulated: no new event */
 		EXPECT_R(e_ack(&fl, ECE, u, opt, 100, 500),
@@ -2445,8 +2447,7 @@ static void dupack_basic(bool sack, bool ts)
 		for (k = 0; k < 6; k++)
 			n_send(&fl, 0, MSS);
 		EXPECT_R(e_ack(&fl, ECE, end1 + MSS, opt, 6000, 600),
-			 CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
-			 ECNP_EV_CONG_SIGNAL);
+			 CLR_ECE | DUPACK_SIG(sack) | ECNP_EV_CONG_SIGNAL);
 	}
 }
 
@@ -2601,9 +2602,24 @@ static u32 small_window_signal(struct flow *fl)
 	for (k = 0; k < 3; k++)
 		EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
 	u = fl->n_seq - 2 * MSS;
-	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 500), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 500), CLR_ECE | ECNP_EV_CONG_SIGNAL);
 	return u;
+}
+
+/*
+ * After small_window_signal(): E's ACK of all N had sent is held, as N has
+ * been shown nothing yet: L missing, the rest SACKed.
+ */
+static void small_window_shown(struct flow *fl, u32 u)
+{
+	struct ecnp_ack_edit e;
+	u32 r = e_ack(fl, 0, fl->n_seq, 0, 0, 500);
+
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	e = edit_of(fl, r);
+	EXPECT_EQ(e.ack, u);
+	EXPECT(e.sack);
+	EXPECT_EQ(e.sack_end, fl->n_seq);
 }
 
 /*
@@ -2625,6 +2641,7 @@ static void test_dupack_late_rexmit(void **state)
 	(void)state;
 	CTX("dupack: release before N's retransmission, the late copy");
 	u = small_window_signal(&fl);
+	small_window_shown(&fl, u);
 	/* PRR lets N send on; E acks everything before N retransmits L */
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
@@ -2645,6 +2662,7 @@ static void test_dupack_late_rexmit(void **state)
 
 	CTX("dupack: the releasing ACK carries ECE: L is not forgotten");
 	u = small_window_signal(&fl);
+	small_window_shown(&fl, u);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	/* E acked all, with a new ECE: the next event waits for data */
@@ -2665,13 +2683,14 @@ static void test_dupack_late_rexmit(void **state)
 
 	CTX("dupack: the next event forgets a late copy never sent");
 	u = small_window_signal(&fl);
+	small_window_shown(&fl, u);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 	EXPECT(fl.f.dflags & ECNP_DF_LATE);
 	for (k = 0; k < 4; k++)
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - 3 * MSS, 0, 0, 500), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		 ECNP_EV_CONG_SIGNAL);
 	EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
 }
 
@@ -2764,7 +2783,7 @@ static void test_dupack_no_sack_hole_at_e(void **state)
 		EXPECT_R(e_ack(&fl, 0, a + MSS, 0, 0, 9), 0);
 	EXPECT_EQ(fl.f.e_rep, 0);
 	EXPECT_R(e_ack(&fl, ECE, a + 2 * MSS, 0, 0, 9),
-		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		 CLR_ECE | ECNP_EV_CONG_SIGNAL);
 
 	CTX("drop mode: repeats are not tracked");
 	a = n_flight(&fl, ECNP_FB_DROP, false, 10);
@@ -2808,7 +2827,7 @@ static void test_dupack_not_on_a_hole(void **state)
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	/* the hole is filled: the next clean ACK gives the signal */
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9),
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		 ECNP_EV_CONG_SIGNAL);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK, ECNP_FB_DUPACK));
 }
@@ -2886,18 +2905,29 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 	r = e_ack_sack(&fl, u, fl.n_seq, 1);
 	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
 	EXPECT_EQ(edit_of(&fl, r).sack_limit, end);
-	/* blocks up to hold_end only: held as before */
-	EXPECT_R(e_ack_sack(&fl, u + 2 * MSS, end, 1), ECNP_ACT_HOLD_ACK);
-	/* E has L and SACKs beyond hold_end: released, TSecr raised */
-	r = e_ack_sack(&fl, u + 3 * MSS, fl.n_seq, 1);
+	/*
+	 * E has L and reports a hole above it, even with blocks up to
+	 * hold_end only: released, TSecr raised (no claimed range that N
+	 * could take for reneged)
+	 */
+	r = e_ack_sack(&fl, u + 2 * MSS, end, 1);
 	EXPECT_R(r, ECNP_ACT_SET_TSECR);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
-	EXPECT_EQ(e.ack, u + 3 * MSS);
+	EXPECT_EQ(e.ack, u + 2 * MSS);
 	EXPECT_EQ(e.tsecr, 50);
 	/* N's next retransmission is N's own: not suppressed */
-	EXPECT_R(n_retx_ts(&fl, u + 3 * MSS, 60, &wd), 0);
+	EXPECT_R(n_retx_ts(&fl, u + 2 * MSS, 60, &wd), 0);
 	EXPECT(!wd);
+
+	CTX("dupack: E SACKs beyond hold_end");
+	u = sack_hold(&fl, 0x200);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	n_send(&fl, 0, MSS);
+	r = e_ack_sack(&fl, u + 3 * MSS, fl.n_seq, 1);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_EQ(edit_of(&fl, r).ack, u + 3 * MSS);
 }
 
 /*
@@ -2927,20 +2957,12 @@ static void test_dupack_rexmit_above_l(void **state)
 	EXPECT_R(n_retx_ts(&fl, x, 60, &wd), 0);
 	EXPECT(!wd);
 	EXPECT_EQ(fl.f.hold_end, x);
-	/* E's blocks up to X, its ACK in the claimed range: held, nothing
-	 * beyond X shown
-	 */
+	/* E has L, with blocks up to X: released, N sees L acked */
 	r = e_ack_sack(&fl, u + 3 * MSS, x, 1);
-	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
-	e = edit_of(&fl, r);
-	EXPECT_EQ(e.ack, u);
-	EXPECT_EQ(e.sack_limit, x);
-	/* a block covering X: released at E's ACK, past the claimed range */
-	r = e_ack_sack(&fl, u + 4 * MSS, x + MSS, 1);
 	EXPECT_R(r, ECNP_ACT_SET_TSECR);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
-	EXPECT_EQ(e.ack, u + 4 * MSS);
+	EXPECT_EQ(e.ack, u + 3 * MSS);
 	EXPECT_EQ(e.tsecr, 50);
 	/* or E's ACK at X: released as well */
 	u = sack_hold(&fl, 0x100);
@@ -2957,8 +2979,8 @@ static void test_dupack_rexmit_above_l(void **state)
 }
 
 /*
- * After L's copy was suppressed, E reports a hole above the claimed range
- * but below hold_end (N's segments reordered behind the proxy).  Held, N
+ * After L's copy was suppressed, E reports a hole above L but below
+ * hold_end (N's segments reordered behind the proxy).  Held, N
  * would see the hole, retransmit it after L, and take E's next ACK, which
  * SACKs the hole (the originals arrive) before its retransmission passed
  * the proxy, for the delivery of that retransmission: RACK sends L again,
@@ -2973,9 +2995,9 @@ static void test_dupack_hole_above_claimed(void **state)
 	bool wd;
 
 	(void)state;
-	CTX("dupack: a hole at E above the claimed range ends the hold");
+	CTX("dupack: a hole at E above L ends the hold");
 	u = sack_hold(&fl, 0xffffe000u);
-	EXPECT_EQ(fl.f.claimed, 3);
+	EXPECT_EQ(fl.f.claimed, 0);
 	/* before the retransmission of L: held (N is yet to resend L) */
 	r = e_ack_sack(&fl, u + 4 * MSS, u + 6 * MSS, 1);
 	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
@@ -2983,19 +3005,12 @@ static void test_dupack_hole_above_claimed(void **state)
 	EXPECT(wd);
 	end = fl.f.hold_end;
 	EXPECT_EQ(end, u + 8 * MSS);
-	/* a hole inside the claimed range: held (reneging, or reordering) */
+	/* E has L and reports a hole above it: released, as it is */
 	r = e_ack_sack(&fl, u + 2 * MSS, end, 1);
-	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
-	EXPECT_EQ(edit_of(&fl, r).ack, u);
-	/* E's ACK past the claimed range without a hole: held */
-	r = e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_TS, 1, 9);
-	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
-	/* a hole at u + 5 MSS, blocks up to hold_end: released */
-	r = e_ack_sack(&fl, u + 5 * MSS, end, 1);
 	EXPECT_R(r, ECNP_ACT_SET_TSECR);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
-	EXPECT_EQ(e.ack, u + 5 * MSS);
+	EXPECT_EQ(e.ack, u + 2 * MSS);
 	EXPECT_EQ(e.tsecr, 50);
 	EXPECT(!e.sack && !e.limit && !e.lost);
 	/* E's next ACK SACKs the hole before N's copy of it passed: as is */
@@ -3003,17 +3018,22 @@ static void test_dupack_hole_above_claimed(void **state)
 	EXPECT(!(r & ECNP_ACT_HOLD_ACK));
 	EXPECT_EQ(edit_of(&fl, r).ack, u + 6 * MSS);
 	/* N's copy of the hole and any later copy of L: N's own */
-	EXPECT_R(n_retx_ts(&fl, u + 5 * MSS, 60, &wd), 0);
+	EXPECT_R(n_retx_ts(&fl, u + 2 * MSS, 60, &wd), 0);
 	EXPECT(!wd);
 	EXPECT_R(n_retx_ts(&fl, u, 61, &wd), 0);
 	EXPECT(!wd);
-	/* the boundary: E's ACK at the claimed range's end with a hole */
+
+	CTX("dupack: E's ACK past L without a hole is held; the boundary");
 	u = sack_hold(&fl, 0x100);
 	n_retx_ts(&fl, u, 50, &wd);
-	EXPECT_EQ(ecnp_fake_end(&fl.f), u + 4 * MSS);
-	r = e_ack_sack(&fl, u + 4 * MSS - 1, u + 6 * MSS, 1);
+	EXPECT_EQ(ecnp_fake_end(&fl.f), u + MSS);
+	r = e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_TS, 1, 9);
 	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
-	r = e_ack_sack(&fl, u + 4 * MSS, u + 6 * MSS, 1);
+	EXPECT_EQ(edit_of(&fl, r).ack, u);
+	/* E lacks the end of L, a hole above: held (E needs N's copy) */
+	r = e_ack_sack(&fl, u + MSS - 1, u + 6 * MSS, 1);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	r = e_ack_sack(&fl, u + MSS, u + 6 * MSS, 1);
 	EXPECT_R(r, ECNP_ACT_SET_TSECR);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 }
@@ -3098,24 +3118,17 @@ static void test_dupack_real_hole_aborts(void **state)
 	int k;
 
 	(void)state;
-	CTX("dupack: E reports a hole inside the claimed range");
+	CTX("dupack: E reports L missing (lost or reordered after the proxy)");
 	u = sack_hold(&fl, 0xffffff00u);
-	/* a hole above the claimed range: still held */
-	EXPECT_R(e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9),
-		 ECNP_ACT_HOLD_ACK);
-	/* ... inside it (E's cumulative ACK stops there, SACK above) */
-	r = e_ack(&fl, 0, u + 5 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9);
-	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
-	/* reordering: a few hole reports keep the hold */
+	/* E's ACK at L with SACK above: reordering, a few keep the hold */
 	for (k = 1; k < ECNP_HOLE_ACKS; k++)
-		EXPECT_R(e_ack(&fl, 0, u + 2 * MSS,
-			       ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9),
+		EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9),
 			 ECNP_ACT_HOLD_ACK);
-	r = e_ack(&fl, 0, u + 2 * MSS, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9);
+	r = e_ack(&fl, 0, u, ECNP_OPT_SACK | ECNP_OPT_TS, 1, 9);
 	EXPECT_R(r, ECNP_EV_DUPACK_ABORT);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	/* E's ACKs pass as they are, N's retransmissions too */
-	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, ECNP_OPT_SACK, 1, 9), 0);
+	EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_SACK, 1, 9), 0);
 	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), 0);
 	EXPECT(!wd);
 
@@ -3243,7 +3256,7 @@ static void test_dupack_not_on_an_old_ack(void **state)
 	EXPECT_EQ(fl.f.e_ack, u + 3 * MSS);
 	/* the next ACK at E's newest carries the signal */
 	EXPECT_R(e_ack(&fl, 0, u + 4 * MSS, ECNP_OPT_TS, 1, 9),
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		 ECNP_EV_CONG_SIGNAL);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 	EXPECT_EQ(fl.f.saved_ack, u + 4 * MSS);
 }
@@ -3334,7 +3347,7 @@ static void test_dupack_gap_at_proxy(void **state)
 			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 		l = fl.n_seq - 4 * MSS;
 		EXPECT_R(e_ack(&fl, 0, l, 0, 0, 9),
-			 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+			 DUPACK_SIG(v) | ECNP_EV_CONG_SIGNAL);
 		EXPECT_EQ(fl.f.saved_ack, l);
 		/* and N's retransmission of that L is suppressed */
 		EXPECT_R(n_retx(&fl, l, MSS), DROP |
@@ -3503,7 +3516,7 @@ static void test_dupack_release_keeps_tsecr(void **state)
 		n_send(&fl, 0, MSS);
 	u = fl.n_seq - 5 * MSS;
 	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 10, 9), CLR_ECE |
-		 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+		 ECNP_EV_CONG_SIGNAL);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
 	end = fl.f.hold_end;
@@ -3556,7 +3569,7 @@ static void test_dupack_window_from_signal(void **state)
 	for (k = 0; k < 6; k++)
 		n_send(&fl, 0, MSS);
 	r = e_ack(&fl, ECE, b + 8 * MSS, 0, 0, 9);
-	EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
 	EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
 	EXPECT_EQ(fl.f.recover, b + 12 * MSS);
 	for (k = 0; k < 5; k++)
@@ -4082,7 +4095,7 @@ static void test_gso_no_drop(void **state)
 			n_send(&fl, 0, MSS);
 		u = fl.n_seq - 5 * MSS;
 		EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 0xffff), CLR_ECE |
-			 ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+			 ECNP_EV_CONG_SIGNAL);
 		p = n_next(&fl, 0, 3 * MSS);
 		p.seq = u;
 		p.seg_len = MSS;
@@ -4936,7 +4949,7 @@ static void test_window_each_flag(void **state)
 		p = mkp(e_dir(&fl), ACK | ECE, fl.e_seq, fl.n_seq - 2 * MSS, 0,
 			NOT_ECT);
 		expect_blind(&fl, p, "dupack: the ECE ACK");
-		EXPECT_R(step(&fl, p), CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
+		EXPECT_R(step(&fl, p), CLR_ECE |
 			 ECNP_EV_CONG_SIGNAL);
 		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 		/* N's retransmission of L: suppressed */
