@@ -120,8 +120,9 @@
  *               has it, never a copy that fills a gap at the proxy) and
  *               fixes hold_end; until E's ACK reaches hold_end its ACKs are
  *               ACT_HOLD_ACK (ACK number L, the event's window, E's
- *               progress as SACK, TSecr no older than the
- *               retransmission), the releasing one ACT_SET_TSECR.
+ *               progress as SACK, a TSecr older than the
+ *               retransmission cleared to 0), the releasing one
+ *               ACT_SET_TSECR.
  *               Without SACK, a held ACK that would show N more
  *               duplicates than E has acked segments above L is dropped
  *               (ECNP_EV_ACK_ABSORBED), and after an abort a duplicate
@@ -1302,7 +1303,7 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
  *
  * HOLD_ACK: ACK number := the start of L (what N saw at the event), window
  * := the window of that ACK (so each is a duplicate ACK to N), TSecr :=
- * the TSval of N's suppressed retransmission if older, and with SACK a
+ * 0 (no echo) if older than N's suppressed retransmission, and with SACK a
  * block [end of L, E's real ACK): E's progress shown as SACK, so N's
  * recovery (PRR) sees data delivered; E's own blocks that touch L or end
  * beyond hold_end are left out; E's D-SACK block, if kept, goes first
@@ -1335,10 +1336,19 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	/* the forwarded original reports E's D-SACK once, not its copies */
 	if (ret & ECNP_ACT_INJECT_DUPACKS)
 		e->no_dsack = true;
+	/*
+	 * A stale TSecr goes out as 0, "no echo" (tcp_parse_options(): N
+	 * then has neither an RTT sample nor an undo from it).  Raised to
+	 * the suppressed retransmission's TSval it would stop the undo too,
+	 * but an ACK that then advances over L alone (Karn leaves Linux the
+	 * TSecr, tcp_ack_update_rtt()) gave N an RTT of now minus the
+	 * retransmission, down to 1 ms: N's min_rtt, and through it RACK's
+	 * reordering window, collapsed (DUPACK.md, "Known defects").
+	 */
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    ecnp_tsecr_stale(f, p)) {
 		e->set_tsecr = true;
-		e->tsecr = f->rexmit_tsval;
+		e->tsecr = 0;
 	}
 	if (!ecnp_sack_ok(f))
 		return;

@@ -15,19 +15,20 @@
  *            understands, selected by net.ecn_proxy.feedback:
  *              none   no ECT on N->E, so routers drop there;
  *              drop   drop one N->E new-data segment per window;
- *              dupack a simulated loss that loses nothing: E's next
- *                     pure ACK with 4 segments in flight above it and no
- *                     hole reported (SACK) is
- *                     followed by three injected duplicates (with SACK
- *                     blocks for three segments above the "lost" one L if
- *                     N uses SACK), so N's own fast recovery reduces its
- *                     window once; N's retransmission of L is dropped
- *                     (E has L); until E has acked everything N had sent
- *                     by then, E's ACKs reach N with the ACK number held
- *                     at L, E's progress as SACK and a TSecr no older than
- *                     the retransmission, so nothing reveals the trick
- *                     (no D-SACK, Eifel or partial-ACK undo, no reneging);
- *                     see DUPACK.md;
+ *              dupack a simulated loss that loses nothing: from E's
+ *                     next pure ACK with 4 segments in flight above it (2
+ *                     with SACK) and no hole reported, E's ACKs reach N
+ *                     with the ACK number held at the "lost" segment L
+ *                     and, with SACK, E's real progress as SACK blocks
+ *                     (without SACK, three injected duplicates follow the
+ *                     first), so N's own fast recovery reduces its window
+ *                     once; N's retransmission of L is dropped (E has
+ *                     L); the hold lasts until E has acked everything N
+ *                     had sent by then, and a TSecr older than the
+ *                     retransmission reaches N as 0 (no echo), so nothing
+ *                     reveals the trick (no D-SACK, Eifel or partial-ACK
+ *                     undo, no reneging) and N takes no RTT sample from
+ *                     it; see DUPACK.md;
  *            then CWR toward E.
  *
  * The decisions are made by the pure state machine in ecnp_fsm.c (its header

@@ -2408,7 +2408,7 @@ static void dupack_basic(bool sack, bool ts)
 		EXPECT_EQ(e.sack_limit, fl.f.hold_end);
 		EXPECT_EQ(e.set_tsecr, ts);
 		if (ts)
-			EXPECT_EQ(e.tsecr, 5000);
+			EXPECT_EQ(e.tsecr, 0);
 		EXPECT_EQ(e.sack, sack);
 		if (sack) {
 			EXPECT_EQ(e.sack_start, u + MSS);
@@ -2438,7 +2438,7 @@ static void dupack_basic(bool sack, bool ts)
 		/* released: E's blocks as they are */
 		EXPECT(!e.lost && !e.limit && !e.no_dsack && !e.sack);
 		if (ts)
-			EXPECT_EQ(e.tsecr, 5000);
+			EXPECT_EQ(e.tsecr, 0);
 		EXPECT_R(e_ack(&fl, 0, end1, opt, 6000, 600), 0);
 		/* after the release, a stale echo is still fixed */
 		EXPECT_R(e_ack(&fl, 0, end1, opt, 4998, 600),
@@ -2907,7 +2907,7 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 	EXPECT_EQ(edit_of(&fl, r).sack_limit, end);
 	/*
 	 * E has L and reports a hole above it, even with blocks up to
-	 * hold_end only: released, TSecr raised (no claimed range that N
+	 * hold_end only: released, TSecr cleared (no claimed range that N
 	 * could take for reneged)
 	 */
 	r = e_ack_sack(&fl, u + 2 * MSS, end, 1);
@@ -2915,7 +2915,7 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
 	EXPECT_EQ(e.ack, u + 2 * MSS);
-	EXPECT_EQ(e.tsecr, 50);
+	EXPECT_EQ(e.tsecr, 0);
 	/* N's next retransmission is N's own: not suppressed */
 	EXPECT_R(n_retx_ts(&fl, u + 2 * MSS, 60, &wd), 0);
 	EXPECT(!wd);
@@ -2963,7 +2963,7 @@ static void test_dupack_rexmit_above_l(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
 	EXPECT_EQ(e.ack, u + 3 * MSS);
-	EXPECT_EQ(e.tsecr, 50);
+	EXPECT_EQ(e.tsecr, 0);
 	/* or E's ACK at X: released as well */
 	u = sack_hold(&fl, 0x100);
 	n_retx_ts(&fl, u, 50, &wd);
@@ -3011,7 +3011,7 @@ static void test_dupack_hole_above_claimed(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
 	EXPECT_EQ(e.ack, u + 2 * MSS);
-	EXPECT_EQ(e.tsecr, 50);
+	EXPECT_EQ(e.tsecr, 0);
 	EXPECT(!e.sack && !e.limit && !e.lost);
 	/* E's next ACK SACKs the hole before N's copy of it passed: as is */
 	r = e_ack_sack(&fl, u + 6 * MSS, end, 1);
@@ -3082,7 +3082,7 @@ static void test_dupack_hold_until_rexmit(void **state)
 	/* (seven: the ACK below advances E's, a repeat would be a hole) */
 	for (k = 0; k < 7; k++)
 		n_send(&fl, 0, MSS);
-	/* a stale TSecr alone is raised ... */
+	/* a stale TSecr alone is cleared ... */
 	u = fl.n_seq - 5 * MSS;
 	EXPECT_R(e_ack(&fl, 0, u - MSS, ECNP_OPT_TS, 1, 9), ECNP_ACT_SET_TSECR);
 	/*
@@ -3493,8 +3493,8 @@ static void test_dupack_no_sack_abort_absorbs(void **state)
 
 /*
  * With timestamps, E's ACK that ends a hold echoes a segment sent before
- * N's suppressed retransmission and gets its TSecr raised, or N undoes
- * the reduction (tcp_packet_delayed(), TCPFullUndo).  If that ACK carries
+ * N's suppressed retransmission and gets its TSecr cleared to 0, or N
+ * undoes the reduction (tcp_packet_delayed(), TCPFullUndo).  If that ACK carries
  * ECE for the next window, it must not start the next simulated loss (an
  * ACK that is copied goes out as E sent it): in proxy_dupack, 29 of 38
  * stale TSecrs N saw were such ACKs.  The next ACK, which echoes a later
@@ -3530,7 +3530,7 @@ static void test_dupack_release_keeps_tsecr(void **state)
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	e = edit_of(&fl, r);
 	EXPECT(e.set_tsecr);
-	EXPECT_EQ(e.tsecr, 50);
+	EXPECT_EQ(e.tsecr, 0);
 	EXPECT_EQ(e.ack, end + MSS);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	/* E's next ACK echoes a later segment: the next event, unedited */
@@ -3633,8 +3633,8 @@ static void test_dupack_window_from_signal(void **state)
  * sees never goes back and stays at L while held, the SACK blocks N sees
  * never cover L and never exceed what N sent, N without SACK never sees
  * more duplicate ACKs than segments beyond its ACK, and the TSecr N sees
- * from its retransmission to the release is never older than the
- * retransmission.
+ * from its retransmission to the release is 0 or never older than the
+ * retransmission, and never one E did not send.
  */
 struct seg {
 	u32 seq;
@@ -3785,7 +3785,12 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		/* the TSecr of the ACK that ends the hold, too */
 		sent_tsecr = e.tsecr;
 		if (ts && rexmit_seen)
-			EXPECT(!before(sent_tsecr, rexmit_ts));
+			EXPECT(!sent_tsecr || !before(sent_tsecr, rexmit_ts));
+		/*
+		 * N's TSecr RTT samples are real: the proxy never shows N a
+		 * TSecr other than E's own or 0 (no echo)
+		 */
+		EXPECT(!e.set_tsecr || !e.tsecr);
 		if (ts && rexmit_seen && !(fl.f.dflags & ECNP_DF_HOLD))
 			rexmit_seen = false;	/* released */
 		if ((r & ECNP_EV_CONG_SIGNAL) && sack) {
