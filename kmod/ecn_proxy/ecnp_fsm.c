@@ -113,12 +113,14 @@
  *               N had sent by then), and after three such repeats not at
  *               all: N's own loss recovery answers the event
  *               (ECNP_EV_CONG_ANSWERED, CWR follows).  The signal:
- *               ACT_INJECT_DUPACKS (forward it, then three duplicates;
- *               with SACK they claim [L end, L end + 3 smss), L = [ack,
- *               ack + smss) being the "lost" segment), and the hold
- *               starts.  N's first retransmission of L is dropped (E
- *               has it, never a copy that fills a gap at the proxy) and
- *               fixes hold_end; until E's ACK reaches hold_end its ACKs are
+ *               the hold starts, L = [ack, ack + smss) being the "lost"
+ *               segment; without SACK also ACT_INJECT_DUPACKS (forward
+ *               it, then three duplicates); with SACK nothing is
+ *               injected (claimed blocks gave N false RTT samples): E's
+ *               next ACKs, held, show N its progress above L as SACK.
+ *               N's first retransmission of L is dropped (E has it,
+ *               never a copy that fills a gap at the proxy) and fixes
+ *               hold_end; until E's ACK reaches hold_end its ACKs are
  *               ACT_HOLD_ACK (ACK number L, the event's window, E's
  *               progress as SACK, a TSecr older than the
  *               retransmission cleared to 0), the releasing one

@@ -252,14 +252,15 @@ struct ecnp_fsm {
 			 * an abort, ECNP_DF_ABORTED)
 			 */
 	u8 dflags;	/* ECNP_DF_* */
-	u8 dup_shown;	/* dupack without SACK: duplicate ACKs N has been
-			 * shown during the current simulated loss
+	u8 dup_shown;	/* dupack: without SACK, duplicate ACKs N has been
+			 * shown during the current simulated loss; with
+			 * SACK, held ACKs shown that SACK something
 			 */
 	u8 e_rep;	/* dupack without SACK: E's repeated ACKs in the
 			 * current hole at E (0: none, see e_hole_end)
 			 */
-	u8 claimed;	/* dupack: segments above L the duplicates stand
-			 * for (SACK blocks, or duplicates without SACK)
+	u8 claimed;	/* dupack without SACK: segments above L the
+			 * injected duplicates stand for (0 with SACK)
 			 */
 };
 
