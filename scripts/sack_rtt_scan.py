@@ -17,13 +17,16 @@ them), PORT the data connection's server port.  Per capture:
   ts_rtt_min     the smallest TSecr-based RTT of an ACK that advances the
                  cumulative ACK and echoes a first transmission (what the
                  path's RTT really is);
-  ts_rtt_retx    ACKs that advance the cumulative ACK, newly ack only data
-                 that was retransmitted or already SACKed (so that Karn
-                 leaves Linux only the TSecr, tcp_rtt_tsopt_us()), and
-                 echo the TSval of a retransmission (E never saw one that
-                 the proxy suppressed: a TSecr the proxy raised); and the
-                 smallest such sample, now minus that retransmission's
-                 send time;
+  ts_rtt_karn    the RTT samples Linux takes from the TSecr
+                 (tcp_ack_update_rtt(): an ACK that advances the cumulative
+                 ACK, when Karn leaves it no ACK-timing sample, because the
+                 newly acked data includes a retransmitted segment or has
+                 none that was neither SACKed nor retransmitted, and the
+                 ACK gives no SACK sample either): the sender's TS clock at
+                 the ACK's arrival (its last TSval plus the ms since) minus
+                 the TSecr, at least 1 ms; a TSecr of 0 gives none.  A
+                 TSecr the proxy raised to a retransmission's TSval gives
+                 samples as short as the time since that retransmission;
   episodes       loss-recovery episodes (a retransmission below the
                  highest sequence sent, outside the previous episode);
   stale_partial  episodes during which an ACK advanced the cumulative ACK
@@ -61,8 +64,8 @@ def scan(path, port):
     high = None         # absolute end of the highest data sent
     una = None
     ep = None
-    retx_sent = {}      # TSval of a retransmission -> its send time
-    res = {"sack_rtt": [], "ts_rtt": [], "ts_rtt_retx": [], "episodes": 0,
+    last_ts = None      # (time, TSval) of the sender's latest segment
+    res = {"sack_rtt": [], "ts_rtt": [], "ts_rtt_karn": [], "episodes": 0,
            "stale_partial": 0}
     for p in pcapflow.read_segments(path):
         t, seq, ack, plen = p[0], p[6], p[7], p[10]
@@ -70,12 +73,13 @@ def scan(path, port):
         ts = o.get("ts")
         if (p[4], p[5]) != (cport, port) and (p[4], p[5]) != (port, cport):
             continue
+        if p[5] == port and ts:
+            last_ts = (t, ts[0])
         if p[5] == port and plen:
             end = (seq + plen) & 0xFFFFFFFF
             if high is not None and not seq_le(high, seq):      # below high
                 if ts:
                     retx_tsval.add(ts[0])
-                    retx_sent.setdefault(ts[0], t)
                 if ep is None:
                     ep = {"r": ts[0] if ts else None, "high": high, "stale": False}
                     res["episodes"] += 1
@@ -104,14 +108,13 @@ def scan(path, port):
                 res["sack_rtt"].append((t - newest) * 1e3)
             if ts and adv and ts[1] in first_tsval and ts[1] not in retx_tsval:
                 res["ts_rtt"].append((t - first_tsval[ts[1]]) * 1e3)
-            if ts and adv and ts[1] in retx_sent and ts[1] not in first_tsval:
-                # Karn: Linux uses the TSecr only when the newly acked data
-                # is all retransmitted or already SACKed
-                fresh = any(seq_le(una, s0) and seq_le(e0, ack) and
-                            (s0, e0) not in sacked and (s0, e0) not in resent
-                            for (s0, e0) in sent)
-                if not fresh:
-                    res["ts_rtt_retx"].append((t - retx_sent[ts[1]]) * 1e3)
+            if ts and ts[1] and adv and last_ts is not None and \
+                    newest is None:
+                newly = [k for k in sent if seq_le(una, k[0]) and seq_le(k[1], ack)]
+                fresh = any(k not in sacked and k not in resent for k in newly)
+                if any(k in resent for k in newly) or not fresh:
+                    now = last_ts[1] + int((t - last_ts[0]) * 1000)
+                    res["ts_rtt_karn"].append(max(1, (now - ts[1]) & 0xFFFFFFFF))
             if ep is not None:
                 if adv and ts and ts[1] and ep["r"] is not None and \
                         not seq_le(ep["r"], ts[1]):
@@ -142,18 +145,20 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     print("| capture | port | ts_rtt_min ms | sack_rtt samples | below half of ts_rtt_min "
-          "| smallest sack_rtt ms | ts_rtt_retx samples | smallest ts_rtt_retx ms "
+          "| smallest sack_rtt ms | ts_rtt_karn samples | below half of ts_rtt_min "
+          "| smallest ts_rtt_karn ms "
           "| episodes | stale_partial |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for path, port in zip(argv[::2], argv[1::2]):
         r = scan_file(path, int(port))
         floor = min(r["ts_rtt"]) if r["ts_rtt"] else float("nan")
         sr = sorted(r["sack_rtt"])
-        tr = sorted(r["ts_rtt_retx"])
-        print("| %s | %s | %.2f | %d | %d | %s | %d | %s | %d | %d |" % (
+        tr = sorted(r["ts_rtt_karn"])
+        print("| %s | %s | %.2f | %d | %d | %s | %d | %d | %s | %d | %d |" % (
             path.rsplit("/", 1)[-1], port, floor, len(sr),
             sum(1 for x in sr if x < floor / 2), "%.2f" % sr[0] if sr else "-",
-            len(tr), "%.2f" % tr[0] if tr else "-",
+            len(tr), sum(1 for x in tr if x < floor / 2),
+            "%d" % tr[0] if tr else "-",
             r["episodes"], r["stale_partial"]))
     return 0
 

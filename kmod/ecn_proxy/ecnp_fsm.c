@@ -911,7 +911,7 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 * echo segments sent after that retransmission.
 	 */
 	return advanced && !p->len && f->smss &&
-	       !(p->opt & ECNP_OPT_SACK) &&
+	       !(p->opt & (ECNP_OPT_SACK | ECNP_OPT_DSACK)) &&
 	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
 	       !ecnp_n_gap_at(f, p->ack) && !ecnp_tsecr_stale(f, p) &&
 	       ecnp_flight_segs(f, p->ack) >= (ecnp_sack_ok(f) ?
@@ -1135,6 +1135,23 @@ static bool ecnp_absorb_after_abort(struct ecnp_fsm *f,
 	return false;
 }
 
+/*
+ * The edit of an ACK that ends a hold, or comes after it: a TSecr older
+ * than N's suppressed retransmission, and with SACK a D-SACK once N's
+ * retransmission of L was seen (E's D-SACK for a copy of L that was let
+ * through, ecnp_rexmit_to_pass(), is left out: ecnp_fsm_ack_edit()).
+ * Either would undo N's reduction.  Called before the hold is cleared:
+ * the options count only where they are read (ecnp_fsm_wants_opts()).
+ */
+static u32 ecnp_fixup(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	bool dsack = ecnp_sack_ok(f) && (f->dflags & ECNP_DF_REXMIT) &&
+		     (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) &&
+		     (p->opt & ECNP_OPT_DSACK);
+
+	return ecnp_tsecr_stale(f, p) || dsack ? ECNP_ACT_SET_TSECR : 0;
+}
+
 /* A real loss the hold would hide: stop holding and suppressing. */
 static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -1174,8 +1191,9 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 			f->dflags |= ECNP_DF_LATE;
 			f->hold_ack = f->saved_ack;
 		}
+		n = ecnp_fixup(f, p);
 		f->dflags &= ~ECNP_DF_HOLD;
-		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+		return n;
 	}
 	/* older than what N has seen: leave it alone */
 	if (before(p->ack, f->saved_ack))
@@ -1205,8 +1223,9 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	    (p->opt & ECNP_OPT_SACK) && after(p->ack, f->saved_ack) &&
 	    (after(p->sack_high, f->hold_end) ||
 	     !before(p->ack, ecnp_fake_end(f)))) {
+		n = ecnp_fixup(f, p);
 		f->dflags &= ~ECNP_DF_HOLD;
-		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+		return n;
 	}
 	/*
 	 * Without SACK, N learns of a real loss below hold_end only from E's
@@ -1272,6 +1291,20 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 }
 
 /*
+ * ... and it is let through, not dropped: with SACK, E has acked all N had
+ * sent (the held ACK N reacted to acked everything, ecnp_hold()), so no
+ * ACK of E's can end the hold unless N sends more, and an application-
+ * limited N would wait for its RTO.  E answers the copy at once with its
+ * real ACK, one round trip after the retransmission as for a real loss,
+ * which ends the hold; its D-SACK for L is left out (ecnp_fsm_ack_edit()).
+ * One duplicate at E instead of a stall.
+ */
+static bool ecnp_rexmit_to_pass(const struct ecnp_fsm *f)
+{
+	return ecnp_sack_ok(f) && !before(f->e_ack, f->n_nxt);
+}
+
+/*
  * With SACK, N retransmits a segment X above L after its suppressed
  * retransmission of L (RACK took X for lost: reordering behind the
  * proxy).  A held ACK that shows X SACKed while L is not acked makes RACK
@@ -1311,8 +1344,9 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
  * beyond hold_end are left out; E's D-SACK block, if kept, goes first
  * (before the added block: RFC 2883 reads only the first); without SACK,
  * @e->copies exact copies follow it when it stands for more than one
- * duplicate (ECNP_ACT_COPIES()).  SET_TSECR: the TSecr alone (E's blocks
- * all kept).  INJECT_DUPACKS: the duplicates;
+ * duplicate (ECNP_ACT_COPIES()).  SET_TSECR: TSecr := 0 if older than
+ * N's suppressed retransmission, E's blocks kept but any touching L (E's
+ * D-SACK for a copy of L let through).  INJECT_DUPACKS: the duplicates;
  * with SACK they claim the three segments above L, which makes RACK mark L
  * lost at once; E's D-SACK block is not repeated in them.
  */
@@ -1352,6 +1386,12 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->set_tsecr = true;
 		e->tsecr = 0;
 	}
+	/* after the hold: E's D-SACK for L (ecnp_fixup()) is left out */
+	if ((ret & ECNP_ACT_SET_TSECR) && !e->lost) {
+		e->lost = true;
+		e->lost_start = f->saved_ack;
+		e->lost_end = f->saved_ack + f->smss;
+	}
 	if (!ecnp_sack_ok(f))
 		return;
 	if (ret & ECNP_ACT_INJECT_DUPACKS) {
@@ -1387,7 +1427,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->flags &= ~ECNP_FL_IN_WINDOW;
 	if (held)
 		act = ecnp_hold(f, p);
-	else if (ecnp_tsecr_stale(f, p))
+	else if (ecnp_fixup(f, p))
 		/*
 		 * After the hold, N may still be in recovery (its recovery
 		 * point can lie beyond hold_end when the proxy saw its
@@ -1504,7 +1544,10 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->hold_end = f->n_nxt;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
-		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		if (!ecnp_rexmit_to_pass(f))
+			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		/* edited as any other N->E segment */
+		ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
 	}
 	/*
 	 * Sent before the retransmission (an older TSval), seen after it
@@ -1974,7 +2017,9 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) ||
 	    (p->pflags & ECNP_PF_NO_DROP) || !ecnp_seg_ok(f, p))
 		return false;
-	if (ecnp_rexmit_to_suppress(f, p) || ecnp_late_rexmit(f, p))
+	if (ecnp_rexmit_to_suppress(f, p))
+		return !ecnp_rexmit_to_pass(f);
+	if (ecnp_late_rexmit(f, p))
 		return true;
 	return mode == ECNP_FB_DROP && ecnp_st_signal(f->state) &&
 	       ecnp_new_data(f, p);

@@ -160,6 +160,7 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_OFFLOADED_PROXIED,
 	ECNP_STAT_PICKUPS_OFFLOADED,
 	ECNP_STAT_FLOWS_VERIFY,
+	ECNP_STAT_REXMIT_PASSED,
 	ECNP_STAT_NR,
 };
 
@@ -205,6 +206,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_OFFLOADED_PROXIED]	= "flows_offloaded_proxied",
 	[ECNP_STAT_PICKUPS_OFFLOADED]		= "pickups_offloaded",
 	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
+	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -461,9 +463,13 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	    tcpfwd_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
 		return;
 	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++) {
-		/* above the ACK; an inverted block is never valid */
-		if (!after(blk[i].start, ep->ack) ||
-		    !before(blk[i].start, blk[i].end))
+		/* an inverted block is never valid */
+		if (!before(blk[i].start, blk[i].end))
+			continue;
+		/* below the ACK: a D-SACK (RFC 2883) */
+		if (before(blk[i].start, ep->ack))
+			ep->opt |= ECNP_OPT_DSACK;
+		if (!after(blk[i].start, ep->ack))
 			continue;
 		if (!(ep->opt & ECNP_OPT_SACK) ||
 		    after(blk[i].end, ep->sack_high))
@@ -529,11 +535,16 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
 	if (ret & ECNP_EV_OUT_OF_WINDOW)
 		ecnp_count(en, ECNP_STAT_OUT_OF_WINDOW);
-	if (ret & ECNP_EV_NOT_DROPPED)
-		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
-	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
+	if ((ret & (ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED |
+		    ECNP_ACT_DROP)) ==
+	    (ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED)) {
+		/* N's retransmission of L let through (E had all N sent) */
+		ecnp_count(en, ECNP_STAT_REXMIT_PASSED);
+	} else if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return;
+	} else if (ret & ECNP_EV_NOT_DROPPED) {
+		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
 	}
 	if (ret & ECNP_EV_ACK_ABSORBED) {
 		ecnp_count(en, ECNP_STAT_ACKS_ABSORBED);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """scripts/sack_rtt_scan.py on a synthetic capture: a SACK block that
-claims a segment sent 1 ms earlier gives a 1 ms sample; an ACK that
+claims a segment sent 1 ms earlier gives a 1 ms sample; a TSecr raised to
+a retransmission's TSval gives a 1 ms TSecr sample under Karn; an ACK that
 advances during a recovery with a TSecr older than the retransmission
 makes the episode stale; the iperf3 control connection is ignored."""
 import importlib.util
@@ -41,13 +42,21 @@ def test_scan(tmp_path):
     pk.append(seg(1.020, 5201, D, 1, 2000, 0, 9, 1000, src=S, dst=C))
     # N retransmits 2000 (TSval 1030): an episode, high = 5000
     pk.append(seg(1.030, D, 5201, 2000, 1, M, 1030, 9))
-    # the original's ACK, TSecr 1001 < 1030, advances: stale
-    pk.append(seg(1.031, 5201, D, 1, 3000, 0, 9, 1001, src=S, dst=C))
+    # an ACK over the retransmitted segment alone, its TSecr raised to the
+    # retransmission's TSval: Karn leaves the TSecr, a 0 ms sample taken as 1
+    pk.append(seg(1.0304, 5201, D, 1, 3000, 0, 9, 1030, src=S, dst=C))
+    # the original's ACK, TSecr 1001 < 1030, advances: stale; it acks
+    # [3000, 4000), sent once and not SACKed: an ACK-timing sample, no TSecr one
+    pk.append(seg(1.031, 5201, D, 1, 4000, 0, 9, 1001, src=S, dst=C))
+    # only SACKed data newly acked: the TSecr sample, 1040 - 1003
     pk.append(seg(1.040, 5201, D, 1, 5000, 0, 9, 1003, src=S, dst=C))
+    # a TSecr of 0 gives none
+    pk.append(seg(1.041, D, 5201, 5000, 1, M, 1041, 9))
+    pk.append(seg(1.045, 5201, D, 1, 6000, 0, 9, 0, src=S, dst=C))
     path = str(tmp_path / "c.pcap")
     wrpcap(path, pk)
     r = scan_mod.scan(path, 5201)
     assert r["episodes"] == 1 and r["stale_partial"] == 1
     assert r["sack_rtt"] == [pytest.approx(1.0, abs=0.01)]
     assert min(r["ts_rtt"]) >= 19.9           # 1.020 - 1.000
-    assert r["ts_rtt_retx"] == []             # no ACK echoes TSval 1030
+    assert r["ts_rtt_karn"] == [1, 37]

@@ -2435,8 +2435,9 @@ static void dupack_basic(bool sack, bool ts)
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, end1);
 		EXPECT_EQ(e.win, 600);
-		/* released: E's blocks as they are */
-		EXPECT(!e.lost && !e.limit && !e.no_dsack && !e.sack);
+		/* released: E's blocks as they are, but one touching L */
+		EXPECT(!e.limit && !e.no_dsack && !e.sack);
+		EXPECT_EQ(e.lost, ts);
 		if (ts)
 			EXPECT_EQ(e.tsecr, 0);
 		EXPECT_R(e_ack(&fl, 0, end1, opt, 6000, 600), 0);
@@ -2553,10 +2554,38 @@ static void test_dupack_sack_small_window(void **state)
 		EXPECT(e.sack);
 		EXPECT_EQ(e.sack_start, u + MSS);
 		EXPECT_EQ(e.sack_end, fl.n_seq);
-		/* N's retransmission of L is suppressed, as with more */
-		EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
-			 ECNP_EV_REXMIT_SUPPRESSED);
-		/* its next new segment, acked, releases the hold */
+		/*
+		 * N's retransmission of L: E has acked all N sent, so no
+		 * ACK of E's would end the hold if N has nothing more to
+		 * send (N would wait for its RTO).  Let through, not dropped.
+		 */
+		r = n_retx(&fl, u, MSS);
+		EXPECT_R(r, ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED);
+		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+		if (flights[i] == 2) {
+			/*
+			 * E answers the duplicate with its real ACK and a
+			 * D-SACK for L: that ends the hold, the D-SACK left
+			 * out (it would undo N's reduction)
+			 */
+			r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_DSACK, 0, 500);
+			EXPECT_R(r, ECNP_ACT_SET_TSECR);
+			EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+			e = edit_of(&fl, r);
+			EXPECT_EQ(e.ack, fl.n_seq);
+			EXPECT(!e.set_tsecr && e.lost && !e.sack);
+			EXPECT_EQ(e.lost_start, u);
+			EXPECT_EQ(e.lost_end, u + MSS);
+			/*
+			 * a later one: without timestamps, options are not
+			 * read after the hold (ecnp_fsm_wants_opts()), so it
+			 * goes as it is (E sends its D-SACK at once, first)
+			 */
+			EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_DSACK, 0,
+				       500), 0);
+			continue;
+		}
+		/* or N sends new data: E's ACK of it releases the hold */
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
@@ -3012,7 +3041,8 @@ static void test_dupack_hole_above_claimed(void **state)
 	e = edit_of(&fl, r);
 	EXPECT_EQ(e.ack, u + 2 * MSS);
 	EXPECT_EQ(e.tsecr, 0);
-	EXPECT(!e.sack && !e.limit && !e.lost);
+	/* E's blocks kept, but one touching L (a D-SACK for it) */
+	EXPECT(!e.sack && !e.limit && e.lost);
 	/* E's next ACK SACKs the hole before N's copy of it passed: as is */
 	r = e_ack_sack(&fl, u + 6 * MSS, end, 1);
 	EXPECT(!(r & ECNP_ACT_HOLD_ACK));
@@ -3643,6 +3673,9 @@ struct seg {
 	bool cwr;
 };
 
+/* retransmissions of L let through (ecnp_rexmit_to_pass()), all runs */
+static u32 sim_passed;
+
 static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		       u32 seed)
 {
@@ -3654,8 +3687,9 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 	u32 rcv_nxt, ts_recent = 0, clock = 1000, n_ack, r, sent_tsecr;
 	u32 events = 0, injected = 0, suppressed = 0, cwrs = 0, marks = 0;
 	u32 rexmit_ts = 0, dups = 0, absorbed = 0, ooo = 0, n_dups = 0;
-	u32 late = 0, dl_left[2] = { 0 }, answered = 0;
+	u32 late = 0, dl_left[2] = { 0 }, answered = 0, passed = 0;
 	bool demand = false, retx_due = false, rexmit_seen = false, wd;
+	bool dsack_due = false;
 	bool sig_pending = false;
 	bool dl_on[2] = { false }, have;
 	int i, j;
@@ -3672,8 +3706,21 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		have = false;
 		if (retx_due) {
 			r = n_retx_ts(&fl, n_ack, clock, &wd);
-			EXPECT(wd);
-			EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			if (r & DROP) {
+				EXPECT(wd);
+				EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			} else {
+				/*
+				 * E had acked all N sent: let through, E
+				 * answers the duplicate with a D-SACK
+				 */
+				EXPECT(!wd && sack && rcv_nxt == fl.f.n_nxt);
+				EXPECT_EQ(r & ~(u32)SET_ECE,
+					  ECNP_EV_REXMIT_SUPPRESSED |
+					  ECNP_EV_NOT_DROPPED);
+				passed++;
+				dsack_due = true;
+			}
 			/* never the first copy: that one is late */
 			for (j = 0; j < 2; j++)
 				EXPECT(!dl_on[j] || dl[j].seq != n_ack);
@@ -3724,6 +3771,28 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 			q[qt % 64] = (struct seg){ p.seq, p.tsval, seen.ecn,
 						   seen.flags & CWR };
 			qt++;
+		}
+		if (dsack_due) {
+			/* E's answer: its real ACK, a D-SACK for L */
+			struct ecnp_pkt a = e_ack_pkt(&fl, demand ? ECE : 0,
+						      rcv_nxt,
+						      ECNP_OPT_DSACK |
+						      (ts ? ECNP_OPT_TS : 0),
+						      ts_recent, 0xffff);
+
+			dsack_due = false;
+			r = step(&fl, a);
+			e = edit_of(&fl, r);
+			/* the hold ends; the D-SACK for L never reaches N */
+			EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+			EXPECT(r & ECNP_ACT_SET_TSECR);
+			EXPECT(e.lost && e.lost_start == n_ack &&
+			       e.lost_end == n_ack + MSS);
+			EXPECT(!e.set_tsecr || !e.tsecr);
+			EXPECT_EQ(e.ack, rcv_nxt);
+			rexmit_seen = false;
+			n_ack = e.ack;
+			continue;
 		}
 		if (qh == qt || rnd(&seed) % 3 == 0)
 			continue;
@@ -3873,6 +3942,8 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 	EXPECT(events > 10);
 	EXPECT(events + answered <= marks);
 	EXPECT_EQ(suppressed, events);
+	EXPECT(sack || !passed);
+	sim_passed += passed;
 	EXPECT_EQ(injected, sack ? 0 : events);
 	EXPECT_EQ(cwrs, events + answered);
 	EXPECT(!demand);
@@ -3898,6 +3969,9 @@ static void test_dupack_simulation(void **state)
 			dupack_sim(v & 1, v & 2, v & 4, v & 8, seed);
 		}
 	}
+	/* the copy of L let through was exercised */
+	CTX("dupack simulation: retransmissions let through");
+	EXPECT(sim_passed > 0);
 }
 
 /*
