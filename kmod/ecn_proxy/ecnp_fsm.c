@@ -1500,7 +1500,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool gap_fill = p->len && ecnp_n_gap_at(f, p->seq);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
 	u32 ev = 0;	/* events besides the edits */
-	bool cwr = false;
+	bool cwr = false, passed = false;
 	u32 act;
 
 	/*
@@ -1546,8 +1546,9 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->recover = f->hold_end;
 		if (!ecnp_rexmit_to_pass(f))
 			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
-		/* edited as any other N->E segment */
+		/* edited as any other N->E segment, and ECT (below) */
 		ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
+		passed = true;
 	}
 	/*
 	 * Sent before the retransmission (an older TSval), seen after it
@@ -1606,8 +1607,15 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * would drop it early, a real loss inside a range the dupack signal
 	 * claims SACKed: N sees the ACK stop at data it believes SACKed
 	 * (reneging) and recovers by timeout (proxy_dupack, 2026-11-26).
+	 * And on the copy of L let through (ecnp_rexmit_to_pass()): dropped,
+	 * nothing else would end the hold, and N waits for its RTO
+	 * (proxy_dupack_burst, 2026-11-27: 5 RTOs of 740 ms with Not-ECT
+	 * copies behind UDP traffic above the bottleneck's rate).  E has it
+	 * already, and ignores CE on a duplicate (Linux discards it in
+	 * tcp_validate_incoming() or tcp_data_queue(), before any
+	 * tcp_ecn_check_ce()).
 	 */
-	if ((new_data || gap_fill) && mode != ECNP_FB_NONE &&
+	if ((new_data || gap_fill || passed) && mode != ECNP_FB_NONE &&
 	    p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
 	return act | ev;
