@@ -1023,8 +1023,8 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		 * cover segments N sent just before this ACK, and Linux takes
 		 * an RTT sample from every newly SACKed segment: N's min_rtt,
 		 * and RACK's reordering window with it, would collapse
-		 * (DUPACK.md, "Known defect").  dup_shown counts the held
-		 * ACKs N has been shown.
+		 * (DUPACK.md, "Defects found on 2026-11-27").  dup_shown
+		 * counts the held ACKs N has been shown.
 		 */
 		f->dup_shown = 0;
 		f->claimed = 0;
@@ -1379,7 +1379,8 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * but an ACK that then advances over L alone (Karn leaves Linux the
 	 * TSecr, tcp_ack_update_rtt()) gave N an RTT of now minus the
 	 * retransmission, down to 1 ms: N's min_rtt, and through it RACK's
-	 * reordering window, collapsed (DUPACK.md, "Known defects").
+	 * reordering window, collapsed (DUPACK.md, "Defects found on
+	 * 2026-11-27").
 	 */
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    ecnp_tsecr_stale(f, p)) {
