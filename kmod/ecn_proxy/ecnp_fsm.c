@@ -1145,11 +1145,13 @@ static bool ecnp_absorb_after_abort(struct ecnp_fsm *f,
  */
 static u32 ecnp_fixup(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	bool dsack = ecnp_sack_ok(f) && (f->dflags & ECNP_DF_REXMIT) &&
+	bool dsack = ecnp_sack_ok(f) &&
 		     (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) &&
 		     (p->opt & ECNP_OPT_DSACK);
 
-	return ecnp_tsecr_stale(f, p) || dsack ? ECNP_ACT_SET_TSECR : 0;
+	if (dsack)
+		return ECNP_ACT_SET_TSECR | ECNP_ACT_NO_DSACK;
+	return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
 }
 
 /* A real loss the hold would hide: stop holding and suppressing. */
@@ -1387,12 +1389,20 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->set_tsecr = true;
 		e->tsecr = 0;
 	}
-	/* after the hold: E's D-SACK for L (ecnp_fixup()) is left out */
+	/* after the hold: E's blocks touching L are left out */
 	if ((ret & ECNP_ACT_SET_TSECR) && !e->lost) {
 		e->lost = true;
 		e->lost_start = f->saved_ack;
 		e->lost_end = f->saved_ack + f->smss;
 	}
+	/*
+	 * and any D-SACK block (ecnp_fixup()): ECE on this ACK may already
+	 * have moved saved_ack to the next window, and a new event may have
+	 * started before E's D-SACK for a copy of L let through arrives
+	 * (proxy_dupack, 2026-11-27: 41 D-SACKs reached N, 63 undos)
+	 */
+	if (ret & ECNP_ACT_NO_DSACK)
+		e->no_dsack = true;
 	if (!ecnp_sack_ok(f))
 		return;
 	if (ret & ECNP_ACT_INJECT_DUPACKS) {
@@ -1428,14 +1438,18 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->flags &= ~ECNP_FL_IN_WINDOW;
 	if (held)
 		act = ecnp_hold(f, p);
-	else if (ecnp_fixup(f, p))
+	else
 		/*
 		 * After the hold, N may still be in recovery (its recovery
 		 * point can lie beyond hold_end when the proxy saw its
 		 * segments out of order): an echo of a transmission older
-		 * than the suppressed retransmission would still undo it.
+		 * than the suppressed retransmission would still undo it,
+		 * and so would a D-SACK.
 		 */
-		act = ECNP_ACT_SET_TSECR;
+		act = ecnp_fixup(f, p);
+	if ((act & ECNP_ACT_HOLD_ACK) && ecnp_sack_ok(f) &&
+	    (p->opt & ECNP_OPT_DSACK))
+		act |= ECNP_ACT_NO_DSACK;
 	if (ecnp_absorb_after_abort(f, p, !held))
 		act = ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED | (act & ECNP_EV_MASK);
 

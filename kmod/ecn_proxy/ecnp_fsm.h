@@ -322,6 +322,12 @@ struct ecnp_ack_edit {
 #define ECNP_ACT_COPY_MASK	0x00000c00
 #define ECNP_ACT_COPIES(n)	((u32)(n) << ECNP_ACT_COPY_SHIFT)
 #define ECNP_ACT_COPIES_MAX	(ECNP_ACT_COPY_MASK >> ECNP_ACT_COPY_SHIFT)
+/*
+ * dupack with SACK, with ECNP_ACT_HOLD_ACK or ECNP_ACT_SET_TSECR: E's
+ * D-SACK block is left out (it may report a copy of L let through, or
+ * one N's own recovery sent, and would undo N's reduction)
+ */
+#define ECNP_ACT_NO_DSACK	0x00001000
 #define ECNP_ACT_MASK		0x0000ffff
 /* the header flag / ECN field edits, and the dupack ACK edits */
 #define ECNP_ACT_FLAG_EDITS	0x0000003f

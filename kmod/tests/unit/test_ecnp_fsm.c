@@ -57,7 +57,7 @@ static const char *act_str(u32 v)
 	static const char * const names[] = {
 		"SET_ECE", "CLEAR_ECE", "SET_CWR", "CLEAR_CWR", "SET_ECT0",
 		"CLEAR_ECN", "DROP", "HOLD_ACK", "SET_TSECR", "INJECT_DUPACKS",
-		"COPIES(1)", "COPIES(2)", "?12",
+		"COPIES(1)", "COPIES(2)", "NO_DSACK",
 		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
 		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
@@ -2571,11 +2571,11 @@ static void test_dupack_sack_small_window(void **state)
 			 * out (it would undo N's reduction)
 			 */
 			r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_DSACK, 0, 500);
-			EXPECT_R(r, ECNP_ACT_SET_TSECR);
+			EXPECT_R(r, ECNP_ACT_SET_TSECR | ECNP_ACT_NO_DSACK);
 			EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 			e = edit_of(&fl, r);
 			EXPECT_EQ(e.ack, fl.n_seq);
-			EXPECT(!e.set_tsecr && e.lost && !e.sack);
+			EXPECT(!e.set_tsecr && e.lost && !e.sack && e.no_dsack);
 			EXPECT_EQ(e.lost_start, u);
 			EXPECT_EQ(e.lost_end, u + MSS);
 			/*
@@ -3788,6 +3788,7 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 			/* the hold ends; the D-SACK for L never reaches N */
 			EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 			EXPECT(r & ECNP_ACT_SET_TSECR);
+			EXPECT(e.no_dsack);
 			EXPECT(e.lost && e.lost_start == n_ack &&
 			       e.lost_end == n_ack + MSS);
 			EXPECT(!e.set_tsecr || !e.tsecr);
