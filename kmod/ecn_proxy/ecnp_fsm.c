@@ -1172,21 +1172,30 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	 * E acked all N had sent when it retransmitted: N's recovery ends.
 	 * Not before that retransmission was seen (N may need more duplicates
 	 * than three, its dupthresh grows with reordering): released, it
-	 * would reach E as a duplicate.  Unless E acked everything N sent:
-	 * holding that would only stall N until its RTO.
+	 * would reach E as a duplicate.
+	 *
+	 * Without SACK, unless E acked everything N sent: holding that would
+	 * only stall N until its RTO (its dupthresh may exceed the duplicates
+	 * it was shown).  With SACK, never before the retransmission: the
+	 * held ACK shows everything above L SACKed, so RACK retransmits L
+	 * once its reordering window (a quarter of min_rtt, rounded up to
+	 * jiffies) has passed, and that copy ends the hold (let through when
+	 * E has acked all N sent, ecnp_rexmit_to_pass()).  Released first, N
+	 * either took no loss at all (its RACK timer had not fired) or took
+	 * one and undid it at once: this ACK's TSecr predates N's
+	 * retransmission, and the proxy has not seen it yet to clear that
+	 * TSecr (proxy_dupack, 2026-11-27, with SACK and timestamps: 102
+	 * undos in 1011 events; the burst test: 17 reductions for 63
+	 * events).
 	 */
 	if (!before(p->ack, f->hold_end) &&
 	    ((f->dflags & ECNP_DF_REXMIT) ||
-	     (!before(p->ack, f->n_nxt) &&
-	      !(ecnp_sack_ok(f) && !f->dup_shown)))) {
+	     (!before(p->ack, f->n_nxt) && !ecnp_sack_ok(f)))) {
 		/*
-		 * Released before N's retransmission: with few segments
-		 * SACKed, N's RACK waits a quarter of min_rtt (rounded up to
-		 * jiffies) before it retransmits L, and a small window is
-		 * all acked by then.  N may still send that copy, already
-		 * on its way or decided on before this ACK reaches it; E
-		 * has L, so it is dropped (ecnp_late_rexmit()), not
-		 * delivered as a duplicate that E would D-SACK.
+		 * Released before N's retransmission (without SACK): N may
+		 * still send that copy, already on its way or decided on
+		 * before this ACK reaches it; E has L, so it is dropped
+		 * (ecnp_late_rexmit()), not delivered as a duplicate.
 		 */
 		if (!(f->dflags & ECNP_DF_REXMIT)) {
 			/* this ACK may start the next event: keep L */
@@ -1533,6 +1542,11 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	}
 	if (ecnp_late_rexmit(f, p)) {
 		f->dflags &= ~ECNP_DF_LATE;
+		/* E's next ACKs may still echo older segments: cleared */
+		if (p->opt & ECNP_OPT_TS) {
+			f->rexmit_tsval = p->tsval;
+			f->dflags |= ECNP_DF_TS;
+		}
 		if (!(p->pflags & ECNP_PF_NO_DROP))
 			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 		ev |= ECNP_EV_NOT_DROPPED;
@@ -2014,7 +2028,7 @@ bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 		return true;
 	if (!ecnp_fsm_in_phase2(f))
 		return false;
-	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS))
+	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE))
 		return true;
 	return mode == ECNP_FB_DUPACK &&
 	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state));

@@ -2653,49 +2653,123 @@ static void small_window_shown(struct flow *fl, u32 u)
 	EXPECT_EQ(e.sack_end, fl->n_seq);
 }
 
+/* A flow without SACK, 5 of N's segments out, E's ECE ACK for the first. */
+static u32 nosack_window_signal(struct flow *fl)
+{
+	u32 u;
+	int k;
+
+	flow_open(fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	for (k = 0; k < 5; k++)
+		EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	u = fl->n_seq - 4 * MSS;
+	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 500) & ~ECNP_ACT_COPY_MASK,
+		 CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	return u;
+}
+
 /*
- * A small window is all acked before N's RACK timer (a quarter of min_rtt,
- * rounded up to jiffies) makes it retransmit L: the hold ends at E's ACK
- * of everything N sent, and the copy of L that N still sends is dropped,
- * not delivered as a duplicate that E would D-SACK (proxy_dupack, CUBIC
- * with SACK: 6 duplicates of a "lost" segment at E and 11 D-SACK undos in
- * 1160 events before this rule).  Only that one copy, and only once E has
- * acked it.
+ * With SACK, E's ACK of everything is held until N's retransmission of L
+ * is seen, however many held ACKs N was shown: a small window is all
+ * acked before N's RACK timer (a quarter of min_rtt, rounded up to
+ * jiffies) makes it retransmit L, and released then, N either took no
+ * loss or undid it at once, its TSecr older than N's retransmission
+ * (proxy_dupack, 2026-11-27: 102 undos in 1011 events).  The copy is let
+ * through (E has acked all N sent) and E's answer ends the hold.
+ *
+ * Without SACK the hold still ends at E's ACK of everything (N may need
+ * more duplicates than it was shown), and the copy of L that N still
+ * sends is dropped, not delivered as a duplicate: only that one copy,
+ * only once E has acked it, and its TSval clears the older TSecrs E
+ * still echoes.
  */
 static void test_dupack_late_rexmit(void **state)
 {
+	struct ecnp_ack_edit e;
 	struct ecnp_pkt p;
 	struct flow fl;
-	u32 u, end;
+	u32 u, end, r;
+	bool wd;
 	int k;
 
 	(void)state;
-	CTX("dupack: release before N's retransmission, the late copy");
+	CTX("dupack with SACK: E's ACK of everything held until N's copy");
 	u = small_window_signal(&fl);
 	small_window_shown(&fl, u);
 	/* PRR lets N send on; E acks everything before N retransmits L */
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	end = fl.n_seq;
+	for (k = 0; k < 2; k++) {
+		r = e_ack(&fl, 0, end, 0, 0, 500);
+		EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+		e = edit_of(&fl, r);
+		EXPECT_EQ(e.ack, u);
+		EXPECT(e.sack);
+		EXPECT_EQ(e.sack_end, end);
+		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+		EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
+	}
+	/* N's retransmission of L: let through, ECT */
+	EXPECT_R(n_retx(&fl, u, MSS), SET_ECT0 | ECNP_EV_REXMIT_SUPPRESSED |
+		 ECNP_EV_NOT_DROPPED);
+	/* E's answer: released, its D-SACK left out */
+	r = e_ack(&fl, 0, end, ECNP_OPT_DSACK, 0, 500);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR | ECNP_ACT_NO_DSACK);
+	EXPECT(!(fl.f.dflags & (ECNP_DF_HOLD | ECNP_DF_LATE)));
+	/* N's RTO copy of L would be its own business: forwarded */
+	EXPECT_R(n_retx(&fl, u, MSS), 0);
+
+	CTX("dupack with SACK and timestamps: the TSecr of the held ACKs");
+	u = small_window_signal(&fl);
+	small_window_shown(&fl, u);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 100, 500),
+		 ECNP_ACT_HOLD_ACK);
+	EXPECT_R(n_retx_ts(&fl, u, 200, &wd), SET_ECT0 |
+		 ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED);
+	EXPECT(!wd);
+	/* an ACK older than the copy's answer: released, no echo */
+	r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 150, 500);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	e = edit_of(&fl, r);
+	EXPECT(e.set_tsecr);
+	EXPECT_EQ(e.tsecr, 0);
+	/* E's answer to the copy echoes it: as it is */
+	r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS | ECNP_OPT_DSACK, 200, 500);
+	e = edit_of(&fl, r);
+	EXPECT(!e.set_tsecr);
+
+	CTX("dupack without SACK: release before N's retransmission");
+	u = nosack_window_signal(&fl);
+	/* E acks everything before N's retransmission reaches the proxy */
+	end = fl.n_seq;
 	EXPECT_R(e_ack(&fl, 0, end, 0, 0, 500), 0);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	EXPECT(fl.f.dflags & ECNP_DF_LATE);
+	/* the options of N's segments are read: its TSval counts */
+	EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK, ECNP_FB_DUPACK));
 	/* a copy that is not L, or reaches beyond E's ACK, goes through */
 	EXPECT_R(n_retx(&fl, u + MSS, MSS), 0);
 	/* N's retransmission of L: dropped, once */
 	p = mkp(n_dir(&fl), ACK, u, fl.e_seq, MSS, NOT_ECT);
 	EXPECT(ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
-	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
+	EXPECT_R(n_retx_ts(&fl, u, 300, &wd), ECNP_ACT_DROP |
 		 ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT(wd);
 	EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
 	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
 	EXPECT_R(n_retx(&fl, u, MSS), 0);
+	/* E's ACKs echoing segments older than that copy: no echo */
+	r = e_ack(&fl, 0, end, ECNP_OPT_TS, 299, 500);
+	EXPECT_R(r, ECNP_ACT_SET_TSECR);
+	e = edit_of(&fl, r);
+	EXPECT(e.set_tsecr);
+	EXPECT_EQ(e.tsecr, 0);
+	EXPECT_R(e_ack(&fl, 0, end, ECNP_OPT_TS, 300, 500), 0);
 
-	CTX("dupack: the releasing ACK carries ECE: L is not forgotten");
-	u = small_window_signal(&fl);
-	small_window_shown(&fl, u);
+	CTX("dupack without SACK: the releasing ACK carries ECE");
+	u = nosack_window_signal(&fl);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	/* E acked all, with a new ECE: the next event waits for data */
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 500), CLR_ECE);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
@@ -2703,24 +2777,23 @@ static void test_dupack_late_rexmit(void **state)
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
 		 ECNP_EV_REXMIT_SUPPRESSED);
 
-	CTX("dupack: release after N's retransmission: no late copy");
-	u = small_window_signal(&fl);
+	CTX("dupack without SACK: release after N's retransmission");
+	u = nosack_window_signal(&fl);
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
 		 ECNP_EV_REXMIT_SUPPRESSED);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 	EXPECT(!(fl.f.dflags & (ECNP_DF_HOLD | ECNP_DF_LATE)));
-	/* N's RTO copy of L would be its own business: forwarded */
 	EXPECT_R(n_retx(&fl, u, MSS), 0);
 
-	CTX("dupack: the next event forgets a late copy never sent");
-	u = small_window_signal(&fl);
-	small_window_shown(&fl, u);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	CTX("dupack without SACK: the next event forgets a late copy");
+	u = nosack_window_signal(&fl);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 	EXPECT(fl.f.dflags & ECNP_DF_LATE);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 	for (k = 0; k < 4; k++)
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - 3 * MSS, 0, 0, 500), CLR_ECE |
+	r = e_ack(&fl, ECE, fl.n_seq - 4 * MSS, 0, 0, 500);
+	EXPECT_R(r & ~ECNP_ACT_COPY_MASK, CLR_ECE | ECNP_ACT_INJECT_DUPACKS |
 		 ECNP_EV_CONG_SIGNAL);
 	EXPECT(!(fl.f.dflags & ECNP_DF_LATE));
 }
@@ -4192,9 +4265,7 @@ static void test_gso_no_drop(void **state)
 
 		CTX("dupack, the late copy of L in a GSO packet, E=%c",
 		    e_is_a ? 'A' : 'B');
-		u = small_window_signal(&fl);
-		small_window_shown(&fl, u);
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		u = nosack_window_signal(&fl);
 		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 		EXPECT(fl.f.dflags & ECNP_DF_LATE);
 		p = n_next(&fl, 0, 2 * MSS);
