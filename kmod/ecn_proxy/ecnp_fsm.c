@@ -113,15 +113,18 @@
  *               N had sent by then), and after three such repeats not at
  *               all: N's own loss recovery answers the event
  *               (ECNP_EV_CONG_ANSWERED, CWR follows).  The signal:
- *               ACT_INJECT_DUPACKS (forward it, then three duplicates;
- *               with SACK they claim [L end, L end + 3 smss), L = [ack,
- *               ack + smss) being the "lost" segment), and the hold
- *               starts.  N's first retransmission of L is dropped (E
- *               has it, never a copy that fills a gap at the proxy) and
- *               fixes hold_end; until E's ACK reaches hold_end its ACKs are
+ *               the hold starts, L = [ack, ack + smss) being the "lost"
+ *               segment; without SACK also ACT_INJECT_DUPACKS (forward
+ *               it, then three duplicates); with SACK nothing is
+ *               injected (claimed blocks gave N false RTT samples): E's
+ *               next ACKs, held, show N its progress above L as SACK.
+ *               N's first retransmission of L is dropped (E has it,
+ *               never a copy that fills a gap at the proxy) and fixes
+ *               hold_end; until E's ACK reaches hold_end its ACKs are
  *               ACT_HOLD_ACK (ACK number L, the event's window, E's
- *               progress as SACK, TSecr no older than the
- *               retransmission), the releasing one ACT_SET_TSECR.
+ *               progress as SACK, a TSecr older than the
+ *               retransmission cleared to 0), the releasing one
+ *               ACT_SET_TSECR.
  *               Without SACK, a held ACK that would show N more
  *               duplicates than E has acked segments above L is dropped
  *               (ECNP_EV_ACK_ABSORBED), and after an abort a duplicate
@@ -908,7 +911,7 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	 * echo segments sent after that retransmission.
 	 */
 	return advanced && !p->len && f->smss &&
-	       !(p->opt & ECNP_OPT_SACK) &&
+	       !(p->opt & (ECNP_OPT_SACK | ECNP_OPT_DSACK)) &&
 	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
 	       !ecnp_n_gap_at(f, p->ack) && !ecnp_tsecr_stale(f, p) &&
 	       ecnp_flight_segs(f, p->ack) >= (ecnp_sack_ok(f) ?
@@ -1013,8 +1016,22 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	f->rexmit_tsval = 0;
 	f->hold_ack = p->ack;
 	f->dup_cnt = 0;
-	f->dup_shown = ECNP_DUPACKS;
-	f->claimed = min_t(u32, ecnp_flight_segs(f, p->ack) - 1, ECNP_DUPACKS);
+	if (ecnp_sack_ok(f)) {
+		/*
+		 * With SACK nothing is injected: E's own next ACKs, held at
+		 * L, show N E's real progress as SACK.  Claimed blocks would
+		 * cover segments N sent just before this ACK, and Linux takes
+		 * an RTT sample from every newly SACKed segment: N's min_rtt,
+		 * and RACK's reordering window with it, would collapse
+		 * (DUPACK.md, "Defects found on 2026-11-27").
+		 */
+		f->dup_shown = 0;
+		f->claimed = 0;
+	} else {
+		f->dup_shown = ECNP_DUPACKS;
+		f->claimed = min_t(u32, ecnp_flight_segs(f, p->ack) - 1,
+				   ECNP_DUPACKS);
+	}
 	f->dflags = (f->dflags & (ECNP_DF_SACK_A | ECNP_DF_SACK_B |
 				  ECNP_DF_GAP)) | ECNP_DF_HOLD;
 	ecnp_window_from_signal(f);
@@ -1117,6 +1134,25 @@ static bool ecnp_absorb_after_abort(struct ecnp_fsm *f,
 	return false;
 }
 
+/*
+ * The edit of an ACK that ends a hold, or comes after it: a TSecr older
+ * than N's suppressed retransmission, and with SACK a D-SACK once N's
+ * retransmission of L was seen (E's D-SACK for a copy of L that was let
+ * through, ecnp_rexmit_to_pass(), is left out: ecnp_fsm_ack_edit()).
+ * Either would undo N's reduction.  Called before the hold is cleared:
+ * the options count only where they are read (ecnp_fsm_wants_opts()).
+ */
+static u32 ecnp_fixup(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	bool dsack = ecnp_sack_ok(f) &&
+		     (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) &&
+		     (p->opt & ECNP_OPT_DSACK);
+
+	if (dsack)
+		return ECNP_ACT_SET_TSECR | ECNP_ACT_NO_DSACK;
+	return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+}
+
 /* A real loss the hold would hide: stop holding and suppressing. */
 static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -1135,27 +1171,39 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	 * E acked all N had sent when it retransmitted: N's recovery ends.
 	 * Not before that retransmission was seen (N may need more duplicates
 	 * than three, its dupthresh grows with reordering): released, it
-	 * would reach E as a duplicate.  Unless E acked everything N sent:
-	 * holding that would only stall N until its RTO.
+	 * would reach E as a duplicate.
+	 *
+	 * Without SACK, unless E acked everything N sent: holding that would
+	 * only stall N until its RTO (its dupthresh may exceed the duplicates
+	 * it was shown).  With SACK, never before the retransmission: the
+	 * held ACK shows everything above L SACKed, so RACK retransmits L
+	 * once its reordering window (a quarter of min_rtt, rounded up to
+	 * jiffies) has passed, and that copy ends the hold (let through when
+	 * E has acked all N sent, ecnp_rexmit_to_pass()).  Released first, N
+	 * either took no loss at all (its RACK timer had not fired) or took
+	 * one and undid it at once: this ACK's TSecr predates N's
+	 * retransmission, and the proxy has not seen it yet to clear that
+	 * TSecr (proxy_dupack, 2026-11-27, with SACK and timestamps: 102
+	 * undos in 1011 events; the burst test: 17 reductions for 63
+	 * events).
 	 */
 	if (!before(p->ack, f->hold_end) &&
-	    ((f->dflags & ECNP_DF_REXMIT) || !before(p->ack, f->n_nxt))) {
+	    ((f->dflags & ECNP_DF_REXMIT) ||
+	     (!before(p->ack, f->n_nxt) && !ecnp_sack_ok(f)))) {
 		/*
-		 * Released before N's retransmission: with few segments
-		 * SACKed, N's RACK waits a quarter of min_rtt (rounded up to
-		 * jiffies) before it retransmits L, and a small window is
-		 * all acked by then.  N may still send that copy, already
-		 * on its way or decided on before this ACK reaches it; E
-		 * has L, so it is dropped (ecnp_late_rexmit()), not
-		 * delivered as a duplicate that E would D-SACK.
+		 * Released before N's retransmission (without SACK): N may
+		 * still send that copy, already on its way or decided on
+		 * before this ACK reaches it; E has L, so it is dropped
+		 * (ecnp_late_rexmit()), not delivered as a duplicate.
 		 */
 		if (!(f->dflags & ECNP_DF_REXMIT)) {
 			/* this ACK may start the next event: keep L */
 			f->dflags |= ECNP_DF_LATE;
 			f->hold_ack = f->saved_ack;
 		}
+		n = ecnp_fixup(f, p);
 		f->dflags &= ~ECNP_DF_HOLD;
-		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+		return n;
 	}
 	/* older than what N has seen: leave it alone */
 	if (before(p->ack, f->saved_ack))
@@ -1185,8 +1233,9 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	    (p->opt & ECNP_OPT_SACK) && after(p->ack, f->saved_ack) &&
 	    (after(p->sack_high, f->hold_end) ||
 	     !before(p->ack, ecnp_fake_end(f)))) {
+		n = ecnp_fixup(f, p);
 		f->dflags &= ~ECNP_DF_HOLD;
-		return ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0;
+		return n;
 	}
 	/*
 	 * Without SACK, N learns of a real loss below hold_end only from E's
@@ -1247,6 +1296,20 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 }
 
 /*
+ * ... and it is let through, not dropped: with SACK, E has acked all N had
+ * sent (the held ACK N reacted to acked everything, ecnp_hold()), so no
+ * ACK of E's can end the hold unless N sends more, and an application-
+ * limited N would wait for its RTO.  E answers the copy at once with its
+ * real ACK, one round trip after the retransmission as for a real loss,
+ * which ends the hold; its D-SACK for L is left out (ecnp_fsm_ack_edit()).
+ * One duplicate at E instead of a stall.
+ */
+static bool ecnp_rexmit_to_pass(const struct ecnp_fsm *f)
+{
+	return ecnp_sack_ok(f) && !before(f->e_ack, f->n_nxt);
+}
+
+/*
  * With SACK, N retransmits a segment X above L after its suppressed
  * retransmission of L (RACK took X for lost: reordering behind the
  * proxy).  A held ACK that shows X SACKed while L is not acked makes RACK
@@ -1280,14 +1343,15 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
  *
  * HOLD_ACK: ACK number := the start of L (what N saw at the event), window
  * := the window of that ACK (so each is a duplicate ACK to N), TSecr :=
- * the TSval of N's suppressed retransmission if older, and with SACK a
+ * 0 (no echo) if older than N's suppressed retransmission, and with SACK a
  * block [end of L, E's real ACK): E's progress shown as SACK, so N's
  * recovery (PRR) sees data delivered; E's own blocks that touch L or end
  * beyond hold_end are left out; E's D-SACK block, if kept, goes first
  * (before the added block: RFC 2883 reads only the first); without SACK,
  * @e->copies exact copies follow it when it stands for more than one
- * duplicate (ECNP_ACT_COPIES()).  SET_TSECR: the TSecr alone (E's blocks
- * all kept).  INJECT_DUPACKS: the duplicates;
+ * duplicate (ECNP_ACT_COPIES()).  SET_TSECR: TSecr := 0 if older than
+ * N's suppressed retransmission, E's blocks kept but any touching L (E's
+ * D-SACK for a copy of L let through).  INJECT_DUPACKS: the duplicates;
  * with SACK they claim the three segments above L, which makes RACK mark L
  * lost at once; E's D-SACK block is not repeated in them.
  */
@@ -1313,11 +1377,35 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	/* the forwarded original reports E's D-SACK once, not its copies */
 	if (ret & ECNP_ACT_INJECT_DUPACKS)
 		e->no_dsack = true;
+	/*
+	 * A stale TSecr goes out as 0, "no echo" (tcp_parse_options(): N
+	 * then has neither an RTT sample nor an undo from it).  Raised to
+	 * the suppressed retransmission's TSval it would stop the undo too,
+	 * but an ACK that then advances over L alone (Karn leaves Linux the
+	 * TSecr, tcp_ack_update_rtt()) gave N an RTT of now minus the
+	 * retransmission, down to 1 ms: N's min_rtt, and through it RACK's
+	 * reordering window, collapsed (DUPACK.md, "Defects found on
+	 * 2026-11-27").
+	 */
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    ecnp_tsecr_stale(f, p)) {
 		e->set_tsecr = true;
-		e->tsecr = f->rexmit_tsval;
+		e->tsecr = 0;
 	}
+	/* after the hold: E's blocks touching L are left out */
+	if ((ret & ECNP_ACT_SET_TSECR) && !e->lost) {
+		e->lost = true;
+		e->lost_start = f->saved_ack;
+		e->lost_end = f->saved_ack + f->smss;
+	}
+	/*
+	 * and any D-SACK block (ecnp_fixup()): ECE on this ACK may already
+	 * have moved saved_ack to the next window, and a new event may have
+	 * started before E's D-SACK for a copy of L let through arrives
+	 * (proxy_dupack, 2026-11-27: 41 D-SACKs reached N, 63 undos)
+	 */
+	if (ret & ECNP_ACT_NO_DSACK)
+		e->no_dsack = true;
 	if (!ecnp_sack_ok(f))
 		return;
 	if (ret & ECNP_ACT_INJECT_DUPACKS) {
@@ -1353,14 +1441,18 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->flags &= ~ECNP_FL_IN_WINDOW;
 	if (held)
 		act = ecnp_hold(f, p);
-	else if (ecnp_tsecr_stale(f, p))
+	else
 		/*
 		 * After the hold, N may still be in recovery (its recovery
 		 * point can lie beyond hold_end when the proxy saw its
 		 * segments out of order): an echo of a transmission older
-		 * than the suppressed retransmission would still undo it.
+		 * than the suppressed retransmission would still undo it,
+		 * and so would a D-SACK.
 		 */
-		act = ECNP_ACT_SET_TSECR;
+		act = ecnp_fixup(f, p);
+	if ((act & ECNP_ACT_HOLD_ACK) && ecnp_sack_ok(f) &&
+	    (p->opt & ECNP_OPT_DSACK))
+		act |= ECNP_ACT_NO_DSACK;
 	if (ecnp_absorb_after_abort(f, p, !held))
 		act = ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED | (act & ECNP_EV_MASK);
 
@@ -1406,7 +1498,9 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		 * E sent it and its copies duplicate it exactly.
 		 */
 		act &= ECNP_EV_MASK;
-		act |= ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL;
+		act |= ECNP_EV_CONG_SIGNAL;
+		if (!ecnp_sack_ok(f))
+			act |= ECNP_ACT_INJECT_DUPACKS;
 	}
 	f->state = ecnp_p2_state(echo, signal);
 	if (act & ECNP_ACT_DROP)
@@ -1424,7 +1518,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool gap_fill = p->len && ecnp_n_gap_at(f, p->seq);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
 	u32 ev = 0;	/* events besides the edits */
-	bool cwr = false;
+	bool cwr = false, passed = false;
 	u32 act;
 
 	/*
@@ -1442,6 +1536,11 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	}
 	if (ecnp_late_rexmit(f, p)) {
 		f->dflags &= ~ECNP_DF_LATE;
+		/* E's next ACKs may still echo older segments: cleared */
+		if (p->opt & ECNP_OPT_TS) {
+			f->rexmit_tsval = p->tsval;
+			f->dflags |= ECNP_DF_TS;
+		}
 		if (!(p->pflags & ECNP_PF_NO_DROP))
 			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 		ev |= ECNP_EV_NOT_DROPPED;
@@ -1468,7 +1567,11 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->hold_end = f->n_nxt;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
-		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		if (!ecnp_rexmit_to_pass(f))
+			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+		/* edited as any other N->E segment, and ECT (below) */
+		ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
+		passed = true;
 	}
 	/*
 	 * Sent before the retransmission (an older TSval), seen after it
@@ -1527,8 +1630,15 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * would drop it early, a real loss inside a range the dupack signal
 	 * claims SACKed: N sees the ACK stop at data it believes SACKed
 	 * (reneging) and recovers by timeout (proxy_dupack, 2026-11-26).
+	 * And on the copy of L let through (ecnp_rexmit_to_pass()): dropped,
+	 * nothing else would end the hold, and N waits for its RTO
+	 * (proxy_dupack_burst, 2026-11-27: 5 RTOs of 740 ms with Not-ECT
+	 * copies behind UDP traffic above the bottleneck's rate).  E has it
+	 * already, and ignores CE on a duplicate (Linux discards it in
+	 * tcp_validate_incoming() or tcp_data_queue(), before any
+	 * tcp_ecn_check_ce()).
 	 */
-	if ((new_data || gap_fill) && mode != ECNP_FB_NONE &&
+	if ((new_data || gap_fill || passed) && mode != ECNP_FB_NONE &&
 	    p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
 	return act | ev;
@@ -1912,7 +2022,7 @@ bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 		return true;
 	if (!ecnp_fsm_in_phase2(f))
 		return false;
-	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS))
+	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE))
 		return true;
 	return mode == ECNP_FB_DUPACK &&
 	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state));
@@ -1938,7 +2048,9 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)) ||
 	    (p->pflags & ECNP_PF_NO_DROP) || !ecnp_seg_ok(f, p))
 		return false;
-	if (ecnp_rexmit_to_suppress(f, p) || ecnp_late_rexmit(f, p))
+	if (ecnp_rexmit_to_suppress(f, p))
+		return !ecnp_rexmit_to_pass(f);
+	if (ecnp_late_rexmit(f, p))
 		return true;
 	return mode == ECNP_FB_DROP && ecnp_st_signal(f->state) &&
 	       ecnp_new_data(f, p);

@@ -49,6 +49,9 @@ enum ecnp_dir {
 #define ECNP_OPT_SIGNED		0x10	/* TCP-MD5 (kind 19) or TCP-AO (kind
 					 * 29) on a SYN or SYN-ACK
 					 */
+#define ECNP_OPT_DSACK		0x20	/* a SACK block below the ACK number
+					 * (a D-SACK, RFC 2883)
+					 */
 
 /* struct ecnp_pkt.pflags: what the plumbing can do with this packet */
 #define ECNP_PF_NO_DROP		0x01	/* a GSO packet that cannot be
@@ -253,13 +256,14 @@ struct ecnp_fsm {
 			 */
 	u8 dflags;	/* ECNP_DF_* */
 	u8 dup_shown;	/* dupack without SACK: duplicate ACKs N has been
-			 * shown during the current simulated loss
+			 * shown during the current simulated loss (0 with
+			 * SACK)
 			 */
 	u8 e_rep;	/* dupack without SACK: E's repeated ACKs in the
 			 * current hole at E (0: none, see e_hole_end)
 			 */
-	u8 claimed;	/* dupack: segments above L the duplicates stand
-			 * for (SACK blocks, or duplicates without SACK)
+	u8 claimed;	/* dupack without SACK: segments above L the
+			 * injected duplicates stand for (0 with SACK)
 			 */
 };
 
@@ -318,6 +322,12 @@ struct ecnp_ack_edit {
 #define ECNP_ACT_COPY_MASK	0x00000c00
 #define ECNP_ACT_COPIES(n)	((u32)(n) << ECNP_ACT_COPY_SHIFT)
 #define ECNP_ACT_COPIES_MAX	(ECNP_ACT_COPY_MASK >> ECNP_ACT_COPY_SHIFT)
+/*
+ * dupack with SACK, with ECNP_ACT_HOLD_ACK or ECNP_ACT_SET_TSECR: E's
+ * D-SACK block is left out (it may report a copy of L let through, or
+ * one N's own recovery sent, and would undo N's reduction)
+ */
+#define ECNP_ACT_NO_DSACK	0x00001000
 #define ECNP_ACT_MASK		0x0000ffff
 /* the header flag / ECN field edits, and the dupack ACK edits */
 #define ECNP_ACT_FLAG_EDITS	0x0000003f
@@ -346,7 +356,9 @@ struct ecnp_ack_edit {
 /* RST, or FINs from both sides: the flow may be expired early. */
 #define ECNP_EV_CLOSED		0x01000000
 /* dupack: N's retransmission of the "lost" segment dropped (with ACT_DROP;
- * E has the original, nothing is lost).
+ * E has the original, nothing is lost); with ECNP_EV_NOT_DROPPED and no
+ * ACT_DROP, let through instead (E had acked all N sent: no ACK of E's
+ * would end the hold, ecnp_fsm.c ecnp_rexmit_to_pass()).
  */
 #define ECNP_EV_REXMIT_SUPPRESSED 0x02000000
 /* dupack: E reported a real hole where the duplicates claimed data; the
@@ -372,7 +384,8 @@ struct ecnp_ack_edit {
 #define ECNP_EV_SIGNED		0x40000000
 /* ECNP_PF_NO_DROP: a drop or suppression this packet would have got was
  * not done (drop mode: it stays pending for the next new data; dupack: the
- * simulated loss ends, E gets L twice).
+ * simulated loss ends, E gets L twice).  With ECNP_EV_REXMIT_SUPPRESSED
+ * and without ECNP_PF_NO_DROP: N's retransmission of L let through.
  */
 #define ECNP_EV_NOT_DROPPED	0x80000000
 #define ECNP_EV_MASK		0xffff0000

@@ -15,19 +15,22 @@
  *            understands, selected by net.ecn_proxy.feedback:
  *              none   no ECT on N->E, so routers drop there;
  *              drop   drop one N->E new-data segment per window;
- *              dupack a simulated loss that loses nothing: E's next
- *                     pure ACK with 4 segments in flight above it and no
- *                     hole reported (SACK) is
- *                     followed by three injected duplicates (with SACK
- *                     blocks for three segments above the "lost" one L if
- *                     N uses SACK), so N's own fast recovery reduces its
- *                     window once; N's retransmission of L is dropped
- *                     (E has L); until E has acked everything N had sent
- *                     by then, E's ACKs reach N with the ACK number held
- *                     at L, E's progress as SACK and a TSecr no older than
- *                     the retransmission, so nothing reveals the trick
- *                     (no D-SACK, Eifel or partial-ACK undo, no reneging);
- *                     see DUPACK.md;
+ *              dupack a simulated loss that loses nothing: from E's
+ *                     next pure ACK with 4 segments in flight above it (2
+ *                     with SACK) and no hole reported, E's ACKs reach N
+ *                     with the ACK number held at the "lost" segment L
+ *                     and, with SACK, E's real progress as SACK blocks
+ *                     (without SACK, three injected duplicates follow the
+ *                     first), so N's own fast recovery reduces its window
+ *                     once; N's retransmission of L is dropped (E has
+ *                     L), or let through when E has acked all N sent
+ *                     (with SACK); the hold lasts until E has acked
+ *                     everything N had sent by that retransmission (with
+ *                     SACK, never ends before it), and a TSecr older than the
+ *                     retransmission reaches N as 0 (no echo), so nothing
+ *                     reveals the trick (no D-SACK, Eifel or partial-ACK
+ *                     undo, no reneging) and N takes no RTT sample from
+ *                     it; see DUPACK.md;
  *            then CWR toward E.
  *
  * The decisions are made by the pure state machine in ecnp_fsm.c (its header
@@ -159,6 +162,7 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_OFFLOADED_PROXIED,
 	ECNP_STAT_PICKUPS_OFFLOADED,
 	ECNP_STAT_FLOWS_VERIFY,
+	ECNP_STAT_REXMIT_PASSED,
 	ECNP_STAT_NR,
 };
 
@@ -204,6 +208,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_OFFLOADED_PROXIED]	= "flows_offloaded_proxied",
 	[ECNP_STAT_PICKUPS_OFFLOADED]		= "pickups_offloaded",
 	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
+	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -460,9 +465,13 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	    tcpfwd_opt_get_sack(opts, olen, blk, ARRAY_SIZE(blk), &n) != 1)
 		return;
 	for (i = 0; i < min_t(unsigned int, n, ARRAY_SIZE(blk)); i++) {
-		/* above the ACK; an inverted block is never valid */
-		if (!after(blk[i].start, ep->ack) ||
-		    !before(blk[i].start, blk[i].end))
+		/* an inverted block is never valid */
+		if (!before(blk[i].start, blk[i].end))
+			continue;
+		/* below the ACK: a D-SACK (RFC 2883) */
+		if (before(blk[i].start, ep->ack))
+			ep->opt |= ECNP_OPT_DSACK;
+		if (!after(blk[i].start, ep->ack))
 			continue;
 		if (!(ep->opt & ECNP_OPT_SACK) ||
 		    after(blk[i].end, ep->sack_high))
@@ -528,11 +537,16 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
 	if (ret & ECNP_EV_OUT_OF_WINDOW)
 		ecnp_count(en, ECNP_STAT_OUT_OF_WINDOW);
-	if (ret & ECNP_EV_NOT_DROPPED)
-		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
-	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
+	if ((ret & (ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED |
+		    ECNP_ACT_DROP)) ==
+	    (ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED)) {
+		/* N's retransmission of L let through (E had all N sent) */
+		ecnp_count(en, ECNP_STAT_REXMIT_PASSED);
+	} else if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return;
+	} else if (ret & ECNP_EV_NOT_DROPPED) {
+		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
 	}
 	if (ret & ECNP_EV_ACK_ABSORBED) {
 		ecnp_count(en, ECNP_STAT_ACKS_ABSORBED);

@@ -223,6 +223,31 @@ tb_phases() {
 	[ "$(jq -r .ok "$c" 2>/dev/null)" = true ]
 }
 
+# tb_snap_delta NAME KEY...: the sum of KEY's increases from
+# $TB_OUT/NAME.0.snap to NAME.1.snap (files of "key value" lines)
+tb_snap_delta() {
+	local name=$1 k sum=0 a b
+	shift
+	for k in "$@"; do
+		a=$(awk -v k="$k" '$1 == k { print $2 }' "$TB_OUT/$name.0.snap")
+		b=$(awk -v k="$k" '$1 == k { print $2 }' "$TB_OUT/$name.1.snap")
+		sum=$((sum + ${b:-0} - ${a:-0}))
+	done
+	echo $sum
+}
+
+# check_undos PREFIX EVENTS UNDOS: a test result that N's reductions for
+# EVENTS simulated losses were not undone; an undone reduction is a failed
+# simulated loss, and a few may come from real losses the path caused at
+# the same time: UNDOS <= max(1, EVENTS / 20).
+check_undos() {
+	local bound=$(($2 / 20))
+	[ "$bound" -ge 1 ] || bound=1
+	RET=0
+	[ "$3" -le "$bound" ] || check_err 1 "$3 undos (bound $bound) for $2 events"
+	log_test "$1reductions are not undone ($3 undos, bound $bound)"
+}
+
 # check_nothing_to_n N_JSON: check_err unless pcap_ecn's summary of a
 # capture on N's side (E the server) shows no ECT, CE, ECE or CWR toward N.
 check_nothing_to_n() {

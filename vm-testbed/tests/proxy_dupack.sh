@@ -33,8 +33,10 @@
 #     sent: the injected duplicates and held ACKs exist only on the client's
 #     side; lib/pcap_flow.py), so the suppressed retransmissions stay
 #     suppressed, and the proxy dropped no new data (segs_dropped = 0).
-#     Except after a give-up (dupack_aborts, at most 1 % of the events, or
-#     one): E reported the hole at L four times, which a real loss of L
+#     Except a copy of L let through because E had acked all N sent
+#     (rexmit_passed: with SACK, an application-limited N would otherwise
+#     wait for its RTO), and after a give-up (dupack_aborts, at most 1 % of
+#     the events, or one): E reported the hole at L four times, which a real loss of L
 #     behind the proxy does, and so does L overtaken by several later
 #     segments inside the guest (one such run, 2026-11-26: L arrived 5 ms
 #     late, behind 5 segments); N's retransmission then goes through, a
@@ -71,7 +73,7 @@ long_cross=${TB_DUPACK_LONG_CROSS:-8M}
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 OTHER_KEYS="TcpExtTCPTimeouts TcpExtTCPSACKReneging TcpExtTCPRenoReorder TcpExtTCPTSReorder TcpExtTCPSACKReorder TcpExtTCPDSACKRecv TcpRetransSegs"
-PROXY_KEYS="congestion_events events_answered dupacks_injected acks_held acks_absorbed acks_copied tsecr_rewritten rexmit_suppressed dupack_aborts segs_dropped segs_ect_set edit_failed"
+PROXY_KEYS="congestion_events events_answered dupacks_injected acks_held acks_absorbed acks_copied tsecr_rewritten rexmit_suppressed rexmit_passed dupack_aborts segs_dropped segs_ect_set edit_failed"
 
 tb_proxy_load
 
@@ -84,18 +86,6 @@ snap() {
 		tb_red_stats router "$(tb_bottleneck_dev)" |
 			awk '{ print "red_marked", $1; print "red_early", $2; print "red_drops", $4 }'
 	} >"$TB_OUT/$1.snap"
-}
-
-# delta NAME KEY...: sum of KEY's increases between NAME.0 and NAME.1
-delta() {
-	local name=$1 k sum=0 a b
-	shift
-	for k in "$@"; do
-		a=$(awk -v k="$k" '$1 == k { print $2 }' "$TB_OUT/$name.0.snap")
-		b=$(awk -v k="$k" '$1 == k { print $2 }' "$TB_OUT/$name.1.snap")
-		sum=$((sum + ${b:-0} - ${a:-0}))
-	done
-	echo $sum
 }
 
 # upload NAME BYTES: one byte-exact upload, captured on both sides.  When
@@ -115,14 +105,14 @@ upload() {
 		tb_capture_stop cs
 		tb_capture_stop srv
 		snap "$name.1"
-		[ "$(delta "$name" flows_fallback)" != 0 ] || break
+		[ "$(tb_snap_delta "$name" flows_fallback)" != 0 ] || break
 		log_info "$name: the upgraded SYN was lost, the proxy fell back (try $try)"
 		echo flush | tb_ns proxy tee /proc/net/ecn_proxy/fallback >/dev/null
 		[ "$try" = 3 ] || tb_fresh_transfer
 	done
-	[ "$(delta "$name" flows_fallback)" = 0 ] ||
+	[ "$(tb_snap_delta "$name" flows_fallback)" = 0 ] ||
 		check_err 1 "three upgraded SYNs lost: the flow was never proxied"
-	[ "$(delta "$name" segs_ect_set)" -gt 0 ] ||
+	[ "$(tb_snap_delta "$name" segs_ect_set)" -gt 0 ] ||
 		check_err 1 "no segment of N's was set ECT: the flow was not proxied"
 	log_info "$name: $bytes bytes in $(jq -r .seconds "$TB_OUT/$name.client.json") s"
 	log_test "$name: upload byte-exact, proxied"
@@ -133,22 +123,23 @@ upload() {
 }
 
 check_delivery() {
-	local name=$1 gap dup lost dropped aborts
+	local name=$1 gap dup lost dropped aborts passed
 	RET=0
 	gap=$(jq .max_gap "$TB_OUT/$name.srv.json")
 	dup=$(jq .dup_lost "$TB_OUT/$name.srv.json")
 	lost=$(jq .lost "$TB_OUT/$name.srv.json")
-	dropped=$(delta "$name" segs_dropped)
-	aborts=$(delta "$name" dupack_aborts)
+	dropped=$(tb_snap_delta "$name" segs_dropped)
+	aborts=$(tb_snap_delta "$name" dupack_aborts)
+	passed=$(tb_snap_delta "$name" rexmit_passed)
 	log_info "$name: at the server $(jq -c . "$TB_OUT/$name.srv.json")"
 	awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
 		check_err 1 "a gap of $gap s in delivered data"
-	[ "$dup" -le "$aborts" ] ||
-		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost, $aborts after a give-up"
+	[ "$dup" -le $((aborts + passed)) ] ||
+		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost, $aborts after a give-up, $passed let through"
 	[ $((100 * aborts)) -le "$lost" ] || [ "$aborts" -le 1 ] ||
 		check_err 1 "$aborts give-ups for $lost simulated losses (> 1 %)"
 	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
-	log_test "$name: no stall > 1 s, no duplicate of a 'lost' segment ($lost) at the server but after a give-up ($aborts), nothing dropped"
+	log_test "$name: no stall > 1 s, no duplicate of a 'lost' segment ($lost) at the server but after a give-up ($aborts) or let through ($passed), nothing dropped"
 	check_client_view "$name"
 }
 
@@ -177,16 +168,16 @@ for cfg in "${configs[@]}"; do
 	upload "$name" "$up"
 	check_delivery "$name"
 
-	ev=$(delta "$name" congestion_events)
-	resp=$(delta "$name" $RESP_KEYS)
-	undo=$(delta "$name" $UNDO_KEYS)
-	drops=$(delta "$name" red_drops)
+	ev=$(tb_snap_delta "$name" congestion_events)
+	resp=$(tb_snap_delta "$name" $RESP_KEYS)
+	undo=$(tb_snap_delta "$name" $UNDO_KEYS)
+	drops=$(tb_snap_delta "$name" red_drops)
 	info="events=$ev responses=$resp undo=$undo"
 	for k in $UNDO_KEYS $OTHER_KEYS; do
-		info+=" ${k#TcpExt}=$(delta "$name" "$k")"
+		info+=" ${k#TcpExt}=$(tb_snap_delta "$name" "$k")"
 	done
 	for k in $PROXY_KEYS red_marked red_early red_drops; do
-		info+=" $k=$(delta "$name" "$k")"
+		info+=" $k=$(tb_snap_delta "$name" "$k")"
 	done
 	log_info "$name: $info"
 	echo "$name $info" >>"$TB_OUT/summary.txt"
@@ -199,11 +190,7 @@ for cfg in "${configs[@]}"; do
 		check_err 1 "$resp window reductions for $ev events and $drops bottleneck drops"
 	log_test "$name: one window reduction per congestion event ($resp for $ev)"
 
-	RET=0
-	bound=$((ev / 20))
-	[ "$bound" -ge 1 ] || bound=1
-	[ "$undo" -le "$bound" ] || check_err 1 "$undo undos (bound $bound) for $ev events"
-	log_test "$name: reductions are not undone ($undo undos, bound $bound)"
+	check_undos "$name: " "$ev" "$undo"
 done
 tb_cross_stop
 tb_down
@@ -229,7 +216,7 @@ awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
 	check_err 1 "the server's application waited $gap s for data"
 log_test "long: no stall > 1 s at the receiving application (longest wait $gap s)"
 check_client_view long
-log_info "long: events=$(delta long congestion_events) responses=$(delta long $RESP_KEYS) undo=$(delta long $UNDO_KEYS) timeouts=$(delta long TcpExtTCPTimeouts)"
+log_info "long: events=$(tb_snap_delta long congestion_events) responses=$(tb_snap_delta long $RESP_KEYS) undo=$(tb_snap_delta long $UNDO_KEYS) timeouts=$(tb_snap_delta long TcpExtTCPTimeouts)"
 tb_cross_stop
 
 exit $EXIT_STATUS

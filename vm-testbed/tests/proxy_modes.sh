@@ -50,7 +50,7 @@ expect_hs() {
 }
 
 declare -A c0
-STATS="congestion_events segs_dropped dupacks_injected"
+STATS="congestion_events segs_dropped dupacks_injected acks_held rexmit_suppressed"
 
 run() {
 	local mode=$1 fam=$2 tag=$1-v$2 n e attempt k err
@@ -114,7 +114,8 @@ run() {
 
 	RET=0
 	local ev=${c0[congestion_events]} dr=${c0[segs_dropped]} inj=${c0[dupacks_injected]}
-	log_info "$tag: congestion events $ev, segments dropped $dr, duplicate ACKs injected $inj"
+	local held=${c0[acks_held]} sup=${c0[rexmit_suppressed]}
+	log_info "$tag: congestion events $ev, segments dropped $dr, duplicate ACKs injected $inj, ACKs held $held, retransmissions suppressed $sup"
 	case $mode in
 	none)
 		[ "$ev/$dr/$inj" = 0/0/0 ] ||
@@ -123,10 +124,13 @@ run() {
 		[ "$ev" -gt 0 ] && [ "$dr" = "$ev" ] && [ "$inj" = 0 ] ||
 			check_err 1 "events $ev, drops $dr, injections $inj" ;;
 	dupack)
-		[ "$ev" -gt 0 ] && [ "$inj" -gt 0 ] && [ "$dr" = 0 ] ||
-			check_err 1 "events $ev, injections $inj, drops $dr" ;;
+		# N uses SACK: the signal is E's ACKs held at L, nothing
+		# injected; N's retransmission of L is suppressed
+		[ "$ev" -gt 0 ] && [ "$held" -gt 0 ] && [ "$sup" -gt 0 ] &&
+			[ "$inj" = 0 ] && [ "$dr" = 0 ] ||
+			check_err 1 "events $ev, held $held, suppressed $sup, injections $inj, drops $dr" ;;
 	esac
-	log_test "$tag: N's feedback as the mode says (events $ev, drops $dr, injected $inj)"
+	log_test "$tag: N's feedback as the mode says (events $ev, drops $dr, injected $inj, held $held, suppressed $sup)"
 }
 
 for mode in none drop dupack; do

@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# feedback=dupack against an application-limited sender: N writes a small
+# burst, then nothing for a while, and the ECN server E sends nothing back
+# until the end.  Upload from the non-ECN client N to E through the proxy,
+# over the upload bottleneck, with UDP cross traffic above its rate, so that
+# RED (marking ECT, dropping Not-ECT) marks N's bursts:
+#
+#   client(N) -- eth0 PROXY eth1 -- router(eth2: HTB 10M + RED ecn) -- server(E)
+#                                            udp1 ===== UDP 11M =====> udp2
+#
+# A burst of TB_BURST_SEGS segments is often all acked by E right after the
+# simulated loss starts.  Holding that ACK (N must see a loss) and dropping
+# N's retransmission of L, as the proxy did until 2026-11-27, left no ACK of
+# E's to end the hold: N, with nothing more to send, waited for its RTO.
+# The proxy now lets that retransmission through (rexmit_passed) and leaves
+# E's D-SACK for it out of the ACK that answers it (DUPACK.md, "When it gives
+# up").  Until 2026-11-28 E's ACK of the whole burst ended the hold once N
+# had been shown one held ACK, often before N's RACK timer fired: N saw no
+# loss, 12-24 window reductions for 55-63 events.  It is now held until N's
+# retransmission.  Asserted, with SACK and timestamps (CUBIC):
+#   - the transfer is byte-exact;
+#   - it congested (congestion_events >= 5) and the case under test occurred
+#     (rexmit_passed > 0);
+#   - N reduced its window for at least 90 % of the events
+#     (TcpExtTCPSackRecovery, as in proxy_dupack);
+#   - no RTO: TcpExtTCPTimeouts in the client's namespace is 0 (N's data is
+#     ECT, which RED marks; its drops, reported, are the UDP traffic's);
+#   - no undo: TCPFullUndo + TCPPartialUndo + TCPDSACKUndo + TCPLossUndo +
+#     TCPSpuriousRTOs <= max(1, events / 20), as in proxy_dupack;
+#   - N sees no ECT, CE, ECE or CWR.
+# tb-suite: extended
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+trap tb_cleanup EXIT
+require_cmd tcpdump jq python3 nstat
+
+segs=${TB_BURST_SEGS:-4}
+bursts=${TB_BURSTS:-120}
+pause=${TB_BURST_PAUSE:-0.3}
+cross=${TB_BURST_CROSS:-11M}
+
+UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
+KEYS="$UNDO_KEYS TcpExtTCPTimeouts TcpExtTCPSackRecovery TcpExtTCPDSACKRecv TcpRetransSegs"
+PKEYS="congestion_events acks_held rexmit_suppressed rexmit_passed tsecr_rewritten dupack_aborts segs_ect_set"
+
+# counters N: the client's nstat and the proxy's stats, one "key value"
+# per line, into $TB_OUT/burst.N.snap (tb_snap_delta)
+counters() {
+	{
+		tb_ns client nstat -az $KEYS | awk '$1 ~ /^Tcp/ { print $1, $2 }'
+		tb_ns proxy cat /proc/net/ecn_proxy/stats
+		tb_red_stats router "$(tb_bottleneck_dev)" | awk '{ print "red_drops", $4 }'
+	} >"$TB_OUT/burst.$1.snap"
+}
+
+tb_proxy_load
+TB_SETUP=upload
+tb_up
+tb_tcp server ecn=1
+tb_tcp client ecn=0 sack=1 ts=1 cc=cubic
+tb_proxy on dupack
+tb_cross_start "$cross" up
+tb_fresh_transfer
+
+mss=1448
+total=$((segs * mss * bursts))
+
+# burst_once: one transfer, counters before (0) and after (1)
+burst_once() {
+	tb_bg burst-srv server python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT 0 --family 4
+	tb_wait_port server $XFER_PORT
+	counters 0
+	tb_capture_start cs proxy eth0 "$TB_OUT/burst.cs.pcap" tcp port $XFER_PORT
+	# N: the payload xfer.py's server checks (seeded by the total), in bursts
+	tb_ns client python3 - "$(tb_addr server 4)" $XFER_PORT "$total" "$((segs * mss))" \
+		"$pause" >"$TB_OUT/burst.client.json" <<'EOF' || check_err 1 "the client failed"
+import hashlib, json, random, socket, sys, time
+host, port, total, size, pause = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+	int(sys.argv[4]), float(sys.argv[5])
+data = random.Random(total).randbytes(total)
+s = socket.create_connection((host, port), timeout=120)
+t0 = time.monotonic()
+for off in range(0, total, size):
+	s.sendall(data[off:off + size])
+	time.sleep(pause)
+s.shutdown(socket.SHUT_WR)
+while s.recv(65536):
+	pass
+print(json.dumps({"sent": total, "sent_sha256": hashlib.sha256(data).hexdigest(),
+		  "seconds": round(time.monotonic() - t0, 3)}))
+EOF
+	wait "$(cat "$TB_STATE/burst-srv.pid")" 2>/dev/null || true
+	rm -f "$TB_STATE/burst-srv.pid"
+	tb_capture_stop cs
+	counters 1
+	cp "$TB_STATE/burst-srv.log" "$TB_OUT/burst.server.json"
+}
+
+# RED drops the upgraded SYN (Not-ECT, behind UDP above the bottleneck's
+# rate) often here; the proxy then falls back (flows_fallback) and the flow
+# says nothing about dupack: flush the cache and repeat, as proxy_dupack does.
+RET=0
+for try in 1 2 3; do
+	burst_once
+	[ "$(tb_snap_delta burst flows_fallback)" != 0 ] || break
+	log_info "the upgraded SYN was lost, the proxy fell back (try $try)"
+	echo flush | tb_ns proxy tee /proc/net/ecn_proxy/fallback >/dev/null
+	[ "$try" = 3 ] || tb_fresh_transfer
+done
+[ "$(jq -r .sent_sha256 "$TB_OUT/burst.client.json")" = \
+	"$(jq -r .received_sha256 "$TB_OUT/burst.server.json")" ] &&
+	[ "$(jq -r .received "$TB_OUT/burst.server.json")" = "$total" ] ||
+	check_err 1 "transfer not byte-exact"
+[ "$(tb_snap_delta burst segs_ect_set)" -gt 0 ] ||
+	check_err 1 "no segment of N's was set ECT: the flow was not proxied"
+log_test "$bursts bursts of $segs segments, $pause s apart: byte-exact, proxied"
+tb_cross_stop
+
+info=""
+for k in $KEYS $PKEYS red_drops; do
+	info+=" ${k#TcpExt}=$(tb_snap_delta burst "$k")"
+done
+log_info "burst:$info"
+echo "burst$info" >"$TB_OUT/summary.txt"
+ev=$(tb_snap_delta burst congestion_events)
+passed=$(tb_snap_delta burst rexmit_passed)
+rto=$(tb_snap_delta burst TcpExtTCPTimeouts)
+drops=$(tb_snap_delta burst red_drops)
+undo=$(tb_snap_delta burst $UNDO_KEYS)
+
+RET=0
+[ "$ev" -ge 5 ] || check_err 1 "only $ev congestion events: the test did not congest"
+[ "$passed" -gt 0 ] || check_err 1 "no retransmission let through: the case did not occur"
+log_test "congested ($ev events), $passed retransmissions of L let through"
+
+RET=0
+resp=$(tb_snap_delta burst TcpExtTCPSackRecovery)
+[ $((10 * resp)) -ge $((9 * ev)) ] ||
+	check_err 1 "$resp window reductions for $ev congestion events (< 90 %)"
+log_test "N reduced its window for the events ($resp for $ev)"
+
+RET=0
+[ "$rto" = 0 ] || check_err 1 "$rto RTOs (the bottleneck dropped $drops packets)"
+log_test "no RTO ($rto; the bottleneck dropped $drops packets, N's are ECT)"
+
+check_undos "" "$ev" "$undo"
+
+RET=0
+pcap_ecn "$TB_OUT/burst.cs.pcap" >"$TB_OUT/burst.cs.json"
+check_nothing_to_n "$TB_OUT/burst.cs.json"
+log_test "the client sees no ECT, CE, ECE or CWR"
+
+exit "$EXIT_STATUS"
