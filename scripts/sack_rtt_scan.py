@@ -29,8 +29,10 @@ them), PORT the data connection's server port.  Per capture:
                  samples as short as the time since that retransmission;
   rexmit_delay   how long the sender took to retransmit the segment at
                  its cumulative ACK after the first duplicate ACK with a
-                 SACK block at that ACK number: the median and the 90th
-                 percentile, in ms (an ECN sender reduces when ECE
+                 SACK block at that ACK number: the median (the mean of
+                 the middle two for an even count) and the 90th
+                 percentile (nearest rank: the ceil(0.9 n)-th smallest),
+                 in ms (an ECN sender reduces when ECE
                  arrives; a SACK sender that sees one or two segments
                  SACKed waits RACK's reordering window first);
   episodes       loss-recovery episodes (a retransmission below the
@@ -40,6 +42,8 @@ them), PORT the data connection's server port.  Per capture:
                  (tcp_try_undo_partial()'s test: such an ACK undoes the
                  window reduction; compare TcpExt.TCPPartialUndo).
 """
+import math
+import statistics
 import sys
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
@@ -48,6 +52,15 @@ from analysis import pcapflow  # noqa: E402
 
 def seq_le(a, b):
     return ((b - a) & 0xFFFFFFFF) < 0x80000000
+
+
+def p50_p90(xs):
+    """The median and the nearest-rank 90th percentile of XS (None, None
+    when empty)."""
+    if not xs:
+        return None, None
+    xs = sorted(xs)
+    return statistics.median(xs), xs[math.ceil(0.9 * len(xs)) - 1]
 
 
 def data_port(path, port):
@@ -169,14 +182,14 @@ def main(argv):
         floor = min(r["ts_rtt"]) if r["ts_rtt"] else float("nan")
         sr = sorted(r["sack_rtt"])
         tr = sorted(r["ts_rtt_karn"])
-        rd = sorted(r["rexmit_delay"])
+        p50, p90 = p50_p90(r["rexmit_delay"])
         print("| %s | %s | %.2f | %d | %d | %s | %d | %d | %s | %s | %s | %d | %d |" % (
             path.rsplit("/", 1)[-1], port, floor, len(sr),
             sum(1 for x in sr if x < floor / 2), "%.2f" % sr[0] if sr else "-",
             len(tr), sum(1 for x in tr if x < floor / 2),
             "%d" % tr[0] if tr else "-",
-            "%.2f" % rd[len(rd) // 2] if rd else "-",
-            "%.2f" % rd[len(rd) * 9 // 10] if rd else "-",
+            "%.2f" % p50 if p50 is not None else "-",
+            "%.2f" % p90 if p90 is not None else "-",
             r["episodes"], r["stale_partial"]))
     return 0
 

@@ -64,3 +64,14 @@ def test_scan(tmp_path):
     assert r["ts_rtt_karn"] == [1, 30, 37]
     # the retransmission of 2000 at 1.030, 5 ms after the SACK dupack
     assert r["rexmit_delay"] == [pytest.approx(5.0, abs=0.01)]
+
+
+def test_p50_p90():
+    """The median of an even count is the mean of the middle two, the
+    90th percentile the ceil(0.9 n)-th smallest (nearest rank)."""
+    assert scan_mod.p50_p90([]) == (None, None)
+    assert scan_mod.p50_p90([3.0]) == (3.0, 3.0)
+    assert scan_mod.p50_p90([4.0, 1.0, 3.0, 2.0]) == (2.5, 4.0)
+    xs = list(range(1, 11))
+    assert scan_mod.p50_p90(xs) == (5.5, 9)
+    assert scan_mod.p50_p90(list(range(1, 21)))[1] == 18
