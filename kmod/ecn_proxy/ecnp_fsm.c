@@ -119,7 +119,9 @@
  *               injected (claimed blocks gave N false RTT samples): E's
  *               next ACKs, held, show N its progress above L as SACK.
  *               N's first retransmission of L is dropped (E has it,
- *               never a copy that fills a gap at the proxy) and fixes
+ *               never a copy that fills a gap at the proxy), or let
+ *               through when E has acked all N sent (with SACK, where
+ *               the hold never ends before it), and fixes
  *               hold_end; until E's ACK reaches hold_end its ACKs are
  *               ACT_HOLD_ACK (ACK number L, the event's window, E's
  *               progress as SACK, a TSecr older than the
@@ -1271,6 +1273,18 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ECNP_ACT_HOLD_ACK;
 }
 
+/*
+ * N's clock at its retransmission of L: E's ACKs echoing older segments
+ * get their TSecr cleared (ecnp_tsecr_stale()).
+ */
+static void ecnp_note_rexmit_ts(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	if (p->opt & ECNP_OPT_TS) {
+		f->rexmit_tsval = p->tsval;
+		f->dflags |= ECNP_DF_TS;
+	}
+}
+
 /* N's retransmission of L after a release that came first (E acked L). */
 static bool ecnp_late_rexmit(const struct ecnp_fsm *f,
 			     const struct ecnp_pkt *p)
@@ -1351,9 +1365,8 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
  * @e->copies exact copies follow it when it stands for more than one
  * duplicate (ECNP_ACT_COPIES()).  SET_TSECR: TSecr := 0 if older than
  * N's suppressed retransmission, E's blocks kept but any touching L (E's
- * D-SACK for a copy of L let through).  INJECT_DUPACKS: the duplicates;
- * with SACK they claim the three segments above L, which makes RACK mark L
- * lost at once; E's D-SACK block is not repeated in them.
+ * D-SACK for a copy of L let through).  INJECT_DUPACKS (without SACK
+ * only): the duplicates; E's D-SACK block is not repeated in them.
  */
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       u32 ret, struct ecnp_ack_edit *e)
@@ -1408,11 +1421,8 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->no_dsack = true;
 	if (!ecnp_sack_ok(f))
 		return;
-	if (ret & ECNP_ACT_INJECT_DUPACKS) {
-		e->sack = true;
-		e->sack_start = e->lost_end;
-		e->sack_end = ecnp_fake_end(f);
-	} else if ((ret & ECNP_ACT_HOLD_ACK) && after(p->ack, e->lost_end)) {
+	/* with SACK nothing is injected (ecnp_start_hold()) */
+	if ((ret & ECNP_ACT_HOLD_ACK) && after(p->ack, e->lost_end)) {
 		e->sack = true;
 		e->sack_start = e->lost_end;
 		e->sack_end = p->ack;
@@ -1537,10 +1547,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (ecnp_late_rexmit(f, p)) {
 		f->dflags &= ~ECNP_DF_LATE;
 		/* E's next ACKs may still echo older segments: cleared */
-		if (p->opt & ECNP_OPT_TS) {
-			f->rexmit_tsval = p->tsval;
-			f->dflags |= ECNP_DF_TS;
-		}
+		ecnp_note_rexmit_ts(f, p);
 		if (!(p->pflags & ECNP_PF_NO_DROP))
 			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
 		ev |= ECNP_EV_NOT_DROPPED;
@@ -1558,10 +1565,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	} else if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: drop the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
-		if (p->opt & ECNP_OPT_TS) {
-			f->rexmit_tsval = p->tsval;
-			f->dflags |= ECNP_DF_TS;
-		}
+		ecnp_note_rexmit_ts(f, p);
 		/* N's recovery point: all it had sent before this */
 		if (after(f->n_nxt, f->hold_end))
 			f->hold_end = f->n_nxt;
