@@ -40,7 +40,7 @@ UNIT_LDLIBS := -lcmocka
 CHECKPATCH := $(CURDIR)/build/tools/checkpatch/scripts/checkpatch.pl
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended hosttest \
+.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended vmtest-home hosttest \
 	matrix fairness experiments bench-hook bench-hook-kernel bench-flows bench-lookup dkms-install dkms-remove \
 	kernel-patches debugkernel debugtest clean help \
 	build-modules build-unit run-check
@@ -106,6 +106,15 @@ vmtest: deps
 vmtest-extended: deps
 	@$(SUBMAKE) build-modules
 	@TB_SUITE=extended VM_EXTRAS=0 VMOUT=$(BUILD)/vm/extended \
+		VM_TIMEOUT=$(VM_TIMEOUT_EXTENDED) UNIT=0 HOST=0 CROSS=0 scripts/run-tests
+
+# The home-router variants (README "On a home router"): every test's
+# @home variant and the home_* tests, core and extended, alone in one
+# guest (about 50 minutes, which CI's 90 cannot hold beside make test);
+# publish its log with scripts/publish-vmtest-run.
+vmtest-home: deps
+	@$(SUBMAKE) build-modules
+	@TB_SUITE=all TESTS='@(*@home|home_*)' VM_EXTRAS=0 VMOUT=$(BUILD)/vm/home \
 		VM_TIMEOUT=$(VM_TIMEOUT_EXTENDED) UNIT=0 HOST=0 CROSS=0 scripts/run-tests
 
 # The host tests of `make test` alone (scripts/tests-host/*.sh: DKMS, the
