@@ -1012,7 +1012,8 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	struct ecnp_step st = { };
 	bool segment = false;
 	struct ecnp_flow *ef;
-	struct tcpfwd_pkt p;
+	/* tcpfwd_parse() clears it: not zeroed twice on every packet */
+	struct tcpfwd_pkt p __uninitialized;
 
 	switch (tcpfwd_parse(skb, state->pf, &p)) {
 	case 0:

@@ -197,7 +197,18 @@ struct impair_net {
 	struct tcpfwd_net tn;			/* flows, counters, hooks, procfs */
 	struct impair_ruleset __rcu *rules;	/* NULL: no rules */
 	struct mutex lock;			/* serialises rule writers */
-	atomic_t seq_flows;	/* flows with seqrand state (seq_on) */
+	atomic_t seq_flows;	/* flows with seqrand state (seq.on) */
+};
+
+/*
+ * A flow's seqrand state, copied out under its lock for the rewrite
+ * (only @on is read when it is false).
+ */
+struct impair_seqstate {
+	bool on;
+	bool sack_fix;
+	bool both;
+	struct impair_seqadj adj[2];
 };
 
 /* Per-flow state.  Direction 0 is A (initiator) -> B, 1 is B -> A. */
@@ -207,12 +218,9 @@ struct impair_flow {
 	u32 isn;		/* A's SYN sequence number */
 	bool syn_seen;		/* created (or restarted) by A's SYN */
 	bool picked_up;		/* first seen mid-stream */
-	bool seq_on;
-	bool seq_sack_fix;
-	bool seq_both;
 	bool rst;
 	u8 fin;			/* 1: FIN from A, 2: FIN from B */
-	struct impair_seqadj adj[2];
+	struct impair_seqstate seq;
 };
 
 static unsigned int impair_net_id __read_mostly;
@@ -405,7 +413,8 @@ static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
 			     const struct impair_kindmask *mask,
 			     struct impair_strip_plan *plan)
 {
-	u8 buf[TCPFWD_TCPHDR_MAX];
+	/* written by skb_header_pointer() before it is read, if at all */
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
 	const u8 *th;
 	int ret;
 
@@ -517,8 +526,9 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 			     struct impair_seg *s,
 			     const struct impair_kindmask *mask)
 {
-	struct impair_strip_plan plan;
-	struct impair_strip_res res;
+	/* written before read: by impair_strip_scan(), _apply_nop() */
+	struct impair_strip_plan plan __uninitialized;
+	struct impair_strip_res res __uninitialized;
 	struct tcphdr *th;
 	int ret;
 
@@ -655,10 +665,10 @@ static bool impair_wants_drop(const struct impair_rule *r, u8 flags)
 
 static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 			       struct impair_seg *s, bool from_a,
-			       const struct impair_flow *snap)
+			       const struct impair_seqstate *snap)
 {
 	const struct impair_seqadj *a = &snap->adj[0];
-	const struct impair_seqadj *b = snap->seq_both ? &snap->adj[1] : NULL;
+	const struct impair_seqadj *b = snap->both ? &snap->adj[1] : NULL;
 	struct tcphdr *th = impair_th(skb, &s->p);
 	u32 diff = 0;
 	int ret;
@@ -668,8 +678,8 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 		return;
 	}
 	ret = impair_seqadj_rewrite((u8 *)th, s->p.thlen, from_a ? a : b,
-				    from_a ? b : a, snap->seq_sack_fix, &diff);
-	if (ret < 0 && snap->seq_sack_fix) {
+				    from_a ? b : a, snap->sack_fix, &diff);
+	if (ret < 0 && snap->sack_fix) {
 		/* malformed options: map seq/ack anyway, SACK cannot be */
 		impair_seg_malformed(in, s);
 		diff = 0;
@@ -701,9 +711,9 @@ static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 	ef->syn_seen = true;
 	ef->picked_up = false;
 	ef->segs = 0;
-	if (ef->seq_on)
+	if (ef->seq.on)
 		atomic_dec(&in->seq_flows);
-	ef->seq_on = false;
+	ef->seq.on = false;
 	ef->rst = false;
 	ef->fin = 0;
 }
@@ -753,29 +763,43 @@ static void impair_fill_pkt(struct impair_pkt *ip, const struct tcpfwd_pkt *p,
 	ip->b_port = ntohs(a_is_lo ? k->hi_port : k->lo_port);
 	ip->in = state->in ? state->in->name : NULL;
 	ip->out = state->out ? state->out->name : NULL;
+	ip->seg_known = false;
+	ip->seg = 0;
 }
 
 /*
- * Match every rule against @ip; set bits in @hit.  With @last_seg (a GSO
- * packet spanning segments seg..last_seg) returns true if some rule would
- * match differently on its last segment, or would drop one of them.
+ * Which rules a segment matched.  Bits from rs->n on are never read, and
+ * impair_match_all() writes every bit below it, so nothing is zeroed.
+ * Rule sets are short: the loops over them test each bit in turn rather
+ * than call find_next_bit().
+ */
+struct impair_hits {
+	unsigned int n;				/* rules matched */
+	DECLARE_BITMAP(bits, IMPAIR_MAX_RULES);
+};
+
+/*
+ * Match every rule against @ip into @hit.  With @last_seg (a GSO packet
+ * spanning segments seg..last_seg) returns true if some rule would match
+ * differently on its last segment, or would drop one of them.
  */
 static bool impair_match_all(const struct impair_ruleset *rs,
-			     struct impair_pkt *ip, unsigned long *hit,
+			     struct impair_pkt *ip, struct impair_hits *hit,
 			     u32 last_seg, bool gso)
 {
 	bool split = false;
 	unsigned int i;
 	u32 first = ip->seg;
 
+	hit->n = 0;
 	for (i = 0; i < rs->n; i++) {
 		const struct impair_rule *r = &rs->rules[i]->r;
 		bool m;
 
 		ip->seg = first;
 		m = impair_rule_match(r, ip);
-		if (m)
-			__set_bit(i, hit);
+		__assign_bit(i, hit->bits, m);
+		hit->n += m;
 		if (!gso)
 			continue;
 		if (m && (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK)))
@@ -805,8 +829,8 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 					 struct impair_seg *s,
 					 const struct nf_hook_state *state,
 					 struct impair_pkt *ip,
-					 unsigned long *hit, bool gso,
-					 struct impair_flow *snap)
+					 struct impair_hits *hit, bool gso,
+					 struct impair_seqstate *snap)
 {
 	const struct impair_rule *seqrule = NULL;
 	u8 flags = tcp_flag_byte(&s->p.th);
@@ -827,23 +851,23 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 	if (impair_match_all(rs, ip, hit, ef->segs + s->nsegs - 1, gso) &&
 	    gso) {
 		spin_unlock_bh(&ef->base.lock);
-		bitmap_zero(hit, IMPAIR_MAX_RULES);
 		return IMPAIR_STEP_SPLIT;
 	}
 	ef->segs += s->nsegs;
-	for_each_set_bit(i, hit, rs->n) {
-		if (rs->rules[i]->r.act & IMPAIR_A_SEQRAND) {
+	for (i = 0; hit->n && i < rs->n; i++) {
+		if (test_bit(i, hit->bits) &&
+		    (rs->rules[i]->r.act & IMPAIR_A_SEQRAND)) {
 			seqrule = &rs->rules[i]->r;
 			break;
 		}
 	}
-	if (seqrule && !ef->seq_on && ef->syn_seen && ip->from_a &&
+	if (seqrule && !ef->seq.on && ef->syn_seen && ip->from_a &&
 	    (flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN) {
-		ef->seq_on = true;
-		ef->seq_sack_fix = seqrule->seq_sack_fix;
-		ef->seq_both = seqrule->seq_both;
-		impair_seqadj_init(&ef->adj[0], get_random_u32() | 1);
-		impair_seqadj_init(&ef->adj[1], get_random_u32() | 1);
+		ef->seq.on = true;
+		ef->seq.sack_fix = seqrule->seq_sack_fix;
+		ef->seq.both = seqrule->seq_both;
+		impair_seqadj_init(&ef->seq.adj[0], get_random_u32() | 1);
+		impair_seqadj_init(&ef->seq.adj[1], get_random_u32() | 1);
 		impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
 		atomic_inc(&in->seq_flows);
 	}
@@ -854,11 +878,7 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 	ef->base.expires = jiffies +
 		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
 		 READ_ONCE(flow_timeout.val)) * HZ;
-	snap->seq_on = ef->seq_on;
-	snap->seq_sack_fix = ef->seq_sack_fix;
-	snap->seq_both = ef->seq_both;
-	snap->adj[0] = ef->adj[0];
-	snap->adj[1] = ef->adj[1];
+	*snap = ef->seq;
 	spin_unlock_bh(&ef->base.lock);
 	return IMPAIR_STEP_OK;
 }
@@ -874,11 +894,17 @@ static unsigned int impair_process(struct impair_net *in,
 				   const struct nf_hook_state *state,
 				   bool may_segment)
 {
-	DECLARE_BITMAP(hit, IMPAIR_MAX_RULES);
-	struct impair_flow snap = { };
+	/*
+	 * On every packet, so not zeroed by CONFIG_INIT_STACK_ALL_ZERO: every
+	 * field read below is written first (tcpfwd_parse() clears s.p,
+	 * impair_fill_pkt() sets all of ip, impair_match_all() the bits of
+	 * hit below rs->n; snap is read only when snap.on).
+	 */
+	struct impair_seqstate snap __uninitialized;
+	struct impair_hits hit __uninitialized;
+	struct impair_pkt ip __uninitialized;
+	struct impair_seg s __uninitialized;
 	struct impair_flow *ef;
-	struct impair_pkt ip = { };
-	struct impair_seg s = { };
 	enum impair_step step;
 	unsigned int i;
 	u8 flags;
@@ -894,11 +920,13 @@ static unsigned int impair_process(struct impair_net *in,
 		return NF_ACCEPT;
 	}
 	s.family = state->pf;
+	s.malformed = false;
+	s.edit_failed = false;
 	gso = skb_is_gso(skb);
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
-	bitmap_zero(hit, IMPAIR_MAX_RULES);
 	gso = gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
+	snap.on = false;
 
 	/*
 	 * The flow table only when a rule needs per-flow state, or a flow
@@ -907,12 +935,12 @@ static unsigned int impair_process(struct impair_net *in,
 	ef = NULL;
 	if (rs->needs_flow || atomic_read(&in->seq_flows))
 		ef = impair_flow_get(in, &s.p, rs->needs_flow);
-	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, hit, gso,
+	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, &hit, gso,
 				     &snap) : IMPAIR_STEP_DEAD;
 	if (step == IMPAIR_STEP_DEAD) {
 		/* untracked: roles from the flags (impair_sender_is_a()) */
 		impair_fill_pkt(&ip, &s.p, impair_guess_a_is_lo(&s.p), state);
-		if (impair_match_all(rs, &ip, hit, 0, gso) && gso)
+		if (impair_match_all(rs, &ip, &hit, 0, gso) && gso)
 			step = IMPAIR_STEP_SPLIT;
 	}
 	if (step == IMPAIR_STEP_SPLIT)
@@ -921,18 +949,18 @@ static unsigned int impair_process(struct impair_net *in,
 	impair_add(in, IMPAIR_STAT_SEGS, s.nsegs);
 	if (s.nsegs > 1)
 		impair_count(in, IMPAIR_STAT_GSO_PACKETS);
-	if (bitmap_empty(hit, rs->n)) {
-		if (snap.seq_on)
+	if (!hit.n) {
+		if (snap.on)
 			impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
 		return NF_ACCEPT;
 	}
 	impair_add(in, IMPAIR_STAT_MATCHED, s.nsegs);
 
 	/* drops first: a dropped segment is no hit for the edit rules */
-	for_each_set_bit(i, hit, rs->n) {
+	for (i = 0; i < rs->n; i++) {
 		const struct impair_rule *r = &rs->rules[i]->r;
 
-		if (!impair_wants_drop(r, flags))
+		if (!test_bit(i, hit.bits) || !impair_wants_drop(r, flags))
 			continue;
 		tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
 		impair_add(in, r->act & IMPAIR_A_DROP ?
@@ -940,11 +968,12 @@ static unsigned int impair_process(struct impair_net *in,
 			   s.nsegs);
 		return NF_DROP;
 	}
-	for_each_set_bit(i, hit, rs->n)
-		if (impair_edit(in, skb, &s, &rs->rules[i]->r, snap.seq_on))
+	for (i = 0; i < rs->n; i++)
+		if (test_bit(i, hit.bits) &&
+		    impair_edit(in, skb, &s, &rs->rules[i]->r, snap.on))
 			tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
 	/* seq/ack/SACK last, on the header as the other rules left it */
-	if (snap.seq_on)
+	if (snap.on)
 		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
 	return NF_ACCEPT;
 }
@@ -1007,7 +1036,7 @@ static void impair_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
 	struct impair_net *in = container_of(tn, struct impair_net, tn);
 
-	if (container_of(f, struct impair_flow, base)->seq_on)
+	if (container_of(f, struct impair_flow, base)->seq.on)
 		atomic_dec(&in->seq_flows);
 }
 
