@@ -12,6 +12,9 @@ replaced by "#", then the plain run's figures and result, then the
 variant's.  Checks that only one of the two runs has (the home router's
 firewall check) are listed with "-" on the other side.  Then the
 durations, if the runner recorded them (durations.txt).
+
+Exit status 3, with nothing printed, when no test ran both ways (a run of
+the variant alone, such as make vmtest-home's): there is no table to make.
 """
 import os
 import re
@@ -75,6 +78,10 @@ def main(argv):
     tdir = os.path.join(run, "tests")
     names = sorted(d for d in os.listdir(tdir) if "@" not in d and
                    os.path.isdir(os.path.join(tdir, d + "@" + var)))
+    if not names:
+        print("variant_table.py: no test in %s ran both as NAME and as "
+              "NAME@%s" % (tdir, var), file=sys.stderr)
+        return 3
     durations = {}
     try:
         with open(os.path.join(run, "durations.txt")) as f:
