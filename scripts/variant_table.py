@@ -13,8 +13,9 @@ variant's.  Checks that only one of the two runs has (the home router's
 firewall check) are listed with "-" on the other side.  Then the
 durations, if the runner recorded them (durations.txt).
 
-Exit status 3, with nothing printed, when no test ran both ways (a run of
-the variant alone, such as make vmtest-home's): there is no table to make.
+Exit status 3, with nothing on standard output and the reason on standard
+error, when no test ran both ways (a run of the variant alone, such as
+make vmtest-home's): there is no table to make.
 """
 import os
 import re

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """variant_table.py: a test that ran plain and as NAME@home gets a table
-with the checks aligned; a run of home variants alone gets exit status 3
-and no output (scripts/publish-vmtest-run then writes no home.md)."""
+with the checks aligned; a run of home variants alone gets exit status 3,
+no table and its reason on stderr (scripts/publish-vmtest-run then writes
+no home.md)."""
 import variant_table
 
 
