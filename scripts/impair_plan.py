@@ -190,6 +190,17 @@ def scaled(prof, scale):
     return p
 
 
+def command(prof):
+    """The command that runs a scaled profile again: scripts/experiments
+    takes the experiment's name without "exp-" and without the scale."""
+    name = prof["name"]
+    if prof["scale"] != "quick" and name.endswith("-" + prof["scale"]):
+        name = name[:-len("-" + prof["scale"])]
+    if name.startswith("exp-"):
+        name = name[len("exp-"):]
+    return "make experiments EXPERIMENTS=%s EXP_SCALE=%s" % (name, prof["scale"])
+
+
 def config_settings(prof, cfg):
     """Defaults, then the configuration's settings (client/server merged)."""
     st = copy.deepcopy(BASE)

@@ -361,7 +361,7 @@ def report(d):
          "`runs/*.json`; rerun with `%s`." % (
              prof["scale"], len(recs), len(plan["runs"]),
              int(sum(1 for r in recs if r["fidelity"]["flags"] or not r["ok"])),
-             prof["duration_s"], name, _command(d, prof)), ""]
+             prof["duration_s"], name, impair_plan.command(prof)), ""]
     if cur.get("note"):
         L += [cur["note"], ""]
     L += ["## Configurations", "", "| configuration | what | rules | ends (client/server) "
@@ -483,9 +483,3 @@ def report(d):
     return verdicts
 
 
-def _command(d, prof):
-    try:
-        with open(os.path.join(d, "meta.json")) as f:
-            return json.load(f)["command"]
-    except (OSError, ValueError, KeyError):
-        return "make experiments"

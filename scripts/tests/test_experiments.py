@@ -59,6 +59,17 @@ def minimal():
             "scales": {"quick": {"reps": 1, "sweep": {"loss_pct": [1]}}}}
 
 
+@pytest.mark.parametrize("path", PROFILES, ids=os.path.basename)
+def test_rerun_command_names_an_experiment_scripts_experiments_knows(path):
+    # the summary's "rerun with" once said EXPERIMENTS=exp-NAME, which
+    # scripts/experiments refuses: it takes the name after "exp-"
+    prof = load(path)
+    have = os.path.basename(path)[len("exp-"):-len(".json")]
+    for scale in ("quick", "full"):
+        cmd = impair_plan.command(impair_plan.scaled(prof, scale))
+        assert cmd == "make experiments EXPERIMENTS=%s EXP_SCALE=%s" % (have, scale)
+
+
 def test_check_rejects_bad_profiles():
     assert impair_plan.check(minimal()) == []
     bad = [("kind", "matrix"), ("directions", ["sideways"]), ("reps", 0),
