@@ -41,6 +41,9 @@ COLORS = {"noecn": "#bbbbbb", "noecn+proxy": "#777777", "srvecn": "#f4a582",
           "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac",
           "srvecn+proxy+quickack": "#b2182b"}
 HEADLINE = (("srvecn+proxy", "bothecn"), ("srvecn+proxy", "noecn"))
+# what end-to-end ECN itself gains over no ECN on the testbed: the floor
+# that srvecn+proxy / noecn reaches when the proxy is as good as ECN
+REFERENCE = ("bothecn", "noecn")
 # the quick-ACK client (PROFILE=ackclock): against end-to-end ECN, and what
 # the delayed ACKs of a non-ECN client cost the proxied flow; only in
 # directories that have the configuration
@@ -418,6 +421,7 @@ def ratio_rows(df):
     lookup {(metric, direction, cross, load, num, den): ratio}."""
     rows, look = [], {}
     pairs = [(p, "headline", None) for p in HEADLINE] + [(p, "A/A", AA_BAND) for p in AA]
+    pairs += [(REFERENCE, "reference", None)]
     pairs += [(p, "quickack", None) for p in quickack_pairs(df)]
     for direction in sorted(df.direction.unique()):
         for cross in sorted(df.cross.unique()):
@@ -736,6 +740,17 @@ def report(d):
         w("| - | no runs of `srvecn+proxy` with `bothecn` or `noecn` under cross traffic "
           "in every load | - |")
     w("")
+    ref = [(direction, look.get(("completion_s", direction, "on", "all") + REFERENCE))
+           for direction in ("download", "upload")]
+    ref = [(direction, r) for direction, r in ref if r]
+    if ref:
+        w("For reference, end-to-end ECN against no ECN over the same loads "
+          "(`%s / %s`: what ECN itself gains on this testbed, and so what "
+          "`srvecn+proxy / noecn` is when the proxy is exactly as good as end-to-end "
+          "ECN): %s."
+          % (REFERENCE + ("; ".join("%s %s" % (direction, fmt_ratio(r))
+                                    for direction, r in ref),)))
+        w("")
     w("For comparison, the thesis (10 runs per cell, 20 MB flows with cross traffic, "
       "proxy feedback `none`): downloads through the proxy were close to end-to-end "
       "ECN and much faster than no ECN; uploads through the proxy were no better than "
@@ -1008,7 +1023,8 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
 
 > {note}
 
-- `summary.md`: start here.  Headline ratios and the A/A checks
+- `summary.md`: start here.  Headline ratios, `bothecn / noecn` as their
+  reference (what end-to-end ECN itself gains), and the A/A checks
   (`noecn+proxy / noecn`, `bothecn+proxy / bothecn`: the proxy where it has
   nothing to do; **outside** when the interval does not lie inside
   [0.97, 1.03]), then for each direction x cross-traffic setting a table of

@@ -170,6 +170,9 @@ def test_ratios_print_their_coverage_and_aa_flags(tmp_path):
     assert "| download | srvecn+proxy / bothecn | 1.00 [1.00, 1.00] (67 %) |" in md
     assert "noecn+proxy / noecn" in md and "**outside**" in md
     assert "1.01 [0.92, 1.12] (67 %) **outside**" in md
+    # end-to-end ECN against no ECN, the reference for srvecn+proxy / noecn
+    assert "(`bothecn / noecn`: what ECN itself gains" in md
+    assert "ECN): download 0.95 [0.91, 1.00] (67 %)." in md
     j = json.load(open(os.path.join(d, "headline.json")))
     assert j["headline"]["download cross-on srvecn+proxy/bothecn"][3] == pytest.approx(
         0.6667, abs=1e-4)
@@ -258,6 +261,7 @@ def test_loads_per_cross_setting_and_aa_only(tmp_path):
     assert report.report(d) == {}
     md = open(os.path.join(d, "summary.md")).read()
     assert "no runs of `srvecn+proxy`" in md
+    assert "For reference" not in md                # no bothecn, no reference
     sec = md[md.index("## upload, cross traffic off"):md.index("## upload, cross traffic on")]
     assert "| 3 |" not in sec                       # no empty rows for loads it lacks
     assert "| all | - | - | 1.17 [1.08, 1.27] (67 %) **outside** | - |" in sec
