@@ -190,15 +190,24 @@ def scaled(prof, scale):
     return p
 
 
+def base_name(prof):
+    """The profile's file name (scripts/profiles/NAME.json) of a scaled
+    profile: its name without the "-SCALE" that scaled() adds."""
+    name, scale = prof["name"], prof.get("scale", "quick")
+    if scale != "quick" and name.endswith("-" + scale):
+        name = name[:-len("-" + scale)]
+    return name
+
+
 def command(prof):
     """The command that runs a scaled profile again: scripts/experiments
-    takes the experiment's name without "exp-" and without the scale."""
-    name = prof["name"]
-    if prof["scale"] != "quick" and name.endswith("-" + prof["scale"]):
-        name = name[:-len("-" + prof["scale"])]
+    takes an experiment's name without "exp-"; another impair profile
+    (impair-smoke) runs through make matrix."""
+    name = base_name(prof)
     if name.startswith("exp-"):
-        name = name[len("exp-"):]
-    return "make experiments EXPERIMENTS=%s EXP_SCALE=%s" % (name, prof["scale"])
+        return "make experiments EXPERIMENTS=%s EXP_SCALE=%s" % (name[len("exp-"):],
+                                                                prof["scale"])
+    return "make matrix PROFILE=%s EXP_SCALE=%s" % (name, prof["scale"])
 
 
 def config_settings(prof, cfg):

@@ -325,8 +325,7 @@ def current_profile(prof):
     analysis, refined after a run, and the report is regenerated from the
     raw records with them, and with its note.  -> (profile, where it came
     from)."""
-    base = prof["name"][:-len("-" + prof["scale"])] \
-        if prof.get("scale", "quick") != "quick" else prof["name"]
+    base = impair_plan.base_name(prof)
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "profiles", base + ".json")
     try:

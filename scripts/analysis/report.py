@@ -41,8 +41,8 @@ COLORS = {"noecn": "#bbbbbb", "noecn+proxy": "#777777", "srvecn": "#f4a582",
           "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac",
           "srvecn+proxy+quickack": "#b2182b"}
 HEADLINE = (("srvecn+proxy", "bothecn"), ("srvecn+proxy", "noecn"))
-# what end-to-end ECN itself gains over no ECN on the testbed: the floor
-# that srvecn+proxy / noecn reaches when the proxy is as good as ECN
+# what end-to-end ECN itself gains over no ECN on the testbed: the value of
+# srvecn+proxy / noecn when the proxy is exactly as good as ECN
 REFERENCE = ("bothecn", "noecn")
 # the quick-ACK client (PROFILE=ackclock): against end-to-end ECN, and what
 # the delayed ACKs of a non-ECN client cost the proxied flow; only in

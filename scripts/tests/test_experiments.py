@@ -70,6 +70,13 @@ def test_rerun_command_names_an_experiment_scripts_experiments_knows(path):
         assert cmd == "make experiments EXPERIMENTS=%s EXP_SCALE=%s" % (have, scale)
 
 
+def test_rerun_command_of_an_impair_profile_that_is_no_experiment():
+    prof = load(os.path.join(os.path.dirname(PROFILES[0]), "impair-smoke.json"))
+    assert impair_plan.base_name(impair_plan.scaled(prof, "full")) == "impair-smoke"
+    assert impair_plan.command(impair_plan.scaled(prof, "quick")) == \
+        "make matrix PROFILE=impair-smoke EXP_SCALE=quick"
+
+
 def test_check_rejects_bad_profiles():
     assert impair_plan.check(minimal()) == []
     bad = [("kind", "matrix"), ("directions", ["sideways"]), ("reps", 0),
@@ -155,7 +162,6 @@ def write_dir(tmp_path, prof, recs):
     (d / "runs").mkdir(parents=True)
     plan = impair_plan.make_plan(prof, 1)
     (d / "plan.json").write_text(json.dumps(plan))
-    (d / "meta.json").write_text(json.dumps({"command": "make experiments EXPERIMENTS=t"}))
     for r in recs:
         (d / "runs" / (r["id"] + ".json")).write_text(json.dumps(r))
     return str(d)
