@@ -78,6 +78,25 @@ def test_publish_clean_and_reported(top, tmp_path):
     assert (dst / "command.txt").read_text().count("published: scripts/publish-debugtest") == 2
 
 
+def test_publish_guest_stopped_before_it_finished(top, tmp_path):
+    """A run stopped while its next guest booted: that guest has a log and a
+    directory but no TAP, no endcheck.log and no verdict.  Its row says so,
+    and the rest of the summary is still written."""
+    a = fake_run(tmp_path, "run-a", "suite-1", ["a"], ["c"], False, secs=4000)
+    (a / "suite-2").mkdir()
+    (a / "suite-2" / "console.log").write_text("booting\n")
+    (a / "suite-2.log").write_text("vm-run: ...\n")
+    with open(a / "run.tap", "a") as f:
+        f.write("# guest 'suite-2': TESTS='x'\n")
+    r = publish(top, "debugtest-s", a)
+    assert r.returncode == 0, r.stderr
+    summary = (top / "results" / "debugtest-s" / "summary.md").read_text()
+    assert "| run-a | suite-1 | 1 | 1 | 4000 | none | 0/0 |" in summary
+    assert "| run-a | suite-2 | 0 | 0 | ? | **no verdict: the guest did not finish** | no scan |" in summary
+    assert "- not ok - fuzz: c" in summary
+    assert "## Campaign figures" in summary
+
+
 def test_publish_refuses_bad_input(top, tmp_path):
     assert publish(top, "x").returncode == 2
     assert publish(top, "../x", tmp_path).returncode == 2
