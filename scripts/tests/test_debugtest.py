@@ -153,6 +153,11 @@ def test_parts_cover_the_suite_and_the_campaign():
     assert packets >= 10**6 and len(seeds) == 3
     churn = [ln for ln in lines if ln.startswith("churn-")]
     assert sum(int(ln.split("TB_CHURN_NETNS=")[1]) for ln in churn) >= 500
+    # timeout_handshake outlasts the debug kernel's flood round, 766 s
+    # (results/debugtest-20261129/), with room for a slower host: no flow
+    # expires during it
+    flood = next(ln for ln in lines if ln.startswith("flood"))
+    assert int(flood.split("TB_FLOOD_HS=")[1].split()[0]) >= 1.5 * 766
 
 
 def test_parts_selected_and_refused():
