@@ -169,7 +169,12 @@ def test_parts_selected_and_refused():
     rc, _, err = parts({"DEBUG_PARTS": "nothing"})
     assert rc == 2 and "no part matches" in err
     rc, _, err = parts({"DEBUG_CHURN_PARTS": "0"})
-    assert rc == 2 and "must be a positive number" in err
+    assert rc == 2 and "DEBUG_CHURN_PARTS must be a positive number, not '0'" in err
+    # a mistyped TB_FLOOD_HS stops here: in the guest it would skip the flood
+    rc, _, err = parts({"TB_FLOOD_HS": "15m"})
+    assert rc == 2 and "TB_FLOOD_HS must be a positive number, not '15m'" in err
+    rc, lines, _ = parts({"TB_FLOOD_HS": "2000", "DEBUG_PARTS": "flood"})
+    assert rc == 0 and lines == ["flood TESTS='flood' TB_FLOOD_HS=2000"]
     rc, lines, _ = parts({"TESTS": "fuzz"})
     assert rc == 0 and lines == ["custom TESTS='fuzz' "]
     r = subprocess.run([DEBUGTEST, "--nope"], capture_output=True, text=True)
