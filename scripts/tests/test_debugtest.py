@@ -173,6 +173,9 @@ def test_parts_selected_and_refused():
     # a mistyped TB_FLOOD_HS stops here: in the guest it would skip the flood
     rc, _, err = parts({"TB_FLOOD_HS": "15m"})
     assert rc == 2 and "TB_FLOOD_HS must be a positive number, not '15m'" in err
+    for var in ("TB_FUZZ_PACKETS", "TB_FLOOD_SYNS", "TB_CHURN_NETNS"):
+        rc, _, err = parts({var: "1e6"})
+        assert rc == 2 and f"{var} must be a positive number, not '1e6'" in err
     rc, lines, _ = parts({"TB_FLOOD_HS": "2000", "DEBUG_PARTS": "flood"})
     assert rc == 0 and lines == ["flood TESTS='flood' TB_FLOOD_HS=2000"]
     rc, lines, _ = parts({"TESTS": "fuzz"})
