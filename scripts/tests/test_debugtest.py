@@ -170,7 +170,7 @@ def test_parts_selected_and_refused():
     assert rc == 2 and "no part matches" in err
     rc, _, err = parts({"DEBUG_CHURN_PARTS": "0"})
     assert rc == 2 and "DEBUG_CHURN_PARTS must be a positive number, not '0'" in err
-    # a mistyped TB_FLOOD_HS stops here: in the guest it would skip the flood
+    # a mistyped TB_FLOOD_HS stops here: the guest would fail the flood only after booting
     rc, _, err = parts({"TB_FLOOD_HS": "15m"})
     assert rc == 2 and "TB_FLOOD_HS must be a positive number, not '15m'" in err
     for var in ("TB_FUZZ_PACKETS", "TB_FLOOD_SYNS", "TB_CHURN_NETNS"):

@@ -83,6 +83,62 @@ require_cmd() {
 	done
 }
 
+# Test settings: the TB_* knobs a script reads from the environment
+# (README "Settings").  A value the script cannot use fails the script at
+# once, with a "not ok" line that names the setting: a mistyped setting
+# must not pass a run, as a skip would.  Scripts read their settings
+# before require_cmd and tb_up, so that nothing has run yet.
+
+# tb_bad_knob MSG: fail the script over an unusable setting.
+tb_bad_knob() {
+	RET=1
+	retmsg="$*"
+	log_test "$(basename "$0" .sh): its settings (TB_*) are usable"
+	exit 1
+}
+
+# tb_knob_int NAME VAR DEFAULT MIN [MAX]: NAME=${VAR:-DEFAULT}, a whole
+# number from MIN to MAX (MAX absent: no upper bound), in decimal.
+tb_knob_int() {
+	local _kn=$1 _kvar=$2 _kmin=$4 _kmax=${5:-} _kv _kwant
+	_kv=${!_kvar:-$3}
+	if [[ $_kv =~ ^[0-9]{1,15}$ ]] && ((10#$_kv >= _kmin)) &&
+		{ [ -z "$_kmax" ] || ((10#$_kv <= _kmax)); }; then
+		printf -v "$_kn" %d "$((10#$_kv))"
+		return 0
+	fi
+	_kwant="at least $_kmin"
+	[ -z "$_kmax" ] || _kwant="from $_kmin to $_kmax"
+	tb_bad_knob "$_kvar must be a whole number $_kwant, not '$_kv'"
+}
+
+# tb_knob_match NAME VAR DEFAULT ERE WHAT: NAME=${VAR:-DEFAULT}, which
+# must match ^(ERE)$ (WHAT describes it in the refusal).
+tb_knob_match() {
+	local _kn=$1 _kvar=$2 _kre="^($4)\$" _kv
+	_kv=${!_kvar:-$3}
+	[[ $_kv =~ $_kre ]] || tb_bad_knob "$_kvar must be $5, not '$_kv'"
+	printf -v "$_kn" %s "$_kv"
+}
+
+# tb_knob_list NAME VAR DEFAULT ERE WHAT: NAME=${VAR:-DEFAULT} as a
+# space-separated list; the items (separated by commas or spaces) must
+# each match ^(ERE)$, and there must be at least one.
+tb_knob_list() {
+	local _kn=$1 _kvar=$2 _kre="^($4)\$" _kv _ki _kl=()
+	_kv=${!_kvar:-$3}
+	for _ki in ${_kv//,/ }; do
+		[[ $_ki =~ $_kre ]] ||
+			tb_bad_knob "$_kvar must be a list of $5, not '$_kv' ('$_ki')"
+		_kl+=("$_ki")
+	done
+	[ ${#_kl[@]} -gt 0 ] || tb_bad_knob "$_kvar must be a list of $5, not empty"
+	printf -v "$_kn" %s "${_kl[*]}"
+}
+
+# TB_SLOW (topology.sh) multiplies the polling limits: a number.
+tb_knob_int TB_SLOW TB_SLOW 1 1 100
+
 tb_cleanup() {
 	local rc=$?
 	tb_down >/dev/null 2>&1 || true

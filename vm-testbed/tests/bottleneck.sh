@@ -13,9 +13,9 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int secs TB_BOTTLENECK_SECS 10 1 3600
 require_cmd iperf3 jq
 
-secs=${TB_BOTTLENECK_SECS:-10}
 for setup in download upload; do
 	TB_SETUP=$setup
 	tb_up

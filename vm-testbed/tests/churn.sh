@@ -38,12 +38,9 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/impair_lib.sh"
+tb_knob_int N TB_CHURN_NETNS 30 1
 require_cmd python3 timeout cmp
 
-N=${TB_CHURN_NETNS:-30}
-if ! [[ $N =~ ^[0-9]+$ ]] || [ "$N" -lt 1 ]; then
-	skip "TB_CHURN_NETNS must be a number >= 1, not '$N'"
-fi
 A=churn-a
 B=churn-b
 SIZE=100000

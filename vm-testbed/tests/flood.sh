@@ -63,12 +63,11 @@ flood_cleanup() {
 	return $rc
 }
 trap flood_cleanup EXIT
+tb_knob_int SYNS TB_FLOOD_SYNS 20000 5000
+# timeout_handshake during the flood: see hs below
+tb_knob_int hs TB_FLOOD_HS "$(tb_slow 60)" 1 86400
 require_cmd python3 jq tcpdump nft
 
-SYNS=${TB_FLOOD_SYNS:-20000}
-if ! [[ $SYNS =~ ^[0-9]+$ ]] || [ "$SYNS" -lt 5000 ]; then
-	skip "TB_FLOOD_SYNS must be a number >= 5000, not '$SYNS'"
-fi
 MAXF=2048
 FLOOD4=198.18.7.0/24
 FLOOD6=fd8e:c9b0:2a17:7::/64
@@ -100,9 +99,6 @@ tb_ns router ip -6 route add blackhole $FLOOD6
 # may only lower init_net's limits, so on a slow guest (TB_SLOW; the debug
 # kernel's transfers take minutes) init_net's is raised too, and restored
 # at the end (and again after the reload of round 2, which resets it).
-hs=${TB_FLOOD_HS:-$(tb_slow 60)}
-[[ $hs =~ ^[1-9][0-9]*$ ]] && [ "$hs" -le 86400 ] ||
-	skip "TB_FLOOD_HS must be a number of seconds, 1-86400, not '$hs'"
 init_hs0=$(sysctl -n net.ecn_proxy.timeout_handshake)
 init_hs_raise() {
 	[ "$hs" -le "$(sysctl -n net.ecn_proxy.timeout_handshake)" ] ||

@@ -40,12 +40,10 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/impair_lib.sh"
+tb_knob_int total TB_FUZZ_PACKETS 30000 100
+tb_knob_int seed TB_FUZZ_SEED 20261126 0
 require_cmd python3 jq
 
-total=${TB_FUZZ_PACKETS:-30000}
-seed=${TB_FUZZ_SEED:-20261126}
-[[ $total =~ ^[0-9]+$ ]] && [ "$total" -ge 100 ] ||
-	skip "TB_FUZZ_PACKETS must be a number >= 100, not '$total'"
 per_mode=$((total * 3 / 10))
 n_m=$((per_mode * 40 / 100))
 n_o=$((per_mode * 45 / 100))

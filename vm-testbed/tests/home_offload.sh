@@ -32,9 +32,10 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int down TB_OFFLOAD_DOWN 2000000 1
+tb_knob_list TB_OFFLOAD_FAMILIES TB_OFFLOAD_FAMILIES 4 '4|6' '4 and 6'
 require_cmd tcpdump jq python3 nft
 
-down=${TB_OFFLOAD_DOWN:-2000000}
 TB_ROUTER=home
 TB_OFFLOAD_FLOWS=1
 tb_proxy_load
@@ -115,9 +116,7 @@ run() {
 	fi
 }
 
-TB_OFFLOAD_FAMILIES=${TB_OFFLOAD_FAMILIES:-4}
-for fam in ${TB_OFFLOAD_FAMILIES//,/ }; do
-	case $fam in 4 | 6) ;; *) skip "TB_OFFLOAD_FAMILIES: '$fam' is not 4 or 6" ;; esac
+for fam in $TB_OFFLOAD_FAMILIES; do
 	run "$fam" srvecn+proxy 0 1 server
 	run "$fam" cliecn+proxy 1 0 client
 	run "$fam" noecn+proxy 0 0 -

@@ -24,6 +24,7 @@
 # tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
+tb_knob_int up TB_BRIDGED_UP 8000000 1
 require_cmd tcpdump jq python3
 # br_netfilter applies to every bridge of every namespace: unload it again
 # if this test loaded it, so that the tests after it see plain bridges.
@@ -39,7 +40,6 @@ trap cleanup EXIT
 modprobe -q br_netfilter 2>/dev/null || [ -d /sys/module/br_netfilter ] ||
 	skip "br_netfilter is not available"
 
-up=${TB_BRIDGED_UP:-8000000}
 TB_SETUP=upload
 TB_OFFLOADS=on
 tb_red_functional	# see lib/topology.sh: RED's frozen average

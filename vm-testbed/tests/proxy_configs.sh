@@ -23,10 +23,11 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int up TB_XFER_UP 300000 1
+tb_knob_int down TB_XFER_DOWN 1000000 1
+tb_knob_list offloads TB_CONFIGS_OFFLOADS off 'on|off' 'on and off'
 require_cmd tcpdump jq python3
 
-up=${TB_XFER_UP:-300000}
-down=${TB_XFER_DOWN:-1000000}
 tb_proxy_load
 tb_red_functional	# see lib/topology.sh: RED's frozen average
 
@@ -203,8 +204,7 @@ check_stats() {
 	log_test "offload-$1: drop feedback drops exactly one segment per event"
 }
 
-for off in ${TB_CONFIGS_OFFLOADS:-off}; do
-	case $off in on | off) ;; *) skip "TB_CONFIGS_OFFLOADS: '$off' is not on or off" ;; esac
+for off in $offloads; do
 	TB_OFFLOADS=$off
 	DISCARDED_R=0
 	DISCARDED_I=0

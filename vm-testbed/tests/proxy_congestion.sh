@@ -16,10 +16,10 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int down TB_CONG_DOWN 4000000 1
+tb_knob_match cross TB_CONG_CROSS 6M '[0-9]+(\.[0-9]+)?[KMG]?' 'a UDP rate for iperf3 -b (6M, 500K)'
 require_cmd tcpdump jq python3 nstat iperf3
 
-down=${TB_CONG_DOWN:-4000000}
-cross=${TB_CONG_CROSS:-6M}
 tb_proxy_load
 TB_SETUP=download
 tb_up

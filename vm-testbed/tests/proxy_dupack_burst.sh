@@ -34,12 +34,11 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int segs TB_BURST_SEGS 4 1 1000
+tb_knob_int bursts TB_BURSTS 120 1
+tb_knob_match pause TB_BURST_PAUSE 0.3 '[0-9]+(\.[0-9]+)?' 'seconds (0.3)'
+tb_knob_match cross TB_BURST_CROSS 11M '[0-9]+(\.[0-9]+)?[KMG]?' 'a UDP rate for iperf3 -b (6M, 500K)'
 require_cmd tcpdump jq python3 nstat
-
-segs=${TB_BURST_SEGS:-4}
-bursts=${TB_BURSTS:-120}
-pause=${TB_BURST_PAUSE:-0.3}
-cross=${TB_BURST_CROSS:-11M}
 
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 KEYS="$UNDO_KEYS TcpExtTCPTimeouts TcpExtTCPSackRecovery TcpExtTCPDSACKRecv TcpRetransSegs"

@@ -35,12 +35,12 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int IDLE_T TB_IDLE_TIMEOUT 5 1 86400
+tb_knob_list TB_IDLE_FAMILIES TB_IDLE_FAMILIES 4 '4|6' '4 and 6'
+tb_knob_int DOWN TB_IDLE_DOWN 3000000 1
+tb_knob_int UP TB_IDLE_UP 3000000 1
 require_cmd tcpdump jq python3
 
-IDLE_T=${TB_IDLE_TIMEOUT:-5}
-TB_IDLE_FAMILIES=${TB_IDLE_FAMILIES:-4}
-DOWN=${TB_IDLE_DOWN:-3000000}
-UP=${TB_IDLE_UP:-3000000}
 PORT=5003
 PHASES=$TB_LIB_DIR/phases.py
 
@@ -174,8 +174,7 @@ run() {
 	log_test "$tag: N gets its congestion feedback ($ev events)"
 }
 
-for fam in ${TB_IDLE_FAMILIES//,/ }; do
-	case $fam in 4 | 6) ;; *) skip "TB_IDLE_FAMILIES: '$fam' is not 4 or 6" ;; esac
+for fam in $TB_IDLE_FAMILIES; do
 	run idle "$fam"
 	run reload "$fam"
 done

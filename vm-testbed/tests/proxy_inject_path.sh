@@ -33,9 +33,8 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap 'tb_ns proxy nft delete table inet probe 2>/dev/null || true; tb_cleanup' EXIT
+tb_knob_int up TB_INJECT_UP 8000000 1
 require_cmd nft jq
-
-up=${TB_INJECT_UP:-8000000}
 
 tb_proxy_load
 TB_SETUP=upload

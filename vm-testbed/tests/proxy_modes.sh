@@ -32,9 +32,9 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int bytes TB_MODES_BYTES 1500000 1
 require_cmd tcpdump jq python3
 
-bytes=${TB_MODES_BYTES:-1500000}
 tb_proxy_load
 tb_red_functional
 TB_RATE_HIGH=$TB_RATE_LOW

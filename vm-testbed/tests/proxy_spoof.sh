@@ -30,6 +30,7 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int up TB_SPOOF_UP 40000000 1
 require_cmd tcpdump jq python3
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || skip "python3-scapy is not installed"
 
@@ -40,7 +41,6 @@ require_cmd tcpdump jq python3
 # fails the test as a set-up fault: the connection's own closing exchange
 # (the server's stack answering the client's TIME-WAIT ACK of a spoof with
 # an exact RST) would then close the flow, as it should.
-up=${TB_SPOOF_UP:-40000000}
 TB_SETUP=upload
 TB_RED_ECN=0
 tb_red_functional	# see lib/topology.sh: RED's frozen average

@@ -11,12 +11,12 @@
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
+tb_knob_int secs TB_RED_ECN_SECS 8 1 3600
 require_cmd iperf3 tcpdump tshark jq
 
 TB_SETUP=download
 tb_up
 dev=$(tb_bottleneck_dev)
-secs=${TB_RED_ECN_SECS:-8}
 
 # flow NAME ECN: one download with tcp_ecn=ECN on both ends; sets
 # marked/early/drops to the RED counter deltas and ce/ect to capture counts.

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The VM tests' settings (TB_* knobs, vm-testbed/lib/testlib.sh): an
+unusable value fails the script with a "not ok" line naming the setting,
+before anything has run, instead of skipping it (a mistyped setting used to
+pass a run as a skip).  The helpers are run here in bash, and every test
+script is run on the host (in a network namespace of its own) with each of
+its settings mistyped: it must stop at once, failed."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LIB = os.path.join(TOP, "vm-testbed", "lib", "testlib.sh")
+TESTS = os.path.join(TOP, "vm-testbed", "tests")
+KNOB = re.compile(r"^\s*tb_knob_(int|match|list) (\S+) (TB_[A-Z0-9_]+) ")
+
+
+def clean_env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TB_")}
+    env.update(TB_RESULTS=str(tmp_path / "results"), TB_OUT=str(tmp_path),
+               TB_STATE=str(tmp_path / "state"))
+    env.update(extra)
+    return env
+
+
+def run_lib(tmp_path, body, **extra):
+    (tmp_path / "results").write_text("")
+    p = subprocess.run(["bash", "-c", f'set -e; . "{LIB}"; {body}'],
+                       env=clean_env(tmp_path, **extra), capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, p.stdout, (tmp_path / "results").read_text()
+
+
+@pytest.mark.parametrize("val,want", [
+    (None, "5"), ("", "5"), ("7", "7"), ("010", "10"), ("1", "1"), ("10", "10")])
+def test_int_accepts(tmp_path, val, want):
+    extra = {} if val is None else {"TB_X": val}
+    rc, out, res = run_lib(tmp_path, 'tb_knob_int x TB_X 5 1 10; echo "x=$x"', **extra)
+    assert (rc, out.strip().splitlines()[-1], res) == (0, f"x={want}", "")
+
+
+@pytest.mark.parametrize("val", ["0", "11", "abc", "-1", "1e3", " 5", "5 ",
+                                 "0x5", "9" * 16, "3;echo hi"])
+def test_int_refuses(tmp_path, val):
+    rc, out, res = run_lib(tmp_path, 'tb_knob_int x TB_X 5 1 10; echo reached', TB_X=val)
+    assert rc == 1 and "reached" not in out
+    assert res.startswith("not ok - ") and res.count("\n") == 1
+    assert f"TB_X must be a whole number from 1 to 10, not '{val}'" in res
+
+
+def test_int_without_max(tmp_path):
+    rc, out, _ = run_lib(tmp_path, 'tb_knob_int x TB_X 5 100; echo "x=$x"', TB_X="123456789")
+    assert rc == 0 and "x=123456789" in out
+    rc, _, res = run_lib(tmp_path, 'tb_knob_int x TB_X 5 100', TB_X="99")
+    assert rc == 1 and "TB_X must be a whole number at least 100, not '99'" in res
+
+
+@pytest.mark.parametrize("val,ok", [("6M", True), ("500K", True), ("1.5G", True),
+                                    ("6", True), ("6 M", False), ("6M;x", False),
+                                    ("M", False), ("6MB", False)])
+def test_match(tmp_path, val, ok):
+    rc, out, res = run_lib(
+        tmp_path, "tb_knob_match c TB_C 4M '[0-9]+(\\.[0-9]+)?[KMG]?' 'a rate'; "
+        'echo "c=$c"', TB_C=val)
+    if ok:
+        assert rc == 0 and f"c={val}" in out
+    else:
+        assert rc == 1 and f"TB_C must be a rate, not '{val}'" in res
+
+
+@pytest.mark.parametrize("val,want", [(None, "4"), ("4,6", "4 6"), ("6 4", "6 4"),
+                                      ("4,,6", "4 6"), ("4,x", None), (",", None),
+                                      ("46", None)])
+def test_list(tmp_path, val, want):
+    extra = {} if val is None else {"TB_F": val}
+    rc, out, res = run_lib(tmp_path, "tb_knob_list f TB_F 4 '4|6' '4 and 6'; "
+                           'echo "f=$f"', **extra)
+    if want is None:
+        assert rc == 1 and "TB_F must be a list of 4 and 6" in res
+    else:
+        assert rc == 0 and f"f={want}" in out
+
+
+def test_tb_slow_is_checked_when_sourced(tmp_path):
+    rc, out, res = run_lib(tmp_path, "echo reached", TB_SLOW="four")
+    assert rc == 1 and "reached" not in out and "TB_SLOW must be" in res
+
+
+def knobs_of(path):
+    """(line number, kind, name, variable) of each tb_knob_* call."""
+    with open(path) as f:
+        return [(i, *m.groups()) for i, ln in enumerate(f) if (m := KNOB.match(ln))]
+
+
+SCRIPTS = sorted(f for f in os.listdir(TESTS) if f.endswith(".sh"))
+WITH_KNOBS = [(s, k[3]) for s in SCRIPTS for k in knobs_of(os.path.join(TESTS, s))]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_scripts_read_settings_through_the_helpers_first(script):
+    path = os.path.join(TESTS, script)
+    with open(path) as f:
+        lines = f.read().splitlines()
+    raw = [ln for ln in lines if re.search(r"\$\{TB_[A-Z0-9_]+:-", ln)]
+    assert raw == [], "a setting read without tb_knob_*"
+    first_action = min((i for i, ln in enumerate(lines)
+                        if re.match(r"\s*(require_cmd|tb_up|tb_proxy_load|tb_core_load)\b", ln)),
+                       default=len(lines))
+    assert all(i < first_action for i, *_ in knobs_of(path)), \
+        "tb_knob_* after the script has started working"
+
+
+def test_every_knob_script_found():
+    # the list the parametrised tests below run over is not empty by mistake
+    assert len(WITH_KNOBS) >= 25
+
+
+def script_knob_lines(script):
+    with open(os.path.join(TESTS, script)) as f:
+        lines = f.read().splitlines()
+    return "\n".join(lines[i] for i, *_ in knobs_of(os.path.join(TESTS, script)))
+
+
+@pytest.mark.parametrize("script", sorted({s for s, _ in WITH_KNOBS}))
+def test_defaults_are_usable(tmp_path, script):
+    rc, out, res = run_lib(tmp_path, script_knob_lines(script) + "\necho reached")
+    assert (rc, res) == (0, "") and "reached" in out
+
+
+def can_unshare():
+    return shutil.which("unshare") and subprocess.run(
+        ["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not can_unshare(), reason="needs unshare -n (root)")
+@pytest.mark.parametrize("script,var", WITH_KNOBS)
+def test_script_fails_on_a_mistyped_setting(tmp_path, script, var):
+    """The whole script, on the host in a network namespace of its own: it
+    stops at the setting, with one "not ok" line naming it."""
+    (tmp_path / "results").write_text("")
+    env = clean_env(tmp_path, **{var: "x!"})
+    p = subprocess.run(["unshare", "-n", "timeout", "60", "bash",
+                        os.path.join(TESTS, script)], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=90)
+    res = (tmp_path / "results").read_text().splitlines()
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert len(res) == 1 and res[0].startswith("not ok - ") and f"{var} must be" in res[0]
+    assert f"not '{'x!'}'" in res[0] or "('x!')" in res[0]
+    assert "SKIP" not in p.stdout
