@@ -3,8 +3,9 @@
 unusable value fails the script with a "not ok" line naming the setting,
 before anything has run, instead of skipping it (a mistyped setting used to
 pass a run as a skip).  The helpers are run here in bash, and every test
-script is run on the host (in a network namespace of its own) with each of
-its settings mistyped: it must stop at once, failed."""
+script and benchmark guest script is run on the host (in a network
+namespace of its own) with each of its settings mistyped: it must stop at
+once, failed."""
 import os
 import re
 import shutil
@@ -14,7 +15,7 @@ import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(TOP, "vm-testbed", "lib", "testlib.sh")
-TESTS = os.path.join(TOP, "vm-testbed", "tests")
+VMT = os.path.join(TOP, "vm-testbed")
 KNOB = re.compile(r"^\s*tb_knob_(int|match|list) (\S+) (TB_[A-Z0-9_]+) ")
 
 
@@ -95,19 +96,21 @@ def knobs_of(path):
         return [(i, *m.groups()) for i, ln in enumerate(f) if (m := KNOB.match(ln))]
 
 
-SCRIPTS = sorted(f for f in os.listdir(TESTS) if f.endswith(".sh"))
-WITH_KNOBS = [(s, k[3]) for s in SCRIPTS for k in knobs_of(os.path.join(TESTS, s))]
+# the tests and the benchmarks' guest sides
+SCRIPTS = sorted(os.path.join(d, f) for d in ("tests", "bench")
+                 for f in os.listdir(os.path.join(VMT, d)) if f.endswith(".sh"))
+WITH_KNOBS = [(s, k[3]) for s in SCRIPTS for k in knobs_of(os.path.join(VMT, s))]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_scripts_read_settings_through_the_helpers_first(script):
-    path = os.path.join(TESTS, script)
+    path = os.path.join(VMT, script)
     with open(path) as f:
         lines = f.read().splitlines()
     raw = [ln for ln in lines if re.search(r"\$\{TB_[A-Z0-9_]+:-", ln)]
     assert raw == [], "a setting read without tb_knob_*"
     first_action = min((i for i, ln in enumerate(lines)
-                        if re.match(r"\s*(require_cmd|tb_up|tb_proxy_load|tb_core_load)\b", ln)),
+                        if re.match(r"\s*(require_cmd|tb_up|tb_proxy_load|tb_core_load|insmod|\[ -d /sys/module)\b", ln)),
                        default=len(lines))
     assert all(i < first_action for i, *_ in knobs_of(path)), \
         "tb_knob_* after the script has started working"
@@ -115,13 +118,13 @@ def test_scripts_read_settings_through_the_helpers_first(script):
 
 def test_every_knob_script_found():
     # the list the parametrised tests below run over is not empty by mistake
-    assert len(WITH_KNOBS) >= 25
+    assert len(WITH_KNOBS) >= 40
 
 
 def script_knob_lines(script):
-    with open(os.path.join(TESTS, script)) as f:
+    with open(os.path.join(VMT, script)) as f:
         lines = f.read().splitlines()
-    return "\n".join(lines[i] for i, *_ in knobs_of(os.path.join(TESTS, script)))
+    return "\n".join(lines[i] for i, *_ in knobs_of(os.path.join(VMT, script)))
 
 
 @pytest.mark.parametrize("script", sorted({s for s, _ in WITH_KNOBS}))
@@ -143,10 +146,35 @@ def test_script_fails_on_a_mistyped_setting(tmp_path, script, var):
     (tmp_path / "results").write_text("")
     env = clean_env(tmp_path, **{var: "x!"})
     p = subprocess.run(["unshare", "-n", "timeout", "60", "bash",
-                        os.path.join(TESTS, script)], env=env, cwd=tmp_path,
+                        os.path.join(VMT, script)], env=env, cwd=tmp_path,
                        capture_output=True, text=True, timeout=90)
     res = (tmp_path / "results").read_text().splitlines()
     assert p.returncode == 1, p.stdout + p.stderr
     assert len(res) == 1 and res[0].startswith("not ok - ") and f"{var} must be" in res[0]
     assert f"not '{'x!'}'" in res[0] or "('x!')" in res[0]
     assert "SKIP" not in p.stdout
+
+
+TOPO = os.path.join(VMT, "lib", "topology.sh")
+
+
+@pytest.mark.parametrize("var,val", [
+    ("TB_RATE_LOW", "10M"), ("TB_RATE_HIGH", "fast"), ("TB_RED_LIMIT", "0"),
+    ("TB_RED_MIN", "2k"), ("TB_RED_MAX", "-1"), ("TB_RED_AVPKT", ""),
+    ("TB_RED_BURST", "4.5"), ("TB_RED_PROB", "1.5"), ("TB_RED_PROB", ".3"),
+    ("TB_RED_ECN", "yes"), ("TB_SETUP", "both"), ("TB_DELAY_MS", "5ms")])
+def test_topology_refuses(tmp_path, var, val):
+    """tb_up's settings (tb_check_settings): a refusal that names them."""
+    env = clean_env(tmp_path)
+    p = subprocess.run(["bash", "-c", f'. "{TOPO}"; {var}="$V"; tb_check_settings'],
+                       env=dict(env, V=val), capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1 and f"topology: {var} must be" in p.stderr
+
+
+def test_topology_accepts_the_defaults_and_the_matrix_values(tmp_path):
+    body = ('tb_check_settings && TB_RATE_LOW=1gbit TB_RATE_HIGH=500kbit '
+            'TB_RED_PROB=1 TB_RED_ECN=0 TB_SETUP=upload tb_check_settings && '
+            'TB_RED_PROB=0.05 TB_RED_MAX=30000 tb_check_settings && echo fine')
+    p = subprocess.run(["bash", "-c", f'. "{TOPO}"; {body}'], env=clean_env(tmp_path),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "fine" in p.stdout, p.stderr

@@ -12,10 +12,10 @@ set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
 
-size=${TB_BENCH_SIZE:-8000000}
-reps=${TB_BENCH_REPS:-5}
-cross=${TB_BENCH_CROSS:-4M}
-seed=${TB_BENCH_SEED:-1}
+tb_knob_int size TB_BENCH_SIZE 8000000 1
+tb_knob_int reps TB_BENCH_REPS 5 1
+tb_knob_match cross TB_BENCH_CROSS 4M '[0-9]+(\.[0-9]+)?[KMG]?' 'a UDP rate for iperf3 -b (4M, 500K)'
+tb_knob_int seed TB_BENCH_SEED 1 0
 
 # name client_ecn server_ecn proxy feedback
 configs=(
@@ -30,7 +30,7 @@ tb_proxy_load
 TB_SETUP=upload
 tb_up
 tb_cross_start "$cross" up
-echo "{\"size\": $size, \"reps\": $reps, \"cross\": \"$cross\", \"rate\": \"${TB_RATE_LOW:-10mbit}\", \"seed\": $seed, \"kernel\": \"$(uname -r)\"}" >meta.json
+echo "{\"size\": $size, \"reps\": $reps, \"cross\": \"$cross\", \"rate\": \"$TB_RATE_LOW\", \"seed\": $seed, \"kernel\": \"$(uname -r)\"}" >meta.json
 
 nstat_sum() {
 	tb_ns "$1" nstat -az "${@:2}" | awk '$1 ~ /^Tcp/ { s += $2 } END { print s + 0 }'

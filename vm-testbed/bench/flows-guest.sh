@@ -20,11 +20,11 @@ set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/bench_lib.sh"
 trap 'tb_bg_stop iperf-srv; tb_cleanup' EXIT
+tb_knob_int reps TB_BENCH_REPS 5 1
+tb_knob_int secs TB_BENCH_SECS 4 1 3600
+tb_knob_list levels TB_BENCH_LEVELS "1000 100000 1000000" '[1-9][0-9]{0,8}' 'flow counts'
 require_cmd iperf3 nft jq python3
 
-reps=${TB_BENCH_REPS:-5}
-secs=${TB_BENCH_SECS:-4}
-levels=${TB_BENCH_LEVELS:-"1000 100000 1000000"}
 CORE=$TB_KMOD/core/tcpfwd.ko
 PROXY=$TB_KMOD/ecn_proxy/ecn_proxy.ko
 here=$(dirname "$0")

@@ -18,11 +18,10 @@ set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/bench_lib.sh"
 trap 'tb_bg_stop iperf-srv; tb_cleanup' EXIT
+tb_knob_int reps TB_BENCH_REPS 6 1
+tb_knob_int secs TB_BENCH_SECS 4 1 3600
+tb_knob_int seed TB_BENCH_SEED 1 0
 require_cmd iperf3 nft iptables jq
-
-reps=${TB_BENCH_REPS:-6}
-secs=${TB_BENCH_SECS:-4}
-seed=${TB_BENCH_SEED:-1}
 
 TB_SETUP=upload
 tb_up

@@ -25,12 +25,13 @@ set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/bench_lib.sh"
 trap 'tb_cleanup' EXIT
+tb_knob_int reps TB_BENCH_REPS 10 1
+tb_knob_int packets TB_BENCH_PACKETS 20000 1
+tb_knob_int seed TB_BENCH_SEED 1 0
+# icount: the guest clock counts instructions
+tb_knob_match clock TB_BENCH_CLOCK real 'real|icount' 'real or icount'
 require_cmd tc jq nft iptables
 
-reps=${TB_BENCH_REPS:-10}
-packets=${TB_BENCH_PACKETS:-20000}
-seed=${TB_BENCH_SEED:-1}
-clock=${TB_BENCH_CLOCK:-real}	# icount: the guest clock counts instructions
 HOOKBENCH=$TB_KMOD/selftest/hookbench.ko
 declare -A payload=([full]=1448 [small]=64)
 configs=("${bench_configs[@]}" proxy-unseen)

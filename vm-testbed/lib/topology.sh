@@ -20,7 +20,8 @@
 #   An optional netem delay (TB_DELAY_MS) sits on the server's eth0, a link
 #   that carries no RED.
 #
-# Settings (environment, read by tb_up; defaults are the thesis's values):
+# Settings (environment, read by tb_up, which refuses a value it cannot use
+# (tb_check_settings); defaults are the thesis's values):
 #   TB_SETUP      download | upload                     (download)
 #   TB_RATE_LOW   bottleneck rate                       (10mbit)
 #   TB_RATE_HIGH  the other direction's rate            (100mbit)
@@ -136,6 +137,21 @@ tb_check_settings() {
 	1) [ "$TB_ROUTER" = home ] ||
 		tb_die "TB_OFFLOAD_FLOWS=1 needs TB_ROUTER=home" || return ;;
 	*) tb_die "TB_OFFLOAD_FLOWS must be 0 or 1, not '$TB_OFFLOAD_FLOWS'" || return ;;
+	esac
+	local v
+	for v in TB_RATE_LOW TB_RATE_HIGH; do
+		[[ ${!v} =~ ^[1-9][0-9]*[kmg]?bit$ ]] ||
+			tb_die "$v must be a rate such as 10mbit, not '${!v}'" || return
+	done
+	for v in TB_RED_LIMIT TB_RED_MIN TB_RED_MAX TB_RED_AVPKT TB_RED_BURST; do
+		[[ ${!v} =~ ^[1-9][0-9]{0,8}$ ]] ||
+			tb_die "$v must be a whole number of at least 1, not '${!v}'" || return
+	done
+	[[ $TB_RED_PROB =~ ^(0(\.[0-9]+)?|1(\.0*)?)$ ]] ||
+		tb_die "TB_RED_PROB must be a probability from 0 to 1, not '$TB_RED_PROB'" ||
+		return
+	case $TB_RED_ECN in 0 | 1) ;;
+	*) tb_die "TB_RED_ECN must be 0 or 1, not '$TB_RED_ECN'" || return ;;
 	esac
 }
 
