@@ -164,8 +164,8 @@ def test_parts_selected_and_refused():
     rc, lines, _ = parts({"DEBUG_PARTS": "@(fuzz-2|flood)"})
     assert rc == 0 and [ln.split()[0] for ln in lines] == ["fuzz-2", "flood"]
     assert "TB_FUZZ_SEED=20261136" in lines[0]
-    rc, lines, _ = parts({"DEBUG_FUZZ_PARTS": "4", "TB_FUZZ_PACKETS": "10", "DEBUG_PARTS": "fuzz-*"})
-    assert rc == 0 and len(lines) == 4 and all("TB_FUZZ_PACKETS=3 " in ln for ln in lines)
+    rc, lines, _ = parts({"DEBUG_FUZZ_PARTS": "4", "TB_FUZZ_PACKETS": "1000", "DEBUG_PARTS": "fuzz-*"})
+    assert rc == 0 and len(lines) == 4 and all("TB_FUZZ_PACKETS=250 " in ln for ln in lines)
     rc, _, err = parts({"DEBUG_PARTS": "nothing"})
     assert rc == 2 and "no part matches" in err
     rc, _, err = parts({"DEBUG_CHURN_PARTS": "0"})
@@ -180,5 +180,20 @@ def test_parts_selected_and_refused():
     assert rc == 0 and lines == ["flood TESTS='flood' TB_FLOOD_HS=2000"]
     rc, lines, _ = parts({"TESTS": "fuzz"})
     assert rc == 0 and lines == ["custom TESTS='fuzz' "]
+    # each part's values as its guest's scripts will check them (tb_knob_*)
+    rc, _, err = parts({"TB_FUZZ_PACKETS": "200"})
+    assert rc == 2 and ("debugtest: fuzz-1 (TB_FUZZ_PACKETS=67 TB_FUZZ_SEED=20261126): fuzz.sh: "
+                        "TB_FUZZ_PACKETS must be a whole number at least 100, not '67'") in err
+    rc, _, err = parts({"TB_FLOOD_HS": "90000"})
+    assert rc == 2 and "flood.sh: TB_FLOOD_HS must be a whole number from 1 to 86400" in err
+    rc, _, err = parts({"TB_FLOOD_SYNS": "4000", "DEBUG_PARTS": "flood"})
+    assert rc == 2 and "TB_FLOOD_SYNS must be a whole number at least 5000, not '4000'" in err
+    rc, _, err = parts({"TESTS": "proxy_configs", "TB_XFER_UP": "3k"})
+    assert rc == 2 and "debugtest: custom: proxy_configs.sh: TB_XFER_UP must be" in err
+    rc, _, err = parts({"TB_SLOW": "x"})
+    assert rc == 2 and "TB_SLOW must be a whole number from 1 to 100, not 'x'" in err
+    # a setting of a test the run does not include is not its business
+    rc, _, err = parts({"TB_XFER_UP": "3k", "DEBUG_PARTS": "flood"})
+    assert rc == 0
     r = subprocess.run([DEBUGTEST, "--nope"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
