@@ -16,7 +16,7 @@ import pytest
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(TOP, "vm-testbed", "lib", "testlib.sh")
 VMT = os.path.join(TOP, "vm-testbed")
-KNOB = re.compile(r"^\s*tb_knob_(int|match|list) (\S+) (TB_[A-Z0-9_]+) ")
+KNOB = re.compile(r"^\s*tb_knob_([a-z]+) (\S+) (TB_[A-Z0-9_]+) ")
 
 
 def clean_env(tmp_path, **extra):
@@ -83,6 +83,18 @@ def test_list(tmp_path, val, want):
         assert rc == 1 and "TB_F must be a list of 4 and 6" in res
     else:
         assert rc == 0 and f"f={want}" in out
+
+
+@pytest.mark.parametrize("val,want", [(None, "1 2"), ("3,010", "3 10"), ("5", "5"),
+                                      ("1,2,3,4", None), ("0", None), ("11", None),
+                                      ("", "1 2"), (",", None), ("2,x", None)])
+def test_ints(tmp_path, val, want):
+    extra = {} if val is None else {"TB_L": val}
+    rc, out, res = run_lib(tmp_path, 'tb_knob_ints l TB_L "1 2" 1 10 3; echo "l=$l"', **extra)
+    if want is None:
+        assert rc == 1 and "TB_L must be a list of" in res
+    else:
+        assert rc == 0 and f"l={want}" in out
 
 
 def test_tb_slow_is_checked_when_sourced(tmp_path):
@@ -178,3 +190,32 @@ def test_topology_accepts_the_defaults_and_the_matrix_values(tmp_path):
     p = subprocess.run(["bash", "-c", f'. "{TOPO}"; {body}'], env=clean_env(tmp_path),
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and "fine" in p.stdout, p.stderr
+
+
+CHECK = os.path.join(VMT, "check-settings")
+BENCHES = ("dupack", "flows", "hook", "hook-kernel", "lookup")
+
+
+def test_check_settings(tmp_path):
+    scripts = [os.path.join(VMT, s) for s in SCRIPTS]
+    p = subprocess.run([CHECK, *scripts], env=clean_env(tmp_path), capture_output=True, text=True)
+    assert (p.returncode, p.stderr) == (0, "")
+    p = subprocess.run([CHECK, *scripts], env=clean_env(tmp_path, TB_FLOOD_SYNS="10"),
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr == (
+        "flood.sh: TB_FLOOD_SYNS must be a whole number at least 5000, not '10'\n")
+    for args in ([], [str(tmp_path / "nope.sh")]):
+        p = subprocess.run([CHECK, *args], env=clean_env(tmp_path), capture_output=True, text=True)
+        assert p.returncode == 2 and p.stderr
+
+
+@pytest.mark.parametrize("bench", BENCHES)
+def test_bench_refuses_before_booting(tmp_path, bench):
+    """scripts/bench-*: a mistyped setting stops the wrapper before it makes
+    its output directory or boots a guest."""
+    out = tmp_path / "out"
+    p = subprocess.run([os.path.join(TOP, "scripts", "bench-" + bench), str(out)],
+                       env=clean_env(tmp_path, TB_BENCH_REPS="0"), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "TB_BENCH_REPS must be a whole number" in p.stderr
+    assert not out.exists()

@@ -22,7 +22,8 @@ set -e
 trap 'tb_bg_stop iperf-srv; tb_cleanup' EXIT
 tb_knob_int reps TB_BENCH_REPS 5 1
 tb_knob_int secs TB_BENCH_SECS 4 1 3600
-tb_knob_list levels TB_BENCH_LEVELS "1000 100000 1000000" '[1-9][0-9]{0,8}' 'flow counts'
+# flows per level, up to the proxy's max_flows bound (1 << 20)
+tb_knob_ints levels TB_BENCH_LEVELS "1000 100000 1000000" 1 1048576 10
 require_cmd iperf3 nft jq python3
 
 CORE=$TB_KMOD/core/tcpfwd.ko

@@ -10,10 +10,11 @@
 # and after to $TB_OUT/meminfo.txt.
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
-tb_knob_list sizes TB_BENCH_LEVELS "1000 100000 1000000" '[1-9][0-9]{0,8}' 'flow counts'
-tb_knob_int rounds TB_BENCH_REPS 5 1
-tb_knob_int lookups TB_BENCH_LOOKUPS 100000 1
-tb_knob_int hot TB_BENCH_HOT 1000 1
+# flowbench.ko's bounds (kmod/selftest/flowbench.c)
+tb_knob_ints sizes TB_BENCH_LEVELS "1000 100000 1000000" 1 1048576 4
+tb_knob_int rounds TB_BENCH_REPS 5 1 100
+tb_knob_int lookups TB_BENCH_LOOKUPS 100000 1000 10000000
+tb_knob_int hot TB_BENCH_HOT 1000 1 1048576
 [ -d /sys/module/tcpfwd ] || insmod "$TB_KMOD/core/tcpfwd.ko"
 grep -E '^(MemTotal|MemFree|Slab):' /proc/meminfo >"$TB_OUT/meminfo.txt"
 dmesg -C

@@ -136,6 +136,22 @@ tb_knob_list() {
 	printf -v "$_kn" %s "${_kl[*]}"
 }
 
+# tb_knob_ints NAME VAR DEFAULT MIN MAX MAXITEMS: NAME=${VAR:-DEFAULT} as a
+# space-separated list of 1 to MAXITEMS whole numbers from MIN to MAX
+# (separated by commas or spaces).
+tb_knob_ints() {
+	local _kn=$1 _kvar=$2 _kmin=$4 _kmax=$5 _kv _ki _kl=()
+	_kv=${!_kvar:-$3}
+	for _ki in ${_kv//,/ }; do
+		[[ $_ki =~ ^[0-9]{1,15}$ ]] && ((10#$_ki >= _kmin && 10#$_ki <= _kmax)) ||
+			tb_bad_knob "$_kvar must be a list of whole numbers from $_kmin to $_kmax, not '$_kv' ('$_ki')"
+		_kl+=("$((10#$_ki))")
+	done
+	[ ${#_kl[@]} -ge 1 ] && [ ${#_kl[@]} -le "$6" ] ||
+		tb_bad_knob "$_kvar must be a list of 1 to $6 numbers, not '$_kv'"
+	printf -v "$_kn" %s "${_kl[*]}"
+}
+
 # TB_SLOW (topology.sh) multiplies the polling limits: a number.
 tb_knob_int TB_SLOW TB_SLOW 1 1 100
 
