@@ -62,13 +62,13 @@ trap tb_cleanup EXIT
 tb_knob_int up TB_DUPACK_UP 20000000 1
 tb_knob_match cross TB_DUPACK_CROSS 4M '[0-9]+(\.[0-9]+)?[KMG]?' 'a UDP rate for iperf3 -b (6M, 500K)'
 tb_knob_int long TB_DUPACK_LONG 100000000 1
-tb_knob_match lean TB_DUPACK_CONFIGS all 'all|lean' 'all or lean'
+tb_knob_match which TB_DUPACK_CONFIGS all 'all|lean' 'all or lean'
 tb_knob_match long_rate TB_DUPACK_LONG_RATE 20mbit '[1-9][0-9]*mbit' 'a rate in mbit (20mbit)'
 tb_knob_match long_cross TB_DUPACK_LONG_CROSS 8M '[0-9]+(\.[0-9]+)?[KMG]?' 'a UDP rate for iperf3 -b (6M, 500K)'
 require_cmd tcpdump jq python3 nstat
 
 configs=("cubic 1 1" "cubic 1 0" "cubic 0 1" "cubic 0 0" "reno 1 1" "reno 0 1")
-[ "$lean" != lean ] ||
+[ "$which" != lean ] ||
 	configs=("cubic 1 1" "cubic 0 0" "reno 0 1")
 
 RESP_KEYS="TcpExtTCPSackRecovery TcpExtTCPRenoRecovery"
