@@ -70,6 +70,11 @@ def test_publish_clean_and_reported(top, tmp_path):
     assert "| campaign-flood | custom | 1 | 1 | 2000 | **the debug kernel reported a problem (see x)** | 0/2 |" in summary
     assert "- not ok - fuzz: c" in summary
     assert "out_of_window counts the 5 blind spoofs exactly" in summary
+    # the figures stay with their run: each under its own heading
+    figs = summary.split("## Campaign figures")[1]
+    assert figs.index("### campaign-flood/custom/tests/fuzz\n") < \
+        figs.index("### campaign-fuzz/custom/tests/fuzz\n")
+    assert figs.count("- INFO: seed 1, 100 packets") == 2
     # no captures; the big console log compressed; the config kept once
     assert not list(dst.rglob("*.pcap"))
     assert (dst / "campaign-fuzz" / "custom" / "console.log.xz").exists()
@@ -106,6 +111,14 @@ def test_publish_refuses_bad_input(top, tmp_path):
     assert publish(top, "debugtest-z", a).returncode == 0
     r = publish(top, "debugtest-z", a)
     assert r.returncode == 1 and "exists" in r.stderr
+    # NAME alone: the summary made again from the published copies
+    summary = top / "results" / "debugtest-z" / "summary.md"
+    summary.write_text("stale")
+    r = publish(top, "debugtest-z")
+    assert r.returncode == 0, r.stderr
+    assert "| campaign-fuzz | custom | 1 | 0 |" in summary.read_text()
+    assert "summarised again: scripts/publish-debugtest debugtest-z" in \
+        (top / "results" / "debugtest-z" / "command.txt").read_text()
 
 
 DEBUGTEST = os.path.join(os.path.dirname(HERE), "debugtest")
