@@ -185,8 +185,10 @@ def test_parts_selected_and_refused():
     assert rc == 2 and "DEBUG_CHURN_PARTS must be a positive number, not '0'" in err
     # a mistyped TB_FLOOD_HS stops here: the guest would fail the flood only after booting
     rc, _, err = parts({"TB_FLOOD_HS": "15m"})
-    assert rc == 2 and "TB_FLOOD_HS must be a positive number, not '15m'" in err
-    for var in ("TB_FUZZ_PACKETS", "TB_FLOOD_SYNS", "TB_CHURN_NETNS"):
+    assert rc == 2 and "flood.sh: TB_FLOOD_HS must be a whole number from 1 to 86400, not '15m'" in err
+    rc, _, err = parts({"TB_FLOOD_SYNS": "1e6"})
+    assert rc == 2 and "flood.sh: TB_FLOOD_SYNS must be a whole number at least 5000, not '1e6'" in err
+    for var in ("TB_FUZZ_PACKETS", "TB_CHURN_NETNS"):
         rc, _, err = parts({var: "1e6"})
         assert rc == 2 and f"{var} must be a positive number, not '1e6'" in err
     rc, lines, _ = parts({"TB_FLOOD_HS": "2000", "DEBUG_PARTS": "flood"})

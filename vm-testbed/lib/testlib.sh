@@ -98,12 +98,12 @@ tb_bad_knob() {
 }
 
 # tb_knob_int NAME VAR DEFAULT MIN [MAX]: NAME=${VAR:-DEFAULT}, a whole
-# number from MIN to MAX (MAX absent: no upper bound), in decimal.
+# number from MIN to MAX (MAX absent: no upper bound), in decimal
+# (tb_is_int, topology.sh).
 tb_knob_int() {
 	local _kn=$1 _kvar=$2 _kmin=$4 _kmax=${5:-} _kv _kwant
 	_kv=${!_kvar:-$3}
-	if [[ $_kv =~ ^[0-9]{1,15}$ ]] && ((10#$_kv >= _kmin)) &&
-		{ [ -z "$_kmax" ] || ((10#$_kv <= _kmax)); }; then
+	if tb_is_int "$_kv" "$_kmin" "$_kmax"; then
 		printf -v "$_kn" %d "$((10#$_kv))"
 		return 0
 	fi
@@ -143,7 +143,7 @@ tb_knob_ints() {
 	local _kn=$1 _kvar=$2 _kmin=$4 _kmax=$5 _kv _ki _kl=()
 	_kv=${!_kvar:-$3}
 	for _ki in ${_kv//,/ }; do
-		[[ $_ki =~ ^[0-9]{1,15}$ ]] && ((10#$_ki >= _kmin && 10#$_ki <= _kmax)) ||
+		tb_is_int "$_ki" "$_kmin" "$_kmax" ||
 			tb_bad_knob "$_kvar must be a list of whole numbers from $_kmin to $_kmax, not '$_kv' ('$_ki')"
 		_kl+=("$((10#$_ki))")
 	done

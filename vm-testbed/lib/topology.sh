@@ -120,6 +120,12 @@ tb_fmt_addr() {
 	fi
 }
 
+# tb_is_int V MIN [MAX]: V is a decimal whole number from MIN to MAX (MAX
+# absent: no upper bound).  Also testlib.sh's tb_knob_int.
+tb_is_int() {
+	[[ $1 =~ ^[0-9]{1,15}$ ]] && ((10#$1 >= $2)) && { [ -z "${3:-}" ] || ((10#$1 <= $3)); }
+}
+
 tb_check_settings() {
 	case $TB_SETUP in download | upload) ;;
 	*) tb_die "TB_SETUP must be download or upload, not '$TB_SETUP'" || return ;;
@@ -127,7 +133,7 @@ tb_check_settings() {
 	case $TB_OFFLOADS in on | off) ;;
 	*) tb_die "TB_OFFLOADS must be on or off, not '$TB_OFFLOADS'" || return ;;
 	esac
-	[[ $TB_DELAY_MS =~ ^[0-9]+$ ]] ||
+	tb_is_int "$TB_DELAY_MS" 0 ||
 		tb_die "TB_DELAY_MS must be a whole number of ms, not '$TB_DELAY_MS'" ||
 		return
 	case $TB_ROUTER in plain | home) ;;
@@ -144,7 +150,7 @@ tb_check_settings() {
 			tb_die "$v must be a rate such as 10mbit, not '${!v}'" || return
 	done
 	for v in TB_RED_LIMIT TB_RED_MIN TB_RED_MAX TB_RED_AVPKT TB_RED_BURST; do
-		[[ ${!v} =~ ^[1-9][0-9]{0,8}$ ]] ||
+		tb_is_int "${!v}" 1 999999999 ||
 			tb_die "$v must be a whole number of at least 1, not '${!v}'" || return
 	done
 	[[ $TB_RED_PROB =~ ^(0(\.[0-9]+)?|1(\.0*)?)$ ]] ||
