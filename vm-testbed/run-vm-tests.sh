@@ -6,13 +6,24 @@
 # log.  Results go to OUTDIR/results.tap, one line per check:
 #   ok - SCRIPT: CHECK | not ok - SCRIPT: CHECK | ok - SCRIPT # SKIP reason
 #   run-vm-tests.sh OUTDIR
+#   run-vm-tests.sh --list	(on the host too: the runs it would make, one
+#				"NAME SCRIPT [VAR=VALUE...]" line each;
+#				exit 2 if TESTS matches none)
 set -u
 shopt -s extglob	# TESTS may be e.g. @(red_ecn|proxy_*)
-outdir=$1
 here=$(cd "$(dirname "$0")" && pwd)
-: >"$outdir/results.tap"
-: >"$outdir/durations.txt"
-mkdir -p "$outdir/tests"
+list=0
+if [ "${1:-}" = --list ]; then
+	list=1
+elif [ $# -eq 1 ] && [ -d "$1" ]; then
+	outdir=$1
+	: >"$outdir/results.tap"
+	: >"$outdir/durations.txt"
+	mkdir -p "$outdir/tests"
+else
+	echo "usage: run-vm-tests.sh OUTDIR | run-vm-tests.sh --list" >&2
+	exit 2
+fi
 
 # Every script runs once as NAME; a script may also ask to run again on a
 # variant of the testbed with header lines
@@ -38,6 +49,7 @@ case $suite in core | extended | all) ;;
    exit 2 ;;
 esac
 runs=()
+listed=0
 for t in "$here"/tests/*.sh; do
 	name=$(basename "$t" .sh)
 	s=core
@@ -56,6 +68,11 @@ for r in "${runs[@]}"; do
 	[ "$suite" = all ] || [ "$s" = "$suite" ] || continue
 	# shellcheck disable=SC2053
 	[ -n "${TESTS:-}" ] && [[ $name != $TESTS ]] && continue
+	if [ $list = 1 ]; then
+		echo "$name $t${env:+ $env}"
+		listed=1
+		continue
+	fi
 	tdir=$outdir/tests/$name
 	mkdir -p "$tdir"
 	: >"$tdir/results"
@@ -83,4 +100,8 @@ for r in "${runs[@]}"; do
 		echo "not ok - $name: ran no check" >>"$outdir/results.tap"
 	fi
 done
+[ $list = 0 ] || [ $listed = 1 ] || {
+	echo "run-vm-tests: no test in the $suite suite matches TESTS='${TESTS:-}'" >&2
+	exit 2
+}
 exit 0

@@ -207,6 +207,17 @@ def test_parts_selected_and_refused():
     assert rc == 2 and "debugtest: custom: proxy_configs.sh: TB_XFER_UP must be" in err
     rc, _, err = parts({"TB_SLOW": "x"})
     assert rc == 2 and "TB_SLOW must be a whole number from 1 to 100, not 'x'" in err
+    # tb_up's settings, a variant's own settings, and a TESTS that
+    # matches nothing (the guest would run no test), all before the boot
+    rc, _, err = parts({"TB_RATE_HIGH": "fast", "DEBUG_PARTS": "flood"})
+    assert rc == 2 and "flood.sh: topology: TB_RATE_HIGH must be a rate" in err
+    rc, _, err = parts({"TB_OFFLOAD_FLOWS": "1", "DEBUG_PARTS": "suite-2"})
+    assert rc == 2 and ("proxy_configs.sh: topology: TB_OFFLOAD_FLOWS=1 needs "
+                        "TB_ROUTER=home") in err
+    rc, _, err = parts({"TESTS": "proxy_modes@home", "TB_OFFLOAD_FLOWS": "1"})
+    assert rc == 0, err
+    rc, _, err = parts({"TESTS": "nope"})
+    assert rc == 2 and "debugtest: custom: run-vm-tests: no test in the all suite matches" in err
     # a setting of a test the run does not include is not its business
     rc, _, err = parts({"TB_XFER_UP": "3k", "DEBUG_PARTS": "flood"})
     assert rc == 0

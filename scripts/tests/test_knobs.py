@@ -219,3 +219,86 @@ def test_bench_refuses_before_booting(tmp_path, bench):
                        text=True, timeout=60)
     assert p.returncode == 2 and "TB_BENCH_REPS must be a whole number" in p.stderr
     assert not out.exists()
+
+
+RUNVM = os.path.join(VMT, "run-vm-tests.sh")
+
+
+def list_runs(tmp_path, **extra):
+    p = subprocess.run([RUNVM, "--list"], env=clean_env(tmp_path, **extra),
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, [ln.split(maxsplit=2) for ln in p.stdout.splitlines()], p.stderr
+
+
+def test_run_list_is_the_suite(tmp_path):
+    """run-vm-tests.sh --list: the runs the guest would make, with their
+    variants' settings; core and extended split the whole set."""
+    rc, core, _ = list_runs(tmp_path)
+    assert rc == 0 and len(core) >= 10
+    assert ["proxy_modes@home", os.path.join(VMT, "tests", "proxy_modes.sh"),
+            "TB_ROUTER=home"] in core
+    assert all(os.path.isfile(r[1]) for r in core)
+    _, ext, _ = list_runs(tmp_path, TB_SUITE="extended")
+    _, every, _ = list_runs(tmp_path, TB_SUITE="all")
+    names = [r[0] for r in core + ext]
+    assert len(set(names)) == len(names) and sorted(names) == sorted(r[0] for r in every)
+    rc, sel, _ = list_runs(tmp_path, TESTS="proxy_modes?(@*)")
+    assert rc == 0 and [r[0] for r in sel][:1] == ["proxy_modes"] and len(sel) >= 2
+
+
+@pytest.mark.parametrize("extra,msg", [
+    ({"TESTS": "nope"}, "no test in the all suite matches TESTS='nope'"),
+    ({"TB_SUITE": "quick"}, "TB_SUITE must be core, extended or all, not 'quick'")])
+def test_run_list_refuses(tmp_path, extra, msg):
+    rc, runs, err = list_runs(tmp_path, **extra)
+    assert rc == 2 and runs == [] and msg in err
+    p = subprocess.run([RUNVM], env=clean_env(tmp_path), capture_output=True, text=True)
+    assert p.returncode == 2 and "usage" in p.stderr
+
+
+@pytest.mark.parametrize("extra,msg", [
+    ({}, None),
+    # the variant's own settings apply: proxy_modes@home has TB_ROUTER=home
+    ({"TESTS": "proxy_modes@home", "TB_OFFLOAD_FLOWS": "1"}, None),
+    ({"TESTS": "proxy_modes", "TB_OFFLOAD_FLOWS": "1"},
+     "proxy_modes.sh: topology: TB_OFFLOAD_FLOWS=1 needs TB_ROUTER=home\n"),
+    ({"TB_RATE_LOW": "10M", "TESTS": "connectivity"},
+     "connectivity.sh: topology: TB_RATE_LOW must be a rate such as 10mbit, not '10M'\n"),
+    # impair_up calls tb_up
+    ({"TB_SETUP": "both", "TESTS": "impair_opts"},
+     "impair_opts.sh: topology: TB_SETUP must be download or upload, not 'both'\n"),
+    ({"TB_FUZZ_PACKETS": "3"},
+     "fuzz.sh: TB_FUZZ_PACKETS must be a whole number at least 100, not '3'\n"),
+    ({"TB_FUZZ_PACKETS": "3", "TESTS": "flood"}, None),
+    ({"TESTS": "nope"}, "run-vm-tests: no test in the all suite matches TESTS='nope'\n")])
+def test_check_settings_runs(tmp_path, extra, msg):
+    p = subprocess.run([CHECK, "--runs"], env=clean_env(tmp_path, **extra),
+                       capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stderr) == ((0, "") if msg is None else (2, msg))
+
+
+def test_variant_refusal_names_the_variant(tmp_path):
+    p = subprocess.run([CHECK, "--runs"], env=clean_env(
+        tmp_path, TESTS="proxy_modes@home", TB_OFFLOAD_FLOWS="2"),
+        capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr == (
+        "proxy_modes@home (TB_ROUTER=home): proxy_modes.sh: topology: "
+        "TB_OFFLOAD_FLOWS must be 0 or 1, not '2'\n")
+
+
+@pytest.mark.parametrize("extra,msg", [
+    ({"TB_FUZZ_PACKETS": "3"}, "TB_FUZZ_PACKETS must be a whole number at least 100"),
+    ({"TESTS": "nope"}, "no test in the all suite matches TESTS='nope'"),
+    ({"TB_SUITE": "quick"}, "TB_SUITE must be core, extended or all")])
+def test_run_tests_refuses_before_booting(tmp_path, extra, msg):
+    """make test / make vmtest (scripts/run-tests): a bad setting is one
+    "not ok" line and no guest.  VENV points nowhere, so that a runner that
+    tried to boot would fail at once instead of booting here."""
+    out = tmp_path / "vm"
+    env = clean_env(tmp_path, UNIT="0", CROSS="0", HOST="0", BUILD=str(tmp_path / "build"),
+                    VMOUT=str(out), ACCEL="tcg", VENV=str(tmp_path / "novenv"), **extra)
+    p = subprocess.run([os.path.join(TOP, "scripts", "run-tests")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and not out.exists()
+    assert p.stdout.startswith("not ok 1 - vm: the settings are usable (not booted): ")
+    assert msg in p.stdout and p.stdout.rstrip().endswith("0 passed, 1 failed")
