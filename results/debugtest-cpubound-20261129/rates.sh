@@ -1,0 +1,18 @@
+#!/bin/bash
+# The download's rate in each capture of pcaps/ (the proxy's client side,
+# eth0): the server's TCP payload bytes over the time from its first to
+# its last data segment.  Run from this directory: ./rates.sh > rates.txt
+set -euo pipefail
+printf 'capture\tbytes\tseconds\tMbit/s\n'
+for x in pcaps/*.cs.pcap.xz; do
+	p=$(mktemp)
+	xz -dc "$x" >"$p"
+	sport=$(tshark -r "$p" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 1' \
+		-T fields -e tcp.srcport | head -n 1)
+	tshark -r "$p" -Y "tcp.len > 0 && tcp.srcport == $sport" \
+		-T fields -e frame.time_relative -e tcp.len |
+		awk -v f="$(basename "$x" .cs.pcap.xz)" 'NR == 1 { t0 = $1 }
+			{ b += $2; t = $1 }
+			END { printf "%s\t%d\t%.2f\t%.2f\n", f, b, t - t0, b * 8 / (t - t0) / 1e6 }'
+	rm -f "$p"
+done
