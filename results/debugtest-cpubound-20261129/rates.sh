@@ -16,3 +16,11 @@ for x in pcaps/*.cs.pcap.xz; do
 			END { printf "%s\t%d\t%.2f\t%.2f\n", f, b, t - t0, b * 8 / (t - t0) / 1e6 }'
 	rm -f "$p"
 done
+# For comparison, the stock kernel's guest (make test's core suite,
+# results/vmtest-knobs-20261129): each proxy_configs transfer's bytes, up
+# and down together, over its seconds (xfer.py's client summary).
+printf '\nstock kernel (../vmtest-knobs-20261129), up + down\tbytes\tseconds\tMbit/s\n'
+for j in ../vmtest-knobs-20261129/tests/proxy_configs/*.client.json; do
+	jq -r --arg f "$(basename "$j" .client.json)" \
+		'"\($f)\t\(.sent + .received)\t\(.seconds)\t\((.sent + .received) * 8 / .seconds / 1e6 * 100 | round / 100)"' "$j"
+done
