@@ -302,3 +302,30 @@ def test_run_tests_refuses_before_booting(tmp_path, extra, msg):
     assert p.returncode == 1 and not out.exists()
     assert p.stdout.startswith("not ok 1 - vm: the settings are usable (not booted): ")
     assert msg in p.stdout and p.stdout.rstrip().endswith("0 passed, 1 failed")
+
+
+SEQ_LOOP = re.compile(r"for \w+ in \$\(seq (\d+)\); do")
+
+
+def test_polling_loops_scale_with_tb_slow():
+    """A loop that polls (sleeps) a fixed number of times is a time limit:
+    it must scale with TB_SLOW (tb_slow N), or the debug kernel's guest,
+    7-11 times slower, fails it on time alone."""
+    bad = []
+    for d in ("tests", "lib", "bench"):
+        for f in sorted(os.listdir(os.path.join(VMT, d))):
+            if not f.endswith(".sh"):
+                continue
+            lines = open(os.path.join(VMT, d, f)).read().splitlines()
+            for i, ln in enumerate(lines):
+                if not SEQ_LOOP.search(ln):
+                    continue
+                depth, body = 0, []
+                for nxt in lines[i:]:
+                    depth += len(re.findall(r"\bdo\b", nxt)) - len(re.findall(r"\bdone\b", nxt))
+                    body.append(nxt)
+                    if depth <= 0:
+                        break
+                if any(re.search(r"\bsleep\b", b) for b in body):
+                    bad.append(f"{d}/{f}:{i + 1}: {ln.strip()}")
+    assert bad == []

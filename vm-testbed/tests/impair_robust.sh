@@ -129,14 +129,14 @@ s0=$(impair_stat segs)
 tb_bg rmmod-xfer client bash -c ". $TB_LIB_DIR/testlib.sh; TB_OUT=$TB_OUT TB_STATE=$TB_STATE.x; \
 	mkdir -p \$TB_STATE; tb_xfer rmmod 4 500000 2000000 && echo EXACT"
 # unload once the transfer is flowing through the rules
-for i in $(seq 300); do
+for i in $(seq "$(tb_slow 300)"); do
 	[ "$(impair_stat segs)" -gt $((s0 + 300)) ] && break
 	sleep 0.1
 done
 log_info "rmmod after $(($(impair_stat segs) - s0)) segments"
 rmmod impair || check_err 1 "rmmod failed"
 [ ! -d /sys/module/impair ] || check_err 1 "module still loaded"
-for i in $(seq 600); do
+for i in $(seq "$(tb_slow 600)"); do
 	[ -e "$TB_STATE/rmmod-xfer.pid" ] && kill -0 "$(cat "$TB_STATE/rmmod-xfer.pid")" 2>/dev/null || break
 	sleep 0.1
 done

@@ -66,7 +66,7 @@ flow_line() {
 # wait_mark NAME: until the client has written mark NAME
 wait_mark() {
 	local i
-	for i in $(seq 600); do
+	for i in $(seq "$(tb_slow 600)"); do
 		grep -q "^$1 " "$TB_OUT/$CASE.marks" 2>/dev/null && return 0
 		sleep 0.1
 	done

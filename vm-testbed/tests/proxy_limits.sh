@@ -157,7 +157,7 @@ RET=0
 # there at once.  First let the flows above expire (timeout_closed); any
 # left (a RST the proxy did not take as exact keeps a flow for
 # timeout_established) are counted in.
-for i in $(seq 120); do
+for i in $(seq "$(tb_slow 120)"); do
 	[ "$(tb_proxy_stat flows_active)" = 0 ] && break
 	sleep 0.5
 done

@@ -31,9 +31,9 @@ mark=$(dmesg | wc -l)
 
 tb_xfer rm 4 1000 8000000 &
 xfer=$!
-# wait (up to 30 s) until the download is proxied and under way
+# wait (up to 30 s x TB_SLOW) until the download is proxied and under way
 RET=0
-for i in $(seq 300); do
+for i in $(seq "$(tb_slow 300)"); do
 	flows=$(tb_ns proxy cat /proc/net/ecn_proxy/flows)
 	segs=$(echo "$flows" | sed -n 's/.*e=B phase=2 .* segs=\([0-9]*\).*/\1/p')
 	[ "${segs:-0}" -ge 500 ] && break

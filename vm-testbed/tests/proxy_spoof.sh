@@ -165,7 +165,7 @@ spoof_run() {
 	tb_bg "spoofer-$name" udp1 /usr/bin/python3 -c "$SPOOF_PY" \
 		"$TB_OUT/$name.ready" "$TB_OUT/$name.params" "$proxy_mac" \
 		"$TB_OUT/$name.spoofed.json"
-	for i in $(seq 1200); do
+	for i in $(seq "$(tb_slow 1200)"); do
 		[ -e "$TB_OUT/$name.ready" ] && break
 		kill -0 "$(cat "$TB_STATE/spoofer-$name.pid")" 2>/dev/null || break
 		sleep 0.1
@@ -188,7 +188,7 @@ spoof_run() {
 		tb_xfer $name $fam $up 1000 && echo EXACT"
 
 	# the upload is flowing through a phase 2 flow
-	for i in $(seq 200); do
+	for i in $(seq "$(tb_slow 200)"); do
 		line=$(tb_ns proxy cat /proc/net/ecn_proxy/flows | grep "^ipv$fam " |
 			grep -F ":$XFER_PORT " | grep -F "phase=2" | head -n 1 || true)
 		[ -n "$line" ] && [ "$(field "$line" segs)" -gt 300 ] && break
@@ -239,7 +239,7 @@ PY
 		check_err 1 "the transfer ended before the spoofs did (raise TB_SPOOF_UP)"
 	log_test "IPv$fam: $n segments spoofed while the transfer runs"
 
-	for i in $(seq 1200); do
+	for i in $(seq "$(tb_slow 1200)"); do
 		[ -e "$TB_STATE/bg-$name.pid" ] &&
 			kill -0 "$(cat "$TB_STATE/bg-$name.pid")" 2>/dev/null || break
 		sleep 0.1
