@@ -14,6 +14,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "publish-debugtest")
 
 
+# the suite guests' settings (scripts/debugtest): a 400kbit bottleneck and
+# the transfers that cross it sized for it
+SENV = ("TB_RATE_LOW=400kbit TB_SPOOF_UP=8000000 TB_INJECT_UP=2000000 "
+        "TB_INJECT_CROSS=160K TB_IDLE_DOWN=1000000 TB_IDLE_UP=1000000")
+
+
 def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
     run = root / name
     g = run / guest
@@ -162,8 +168,9 @@ def test_parts_cover_the_suite_and_the_campaign():
     # the suite's bottleneck is one the debug guest can fill (it forwards
     # 0.65-0.83 Mbit/s, results/debugtest-cpubound-20261129/); the
     # campaign's parts keep the testbed's
-    assert all(ln.endswith(" TB_RATE_LOW=400kbit") for ln in lines[:4])
-    assert not any("TB_RATE_LOW" in ln for ln in lines[4:])
+    # and the transfers that cross it sized for it
+    assert all(ln.endswith(" " + SENV) for ln in lines[:4])
+    assert not any(k in ln for ln in lines[4:] for k in ("TB_RATE_LOW", "TB_SPOOF_UP", "TB_IDLE"))
     # the campaign's full counts, split: at least 10^6 packets, 500 namespaces
     fuzz = [ln for ln in lines if ln.startswith("fuzz-")]
     packets = sum(int(ln.split("TB_FUZZ_PACKETS=")[1].split()[0]) for ln in fuzz)
@@ -199,9 +206,14 @@ def test_parts_selected_and_refused():
     rc, lines, _ = parts({"TB_FLOOD_HS": "2000", "DEBUG_PARTS": "flood"})
     assert rc == 0 and lines == ["flood TESTS='flood' TB_FLOOD_HS=2000"]
     rc, lines, _ = parts({"TB_RATE_LOW": "1mbit", "DEBUG_PARTS": "suite-1"})
-    assert rc == 0 and lines[0].endswith(" TB_RATE_LOW=1mbit")
+    assert rc == 0 and " TB_RATE_LOW=1mbit TB_SPOOF_UP=8000000 " in lines[0]
+    rc, lines, _ = parts({"TB_IDLE_UP": "5", "DEBUG_PARTS": "suite-3"})
+    assert rc == 0 and lines[0].endswith(" TB_IDLE_UP=5")
+    rc, _, err = parts({"TB_INJECT_CROSS": "4mbit", "DEBUG_PARTS": "suite-4"})
+    assert rc == 2 and ("proxy_inject_path.sh: TB_INJECT_CROSS must be a rate for iperf3 -b "
+                        "such as 4M or 160K, not '4mbit'") in err
     rc, lines, _ = parts({"TESTS": "fuzz"})
-    assert rc == 0 and lines == ["custom TESTS='fuzz' TB_RATE_LOW=400kbit"]
+    assert rc == 0 and lines == ["custom TESTS='fuzz' " + SENV]
     # each part's values as its guest's scripts will check them (tb_knob_*)
     rc, _, err = parts({"TB_FUZZ_PACKETS": "200"})
     assert rc == 2 and ("debugtest: fuzz-1 (TB_FUZZ_PACKETS=67 TB_FUZZ_SEED=20261126): fuzz.sh: "
@@ -211,7 +223,7 @@ def test_parts_selected_and_refused():
     rc, _, err = parts({"TB_FLOOD_SYNS": "4000", "DEBUG_PARTS": "flood"})
     assert rc == 2 and "TB_FLOOD_SYNS must be a whole number at least 5000, not '4000'" in err
     rc, _, err = parts({"TESTS": "proxy_configs", "TB_XFER_UP": "3k"})
-    assert rc == 2 and "debugtest: custom (TB_RATE_LOW=400kbit): proxy_configs.sh: TB_XFER_UP must be" in err
+    assert rc == 2 and f"debugtest: custom ({SENV}): proxy_configs.sh: TB_XFER_UP must be" in err
     rc, _, err = parts({"TB_SLOW": "x"})
     assert rc == 2 and "TB_SLOW must be a whole number from 1 to 100, not 'x'" in err
     # tb_up's settings, a variant's own settings, and a TESTS that
@@ -224,7 +236,7 @@ def test_parts_selected_and_refused():
     rc, _, err = parts({"TESTS": "proxy_modes@home", "TB_OFFLOAD_FLOWS": "1"})
     assert rc == 0, err
     rc, _, err = parts({"TESTS": "nope"})
-    assert rc == 2 and "debugtest: custom (TB_RATE_LOW=400kbit): run-vm-tests: no test in the all suite matches" in err
+    assert rc == 2 and f"debugtest: custom ({SENV}): run-vm-tests: no test in the all suite matches" in err
     # a setting of a test the run does not include is not its business
     rc, _, err = parts({"TB_XFER_UP": "3k", "DEBUG_PARTS": "flood"})
     assert rc == 0
