@@ -226,15 +226,17 @@ def test_parts_selected_and_refused():
     assert rc == 2 and f"debugtest: custom ({SENV}): proxy_configs.sh: TB_XFER_UP must be" in err
     rc, _, err = parts({"TB_SLOW": "x"})
     assert rc == 2 and "TB_SLOW must be a whole number from 1 to 100, not 'x'" in err
-    # tb_up's settings, a variant's own settings, and a TESTS that
-    # matches nothing (the guest would run no test), all before the boot
-    rc, _, err = parts({"TB_RATE_HIGH": "fast", "DEBUG_PARTS": "flood"})
-    assert rc == 2 and "flood.sh: topology: TB_RATE_HIGH must be a rate" in err
-    rc, _, err = parts({"TB_OFFLOAD_FLOWS": "1", "DEBUG_PARTS": "suite-2"})
-    assert rc == 2 and ("proxy_configs.sh: topology: TB_OFFLOAD_FLOWS=1 needs "
-                        "TB_ROUTER=home") in err
-    rc, _, err = parts({"TESTS": "proxy_modes@home", "TB_OFFLOAD_FLOWS": "1"})
+    # a variant's own settings, and a TESTS that matches nothing (the
+    # guest would run no test), before the boot
+    rc, _, err = parts({"TESTS": "proxy_idle@v6", "TB_IDLE_FAMILIES": "5"})
     assert rc == 0, err
+    rc, _, err = parts({"TESTS": "proxy_idle", "TB_IDLE_FAMILIES": "5"})
+    assert rc == 2 and "proxy_idle.sh: TB_IDLE_FAMILIES must be a list of 4 and 6" in err
+    # the campaign's parts take their tests from the core suite whatever
+    # DEBUG_SUITE says
+    rc, lines, err = parts({"DEBUG_SUITE": "extended"})
+    assert rc == 0 and [ln.split()[0] for ln in lines][-14:] == (
+        ["fuzz-1", "fuzz-2", "fuzz-3", "flood"] + [f"churn-{i}" for i in range(1, 11)]), err
     rc, _, err = parts({"TESTS": "nope"})
     assert rc == 2 and f"debugtest: custom ({SENV}): run-vm-tests: no test in the all suite matches" in err
     # a setting of a test the run does not include is not its business

@@ -258,19 +258,20 @@ def test_run_list_refuses(tmp_path, extra, msg):
 
 @pytest.mark.parametrize("extra,msg", [
     ({}, None),
-    # the variant's own settings apply: proxy_modes@home has TB_ROUTER=home
-    ({"TESTS": "proxy_modes@home", "TB_OFFLOAD_FLOWS": "1"}, None),
-    ({"TESTS": "proxy_modes", "TB_OFFLOAD_FLOWS": "1"},
-     "proxy_modes.sh: topology: TB_OFFLOAD_FLOWS=1 needs TB_ROUTER=home\n"),
-    ({"TB_RATE_LOW": "10M", "TESTS": "connectivity"},
-     "connectivity.sh: topology: TB_RATE_LOW must be a rate such as 10mbit, not '10M'\n"),
-    # impair_up calls tb_up
-    ({"TB_SETUP": "both", "TESTS": "impair_opts"},
-     "impair_opts.sh: topology: TB_SETUP must be download or upload, not 'both'\n"),
+    # the variant's own settings apply: proxy_idle@v6 has TB_IDLE_FAMILIES=6
+    ({"TESTS": "proxy_idle@v6", "TB_IDLE_FAMILIES": "5"}, None),
+    ({"TESTS": "proxy_idle", "TB_IDLE_FAMILIES": "5"},
+     "proxy_idle.sh: TB_IDLE_FAMILIES must be a list of 4 and 6, not '5' ('5')\n"),
     ({"TB_FUZZ_PACKETS": "3"},
      "fuzz.sh: TB_FUZZ_PACKETS must be a whole number at least 100, not '3'\n"),
     ({"TB_FUZZ_PACKETS": "3", "TESTS": "flood"}, None),
-    ({"TESTS": "nope"}, "run-vm-tests: no test in the all suite matches TESTS='nope'\n")])
+    # the testbed's own settings are tb_up's, in the guest: scripts set
+    # some themselves (home_offload: TB_ROUTER=home, TB_OFFLOAD_FLOWS=1;
+    # impair_up: TB_RATE_LOW=100mbit)
+    ({"TESTS": "home_offload", "TB_OFFLOAD_FLOWS": "1"}, None),
+    ({"TESTS": "impair_opts", "TB_RATE_LOW": "10M"}, None),
+    ({"TESTS": "nope"}, "run-vm-tests: no test in the all suite matches TESTS='nope'\n"),
+    ({"TB_SUITE": "quick"}, "run-vm-tests: TB_SUITE must be core, extended or all, not 'quick'\n")])
 def test_check_settings_runs(tmp_path, extra, msg):
     p = subprocess.run([CHECK, "--runs"], env=clean_env(tmp_path, **extra),
                        capture_output=True, text=True, timeout=120)
@@ -279,11 +280,11 @@ def test_check_settings_runs(tmp_path, extra, msg):
 
 def test_variant_refusal_names_the_variant(tmp_path):
     p = subprocess.run([CHECK, "--runs"], env=clean_env(
-        tmp_path, TESTS="proxy_modes@home", TB_OFFLOAD_FLOWS="2"),
+        tmp_path, TESTS="proxy_idle@v6", TB_IDLE_DOWN="1e6"),
         capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stderr == (
-        "proxy_modes@home (TB_ROUTER=home): proxy_modes.sh: topology: "
-        "TB_OFFLOAD_FLOWS must be 0 or 1, not '2'\n")
+        "proxy_idle@v6 (TB_IDLE_FAMILIES=6): proxy_idle.sh: "
+        "TB_IDLE_DOWN must be a whole number at least 1, not '1e6'\n")
 
 
 @pytest.mark.parametrize("extra,msg", [
