@@ -16,7 +16,7 @@ SCRIPT = os.path.join(os.path.dirname(HERE), "publish-debugtest")
 
 # the suite guests' settings (scripts/debugtest): a 400kbit bottleneck and
 # the transfers that cross it sized for it
-SENV = ("TB_RATE_LOW=400kbit TB_SPOOF_UP=8000000 TB_INJECT_UP=2000000 "
+SENV = ("TB_RATE_LOW=400kbit TB_RATE_HIGH=400kbit TB_SPOOF_UP=8000000 TB_INJECT_UP=2000000 "
         "TB_INJECT_CROSS=160K TB_IDLE_DOWN=1000000 TB_IDLE_UP=1000000")
 
 
@@ -170,7 +170,7 @@ def test_parts_cover_the_suite_and_the_campaign():
     # campaign's parts keep the testbed's
     # and the transfers that cross it sized for it
     assert all(ln.endswith(" " + SENV) for ln in lines[:4])
-    assert not any(k in ln for ln in lines[4:] for k in ("TB_RATE_LOW", "TB_SPOOF_UP", "TB_IDLE"))
+    assert not any(k in ln for ln in lines[4:] for k in ("TB_RATE_", "TB_SPOOF_UP", "TB_IDLE"))
     # the campaign's full counts, split: at least 10^6 packets, 500 namespaces
     fuzz = [ln for ln in lines if ln.startswith("fuzz-")]
     packets = sum(int(ln.split("TB_FUZZ_PACKETS=")[1].split()[0]) for ln in fuzz)
@@ -206,7 +206,7 @@ def test_parts_selected_and_refused():
     rc, lines, _ = parts({"TB_FLOOD_HS": "2000", "DEBUG_PARTS": "flood"})
     assert rc == 0 and lines == ["flood TESTS='flood' TB_FLOOD_HS=2000"]
     rc, lines, _ = parts({"TB_RATE_LOW": "1mbit", "DEBUG_PARTS": "suite-1"})
-    assert rc == 0 and " TB_RATE_LOW=1mbit TB_SPOOF_UP=8000000 " in lines[0]
+    assert rc == 0 and " TB_RATE_LOW=1mbit TB_RATE_HIGH=400kbit TB_SPOOF_UP=8000000 " in lines[0]
     rc, lines, _ = parts({"TB_IDLE_UP": "5", "DEBUG_PARTS": "suite-3"})
     assert rc == 0 and lines[0].endswith(" TB_IDLE_UP=5")
     rc, _, err = parts({"TB_INJECT_CROSS": "4mbit", "DEBUG_PARTS": "suite-4"})
