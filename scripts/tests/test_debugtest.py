@@ -165,10 +165,10 @@ def test_parts_cover_the_suite_and_the_campaign():
         assert glob.startswith("@(") and glob.endswith(")?(@*)")
         dealt += glob[2:-len(")?(@*)")].split("|")
     assert sorted(dealt) == core_scripts() and len(dealt) >= 10
-    # the suite's bottleneck is one the debug guest can fill (it forwards
-    # 0.65-0.83 Mbit/s, results/debugtest-cpubound-20261129/); the
-    # campaign's parts keep the testbed's
-    # and the transfers that cross it sized for it
+    # the suite's links are ones the debug guest can fill (it forwards
+    # 0.65-0.83 Mbit/s, results/debugtest-cpubound-20261129/), with the
+    # transfers that cross them sized for them; the campaign's parts keep
+    # the testbed's defaults
     assert all(ln.endswith(" " + SENV) for ln in lines[:4])
     assert not any(k in ln for ln in lines[4:] for k in ("TB_RATE_", "TB_SPOOF_UP", "TB_IDLE"))
     # the campaign's full counts, split: at least 10^6 packets, 500 namespaces
