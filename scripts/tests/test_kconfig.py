@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The debug kernel's checkers against what our modules use.
+"""The debug kernel's config against what the code and the tests use.
+
+1. vm-testbed/kconfig/debug.config and our modules' RCU list walks.
+2. vm-testbed/kconfig/testbed.config and the home router's ruleset (below).
+
 
 vm-testbed/kconfig/debug.config leaves CONFIG_PROVE_RCU_LIST off: it checks
 list_for_each_entry_rcu() and its relatives for a reader or a lockdep
@@ -10,6 +14,7 @@ an RCU list walk, the option must come back (with the nf_tables reports
 handled), or the walk goes unchecked: this test fails until then."""
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -94,3 +99,98 @@ def test_debug_kernel_checks_rcu_list_walks_if_we_have_any():
         "our modules walk RCU lists, which only CONFIG_PROVE_RCU_LIST checks; "
         "debug.config leaves it off (6.1 nf_tables trips it, see its comment):\n"
         + "\n".join(walks))
+
+
+# --- the home router's ruleset against the debug kernel's fragment ---------
+# The debug kernel builds nf_tables in (vm-testbed/kconfig/testbed.config);
+# a statement of tb_home_ruleset whose expression the fragment leaves out
+# makes `nft -f` fail in the guest ("cannot load the home router's
+# ruleset"), as the named counters did before CONFIG_NFT_OBJREF
+# (results/debugtest-20261129, run-20261129-s2b).  What each statement
+# needs, from 6.1's net/netfilter/Makefile and Kconfig (counter, rt,
+# exthdr, meta, payload, sets and verdict maps are part of nf_tables.o).
+TESTBED_CONFIG = os.path.join(ROOT, "vm-testbed", "kconfig", "testbed.config")
+TOPO = os.path.join(ROOT, "vm-testbed", "lib", "topology.sh")
+# a word of the ruleset -> the options its expression needs
+NEEDS = {
+    "inet": ["NF_TABLES", "NF_TABLES_INET", "NF_TABLES_IPV4", "NF_TABLES_IPV6"],
+    "name": ["NFT_OBJREF"],                 # counter name X
+    "ct": ["NFT_CT", "NF_CONNTRACK"],
+    "limit": ["NFT_LIMIT"],
+    "reject": ["NFT_REJECT", "NFT_REJECT_INET"],
+    "masquerade": ["NFT_MASQ", "NF_NAT_MASQUERADE"],
+    "nat": ["NFT_NAT", "NF_NAT"],           # type nat hook ...
+    "flowtable": ["NF_FLOW_TABLE", "NF_FLOW_TABLE_INET"],
+    "offload": ["NFT_FLOW_OFFLOAD"],        # flow offload @ft
+}
+# words whose expressions are part of nf_tables.o (or plain syntax); a word
+# in neither set fails test_every_word_is_known, so a new statement cannot
+# slip past the check
+BUILTIN = set("""
+    table flush chain type filter hook input forward output prerouting
+    postrouting ingress priority policy devices mangle dstnat srcnat
+    accept drop return jump vmap counter
+    iif oif iifname oifname meta nfproto l4proto ipv4 ipv6 tcp udp icmp
+    icmpv6 code flags fin syn rst ack option maxseg size set rt mtu
+    state established related invalid with reset icmpx port unreachable
+    rate second burst packets flow
+    echo request reply nd neighbor solicit advert router destination
+    packet too big time exceeded parameter problem
+""".split())
+
+
+def home_ruleset(offload):
+    p = subprocess.run(["bash", "-c", f'. "{TOPO}"; TB_OFFLOAD_FLOWS={offload} tb_home_ruleset'],
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def ruleset_words(text):
+    """The ruleset's keywords: no quoted strings, numbers or the names it
+    declares (the table, chains, counters, the flowtable)."""
+    text = re.sub(r'"[^"]*"', " ", text)
+    declared = set(re.findall(r"\b(?:chain|flowtable|jump|name)\s+(\w+)", text))
+    declared |= set(re.findall(r"\bcounter\s+(\w+)\s*\{", text))
+    declared |= set(re.findall(r"\btable\s+\w+\s+(\w+)", text))
+    declared |= set(re.findall(r"@(\w+)", text))
+    words = set(re.findall(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*", text))
+    return {w for w in words if w not in declared and not w.isdigit()}
+
+
+def needed_options(text):
+    return {o for w in ruleset_words(text) for o in NEEDS.get(w, [])}
+
+
+def missing_options(need, testbed_config):
+    return sorted(o for o in need
+                  if config_value(testbed_config, o) != "y"
+                  and config_value(DEBUG_CONFIG, o) != "y")
+
+
+@pytest.mark.parametrize("offload", [0, 1])
+def test_the_debug_kernel_has_what_the_home_ruleset_uses(offload):
+    need = needed_options(home_ruleset(offload))
+    assert {"NFT_OBJREF", "NFT_CT", "NFT_NAT"} <= need
+    assert ("NFT_FLOW_OFFLOAD" in need) == bool(offload)
+    missing = missing_options(need, TESTBED_CONFIG)
+    assert missing == [], f"testbed.config lacks what the home ruleset uses: {missing}"
+
+
+def test_every_word_is_known():
+    unknown = ruleset_words(home_ruleset(1)) - BUILTIN - set(NEEDS)
+    assert unknown == set(), (
+        f"words of tb_home_ruleset this test does not know: {sorted(unknown)}; "
+        "add what their expressions need to NEEDS (or to BUILTIN if nf_tables.o has them)")
+
+
+def test_the_word_check_sees_a_new_statement():
+    text = home_ruleset(0) + "\tchain extra { ip saddr 198.18.0.1 log prefix \"x\" }\n"
+    assert {"ip", "saddr", "log", "prefix"} <= ruleset_words(text) - BUILTIN - set(NEEDS)
+
+
+def test_a_missing_option_is_named(tmp_path):
+    cfg = tmp_path / "testbed.config"
+    cfg.write_text(open(TESTBED_CONFIG).read().replace("CONFIG_NFT_OBJREF=y\n", ""))
+    assert missing_options(needed_options(home_ruleset(0)), str(cfg)) == ["NFT_OBJREF"]
