@@ -4,7 +4,6 @@
 1. vm-testbed/kconfig/debug.config and our modules' RCU list walks.
 2. vm-testbed/kconfig/testbed.config and the home router's ruleset (below).
 
-
 vm-testbed/kconfig/debug.config leaves CONFIG_PROVE_RCU_LIST off: it checks
 list_for_each_entry_rcu() and its relatives for a reader or a lockdep
 condition, 6.1's nf_tables set code fails it under the commit mutex, and
