@@ -21,12 +21,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEBUG_CONFIG = os.path.join(ROOT, "vm-testbed", "kconfig", "debug.config")
 
-# include/linux/rculist*.h: the walks whose check PROVE_RCU_LIST adds
-RCU_LIST_WALK = re.compile(
-    r"\b(?:h?list(?:_bl|_nulls)?_for_each_entry(?:_from|_continue)?_(?:rcu|srcu)"
-    r"|hlist_for_each_entry_rcu_(?:bh|notrace)"
-    r"|hlist_for_each_entry_continue_rcu_bh"
-    r"|list_for_each_entry_lockless)\s*\(")
+# the only walks that carry PROVE_RCU_LIST's check in 6.1
+# (include/linux/rculist.h: __list_check_rcu, __list_check_srcu); the
+# _continue, _from, _bl, _nulls and _lockless ones have none
+RCU_LIST_WALK = re.compile(r"\bh?list_for_each_entry_s?rcu\s*\(")
 
 
 def config_value(path, name):
@@ -42,12 +40,12 @@ def config_value(path, name):
 
 
 def module_sources():
-    for top in ("kmod",):
-        for d, dirs, files in os.walk(os.path.join(ROOT, top)):
-            dirs[:] = [x for x in dirs if x not in ("tests", ".tmp_versions")]
-            for f in files:
-                if f.endswith((".c", ".h")) and not f.endswith(".mod.c"):
-                    yield os.path.join(d, f)
+    """kmod/'s kernel sources (not its userspace unit tests)."""
+    for d, dirs, files in os.walk(os.path.join(ROOT, "kmod")):
+        dirs[:] = [x for x in dirs if x != "tests"]
+        for f in files:
+            if f.endswith((".c", ".h")) and not f.endswith(".mod.c"):
+                yield os.path.join(d, f)
 
 
 def rcu_list_walks(paths):
@@ -67,10 +65,12 @@ def rcu_list_walks(paths):
 @pytest.mark.parametrize("line,walks", [
     ("\tlist_for_each_entry_rcu(e, &head, list) {", 1),
     ("hlist_for_each_entry_rcu(f, &bucket, node, lockdep_is_held(&l))", 1),
-    ("hlist_nulls_for_each_entry_rcu (f, n, head, hnode)", 1),
-    ("list_for_each_entry_srcu(p, &h, l, srcu_read_lock_held(&s))", 1),
-    ("hlist_for_each_entry_rcu_bh(x, h, n)", 1),
-    ("list_for_each_entry_continue_rcu(pos, head, member)", 1),
+    ("list_for_each_entry_srcu (p, &h, l, srcu_read_lock_held(&s))", 1),
+    ("hlist_for_each_entry_srcu(p, &h, l, srcu_read_lock_held(&s))", 1),
+    # no lockdep check in these: PROVE_RCU_LIST does not look at them
+    ("hlist_nulls_for_each_entry_rcu(f, n, head, hnode)", 0),
+    ("hlist_for_each_entry_rcu_notrace(x, h, n)", 0),
+    ("list_for_each_entry_continue_rcu(pos, head, member)", 0),
     ("\tlist_for_each_entry(e, &head, list) {", 0),
     (" * hlist_for_each_entry_rcu() is not used here", 0),
     ("f = rhashtable_lookup(&t->ht, key, params);", 0),
