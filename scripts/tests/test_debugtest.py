@@ -39,8 +39,13 @@ def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
         "INFO: seed 1, 100 packets: per mode M 12, O 13, S 5; unload round 10\n"
         "TEST: none: out_of_window counts the 5 blind spoofs exactly [ OK ]\n")
     (g / "tests" / "fuzz" / "cap.pcap").write_bytes(b"\0" * 100)
-    # over 1 MB: compressed when published
-    (g / "console.log").write_text("x" * (1024 * 1024 + 10))
+    # over 1 MB: compressed when published; the boot's end is read from it
+    (g / "console.log").write_text(
+        "[    0.000000] Linux version 6.1.192\n"
+        "[  489.272665] virtme-ng-init: starting script\n"
+        "[  806.903564] virtme-ng-init: starting script (console fallback)\n" +
+        "x" * (1024 * 1024 + 10))
+    (g / "durations.txt").write_text("fuzz 1800 0\nflood 64 1\n")
     n = len(tap)
     verdict = (f"not ok {n + 1} - {guest}: the debug kernel reported a problem (see x)"
                if reported else f"ok {n + 1} - {guest}: guest finished; no KASAN/lockdep/UBSAN/kmemleak report")
@@ -72,8 +77,10 @@ def test_publish_clean_and_reported(top, tmp_path):
     assert r.returncode == 0, r.stderr
     dst = top / "results" / "debugtest-x"
     summary = (dst / "summary.md").read_text()
-    assert "| campaign-fuzz | custom | 2 | 0 | 3000 | none | 0/0 |" in summary
-    assert "| campaign-flood | custom | 1 | 1 | 2000 | **the debug kernel reported a problem (see x)** | 0/2 |" in summary
+    # the boot from the compressed console log, the tests' seconds summed
+    assert "| campaign-fuzz | custom | 2 | 0 | 3000 | 489 | 1864 | none | 0/0 |" in summary
+    assert ("| campaign-flood | custom | 1 | 1 | 2000 | 489 | 1864 | "
+            "**the debug kernel reported a problem (see x)** | 0/2 |") in summary
     assert "- not ok - fuzz: c" in summary
     assert "out_of_window counts the 5 blind spoofs exactly" in summary
     # the figures stay with their run: each under its own heading
@@ -84,7 +91,7 @@ def test_publish_clean_and_reported(top, tmp_path):
     # no captures; the big console log compressed; the config kept once
     assert not list(dst.rglob("*.pcap"))
     assert (dst / "campaign-fuzz" / "custom" / "console.log.xz").exists()
-    assert lzma.open(dst / "campaign-fuzz" / "custom" / "console.log.xz").read().startswith(b"xxx")
+    assert lzma.open(dst / "campaign-fuzz" / "custom" / "console.log.xz").read().startswith(b"[    0.0")
     assert (dst / "config.xz").exists() and not (dst / "campaign-fuzz" / "config").exists()
     assert (dst / "command.txt").read_text().count("published: scripts/publish-debugtest") == 2
 
@@ -102,8 +109,9 @@ def test_publish_guest_stopped_before_it_finished(top, tmp_path):
     r = publish(top, "debugtest-s", a)
     assert r.returncode == 0, r.stderr
     summary = (top / "results" / "debugtest-s" / "summary.md").read_text()
-    assert "| run-a | suite-1 | 1 | 1 | 4000 | none | 0/0 |" in summary
-    assert "| run-a | suite-2 | 0 | 0 | ? | **no verdict: the guest did not finish** | no scan |" in summary
+    assert "| run-a | suite-1 | 1 | 1 | 4000 | 489 | 1864 | none | 0/0 |" in summary
+    # booting: no end of the boot in its console log, no test ran
+    assert "| run-a | suite-2 | 0 | 0 | ? | ? | ? | **no verdict: the guest did not finish** | no scan |" in summary
     assert "- not ok - fuzz: c" in summary
     assert "## Campaign figures" in summary
 
