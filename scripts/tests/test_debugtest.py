@@ -73,6 +73,9 @@ def publish(top, name, *runs):
 def test_publish_clean_and_reported(top, tmp_path):
     a = fake_run(tmp_path, "campaign-fuzz", "custom", ["a", "b"], [], False, secs=3000)
     b = fake_run(tmp_path, "campaign-flood", "custom", ["a"], ["c"], True, secs=2000)
+    # a guest log over 1 MB (vm-run listing a storm of reports) is
+    # compressed, and its guest still has its row
+    (b / "custom.log").write_text("#   BUG: KASAN: x\n" * 70000)
     r = publish(top, "debugtest-x", a, b)
     assert r.returncode == 0, r.stderr
     dst = top / "results" / "debugtest-x"
@@ -91,6 +94,7 @@ def test_publish_clean_and_reported(top, tmp_path):
     # no captures; the big console log compressed; the config kept once
     assert not list(dst.rglob("*.pcap"))
     assert (dst / "campaign-fuzz" / "custom" / "console.log.xz").exists()
+    assert (dst / "campaign-flood" / "custom.log.xz").exists()
     assert lzma.open(dst / "campaign-fuzz" / "custom" / "console.log.xz").read().startswith(b"[    0.0")
     assert (dst / "config.xz").exists() and not (dst / "campaign-fuzz" / "config").exists()
     assert (dst / "command.txt").read_text().count("published: scripts/publish-debugtest") == 2
