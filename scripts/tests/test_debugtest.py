@@ -47,7 +47,8 @@ def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
         "x" * (1024 * 1024 + 10))
     (g / "durations.txt").write_text("fuzz 1800 0\nflood 64 1\n")
     n = len(tap)
-    verdict = (f"not ok {n + 1} - {guest}: the debug kernel reported a problem (see x)"
+    verdict = (f"not ok {n + 1} - {guest}: the debug kernel reported a problem "
+               f"(see /work/build/debugtest/{name}/{guest}.log)"
                if reported else f"ok {n + 1} - {guest}: guest finished; no KASAN/lockdep/UBSAN/kmemleak report")
     (run / "run.tap").write_text("\n".join(
         [f"ok {i + 1} - {guest}/x" for i in range(n)] +
@@ -83,7 +84,7 @@ def test_publish_clean_and_reported(top, tmp_path):
     # the boot from the compressed console log, the tests' seconds summed
     assert "| campaign-fuzz | custom | 2 | 0 | 3000 | 489 | 1864 | none | 0/0 |" in summary
     assert ("| campaign-flood | custom | 1 | 1 | 2000 | 489 | 1864 | "
-            "**the debug kernel reported a problem (see x)** | 0/2 |") in summary
+            "**the debug kernel reported a problem (see custom.log)** | 0/2 |") in summary
     assert "- not ok - fuzz: c" in summary
     assert "out_of_window counts the 5 blind spoofs exactly" in summary
     # the figures stay with their run: each under its own heading
