@@ -87,6 +87,19 @@ mkdir -p /run/netns /tmp
 sysctl -qw kernel.panic_on_warn=0 kernel.printk="7 4 1 7" 2>/dev/null
 cd "$outdir" || exit 126
 
+# What the guest booted, which the console log may cut short: the kernel,
+# its command line (without virtme-ng's base64 script) and the paging mode
+# (make debugtest's no5lvl: 4-level; LA57 in the flags means 5-level).
+{
+	echo "kernel: $(uname -r)"
+	echo "cmdline: $(sed 's/virtme\.exec=`[^`]*` *//' /proc/cmdline)"
+	if grep -qw la57 /proc/cpuinfo; then
+		echo "paging: 5-level"
+	else
+		echo "paging: 4-level"
+	fi
+} >"$outdir/guest.txt" 2>/dev/null
+
 endcheck=0
 if log=$(endcheck_start 2>&1); then
 	endcheck=1
