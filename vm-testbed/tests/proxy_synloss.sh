@@ -89,7 +89,7 @@ case_run() {
 		# VERIFY: the server's ECN-setup SYN-ACK reached the client
 		# untouched, the client's data showed it uses ECN, and the
 		# proxy edited nothing
-		[ "$(jq .syns "$cs")" = 2 ] ||
+		[ "$(jq .syns "$cs")" -ge 2 ] ||
 			check_err 1 "the client sent its SYN $(jq .syns "$cs") time(s) in each of $try attempts: no VERIFY to check"
 		[ "$(jq .synack_ece "$cs")" = true ] ||
 			check_err 1 "the client got a downgraded SYN-ACK"
