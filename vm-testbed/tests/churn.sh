@@ -219,16 +219,36 @@ first() {
 	[ "$1" -gt 3 ] || log_info "$2"
 }
 
+# Where an iteration's time goes (the debug kernel takes ten times the
+# stock one's 2-4 s): phase NAME adds the microseconds since the last
+# call to NAME's total; phases prints the totals in seconds
+declare -A T_PH=()
+t_last=${EPOCHREALTIME//[!0-9]/}
+phase() {
+	local now=${EPOCHREALTIME//[!0-9]/}
+	T_PH[$1]=$((${T_PH[$1]:-0} + now - t_last))
+	t_last=$now
+}
+phases() {
+	local p out=
+	for p in setup downloads hold tables delete; do
+		out+="${out:+, }$p $((${T_PH[$p]:-0} / 1000000)) s"
+	done
+	echo "$out"
+}
+
 f_setup=0 f_xfer=0 f_hold=0 f_proxy=0 f_impair=0 f_del=0
 t0=$SECONDS
 for i in $(seq "$N"); do
 	r=churn-r-$i
+	phase other
 	if ! router_up "$r"; then
 		f_setup=$((f_setup + 1))
 		first $f_setup "iteration $i: cannot set up $r"
 		ip netns del "$r" 2>/dev/null || true
 		continue
 	fi
+	phase setup
 	: >"$HOLD_LOG"
 	got=$(timeout "$(tb_slow 30)" ip netns exec $A bash -c "$GET_SH" 2>&1) || true
 	res=
@@ -242,6 +262,7 @@ for i in $(seq "$N"); do
 		f_xfer=$((f_xfer + 1))
 		first $f_xfer "iteration $i: downloads: $(echo "$got" | tr '\n' ' ')"
 	fi
+	phase downloads
 	for ((k = 0; k < 50 * TB_SLOW; k++)); do
 		[[ $(<"$HOLD_LOG") != *held* ]] || break
 		sleep 0.1
@@ -250,7 +271,9 @@ for i in $(seq "$N"); do
 		f_hold=$((f_hold + 1))
 		first $f_hold "iteration $i: the open connection did not start: $(<"$HOLD_LOG")"
 	fi
+	phase hold
 	read -r p pa live ia sr hits < <(tables "$r") || true
+	phase tables
 	if [ "${p:-0}" -lt 3 ] || [ "${live:-0}" -lt 1 ]; then
 		f_proxy=$((f_proxy + 1))
 		first $f_proxy "iteration $i: ecn_proxy: $p flows proxied, $pa active, $live open in phase 2"
@@ -264,10 +287,11 @@ for i in $(seq "$N"); do
 		first $f_del "iteration $i: cannot delete $r"
 	fi
 	hold_stop
+	phase delete
 	[ $((i % 10)) != 0 ] ||
-		log_info "$i namespaces in $((SECONDS - t0)) s (last: ecn_proxy $pa flows, impair $ia)"
+		log_info "$i namespaces in $((SECONDS - t0)) s (last: ecn_proxy $pa flows, impair $ia; $(phases))"
 done
-log_info "$N iterations in $((SECONDS - t0)) s"
+log_info "$N iterations in $((SECONDS - t0)) s ($(phases))"
 
 RET=0
 [ $f_setup = 0 ] || check_err 1 "$f_setup of $N router namespaces could not be set up"
