@@ -6,8 +6,11 @@
 # and impair loaded, each with the proxy enabled, impairment rules and
 # live connections in both modules' flow tables when it is deleted (the
 # pernet exit of both modules with flows, rules and packets in flight).
+# TB_CHURN_JOBS (2) loops run side by side, each with its own pair of
+# endpoints (churn-aJ, churn-bJ), so that two namespaces are set up and
+# torn down at once; loop J takes iterations J, J + JOBS, ...
 #
-#   churn-a (N, tcp_ecn=0)        churn-r-I (new each iteration)      churn-b (E, tcp_ecn=1)
+#   churn-aJ (N, tcp_ecn=0)       churn-r-I (new each iteration)      churn-bJ (E, tcp_ecn=1)
 #   eth0 ------------------------ a0   ROUTER    b0 ------------------------ eth0
 #   198.18.50.2              198.18.50.1    198.18.51.1                198.18.51.2
 #   fd8e:c9b0:2a17:50::2     ...:50::1      ...:51::1          fd8e:c9b0:2a17:51::2
@@ -18,7 +21,8 @@
 #                              dir initiator ecn-bleach
 #
 # The endpoints stay; their eth0 is the peer of a veth of the router
-# namespace, so it comes and goes with each one.  Per iteration:
+# namespace, so it comes and goes with each one.  Per iteration (the
+# addresses are the same in every loop: each has its own endpoints):
 #   1. the router namespace is created and wired, the proxy enabled, the
 #      rules written;
 #   2. three downloads N <- E of 100 kB (IPv4 and IPv6 on port 5001,
@@ -39,22 +43,30 @@ set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/impair_lib.sh"
 tb_knob_int N TB_CHURN_NETNS 30 1
+tb_knob_int JOBS TB_CHURN_JOBS 2 1 8
 require_cmd python3 timeout cmp
+[ "$JOBS" -le "$N" ] || JOBS=$N
 
-A=churn-a
-B=churn-b
 SIZE=100000
+JOB_PIDS=()
 
-# the open connection's bash on N's side (not our child: killed by pid)
+# hold_stop J: kill loop J's open connection (its bash on N's side, not
+# our child: killed by pid)
 hold_stop() {
-	[ ! -s "$TB_STATE/hold.pid" ] || kill -KILL "$(<"$TB_STATE/hold.pid")" 2>/dev/null || true
-	: >"$TB_STATE/hold.pid"
+	local f=$TB_STATE/hold$1.pid
+	[ ! -s "$f" ] || kill -KILL "$(<"$f")" 2>/dev/null || true
+	: >"$f"
 }
 
 churn_cleanup() {
-	local rc=$? n
-	hold_stop
-	tb_bg_stop srv
+	local rc=$? n j
+	for n in "${JOB_PIDS[@]}"; do
+		kill -KILL "$n" 2>/dev/null || true
+	done
+	for ((j = 1; j <= JOBS; j++)); do
+		hold_stop $j
+		tb_bg_stop srv$j
+	done
 	for n in $(ip netns list | awk '$1 ~ /^churn-/ { print $1 }'); do
 		ip netns del "$n" 2>/dev/null || true
 	done
@@ -69,7 +81,6 @@ impair_load
 mark=$(dmesg | wc -l)
 
 DATA=$TB_STATE/churn.data
-HOLD_LOG=$TB_STATE/hold.log
 head -c $SIZE /dev/urandom >"$DATA"
 
 # E's server: "N" -> N bytes of DATA, then close; "N trickle" -> N bytes,
@@ -128,13 +139,13 @@ printf "%s\n" flush "flags syn strip sackok" "dport 5002 seqrand sack-fix" \
 '
 
 # N's side: the connection that stays open (its pid on the first line;
-# "held" in HOLD_LOG once it has its first 1000 bytes), then the three
+# "held" in the file $1 once it has its first 1000 bytes), then the three
 # downloads, "ok" or what failed on one line each
 # shellcheck disable=SC2016
 GET_SH='
 (exec 3<>/dev/tcp/198.18.51.2/5001 && printf "1000 trickle\n" >&3 &&
 	head -c 1000 <&3 >/dev/null && echo held && exec cat <&3 >/dev/null
-) >'$HOLD_LOG' 2>&1 &
+) >"$1" 2>&1 &
 echo "hold $!"
 get() {
 	exec 3<>"/dev/tcp/$1/$2" || { echo "connect $1 $2 failed"; return; }
@@ -151,25 +162,42 @@ get fd8e:c9b0:2a17:51::2 5001 '$SIZE'
 get 198.18.51.2 5002 '$SIZE'
 '
 
-for n in $A $B; do
-	tb_ns_init "$n"
+for ((j = 1; j <= JOBS; j++)); do
+	tb_ns_init churn-a$j
+	tb_ns_init churn-b$j
+	tb_ns churn-a$j sysctl -qw net.ipv4.tcp_ecn=0
+	tb_ns churn-b$j sysctl -qw net.ipv4.tcp_ecn=1
+	tb_bg srv$j churn-b$j python3 -c "$SRV_PY" "$DATA" "$TB_SLOW"
 done
-tb_ns $A sysctl -qw net.ipv4.tcp_ecn=0
-tb_ns $B sysctl -qw net.ipv4.tcp_ecn=1
-tb_bg srv $B python3 -c "$SRV_PY" "$DATA" "$TB_SLOW"
-tb_wait_port $B 5001
-tb_wait_port $B 5002
+for ((j = 1; j <= JOBS; j++)); do
+	tb_wait_port churn-b$j 5001
+	tb_wait_port churn-b$j 5002
+done
 
-# router_up R: the router namespace R, wired to both endpoints, the proxy
-# on and the rules written
+# router_up R J: the router namespace R, wired to loop J's endpoints, the
+# proxy on and the rules written.  The endpoints' eth0 of the loop's
+# previous router goes when that namespace's cleanup has run (in a
+# workqueue, after `ip netns del` has returned): while the name is taken
+# the veths are made again every 0.1 s, for 5 s at most (the caller's
+# w_cleanup counts the iterations that had to wait).
 router_up() {
-	local r=$1 s net
+	local r=$1 A=churn-a$2 B=churn-b$2 s net k err
 	ip netns add "$r" || return
 	ip netns exec "$r" sh -c "$R_SH" || return
-	ip -b - <<-EOF || return
-		link add a0 netns $r address 02:ec:9e:50:00:01 type veth peer name eth0 netns $A address 02:ec:9e:50:00:02
-		link add b0 netns $r address 02:ec:9e:51:00:01 type veth peer name eth0 netns $B address 02:ec:9e:51:00:02
-	EOF
+	for ((k = 0; ; k++)); do
+		err=$(ip -b - 2>&1 <<-EOF
+			link add a0 netns $r address 02:ec:9e:50:00:01 type veth peer name eth0 netns $A address 02:ec:9e:50:00:02
+			link add b0 netns $r address 02:ec:9e:51:00:01 type veth peer name eth0 netns $B address 02:ec:9e:51:00:02
+		EOF
+		) && break
+		ip -n "$r" link del a0 2>/dev/null || true
+		if [[ $err != *"File exists"* ]] || [ "$k" -ge $((50 * TB_SLOW)) ]; then
+			echo "$err" >&2
+			return 1
+		fi
+		[ "$k" != 0 ] || w_cleanup=$((w_cleanup + 1))
+		sleep 0.1
+	done
 	ip -n "$r" -b - <<-EOF || return
 		addr add $TB_V4.50.1/24 dev a0
 		addr add $TB_V6:50::1/64 dev a0 nodad
@@ -181,7 +209,7 @@ router_up() {
 	EOF
 	for s in a b; do
 		net=$([ $s = a ] && echo 50 || echo 51)
-		ip -n churn-$s -b - <<-EOF || return
+		ip -n churn-$s$2 -b - <<-EOF || return
 			addr add $TB_V4.$net.2/24 dev eth0
 			addr add $TB_V6:$net::2/64 dev eth0 nodad
 			link set eth0 up
@@ -221,77 +249,136 @@ first() {
 
 # Where an iteration's time goes (the debug kernel takes ten times the
 # stock one's 2-4 s): phase NAME adds the microseconds since the last
-# call to NAME's total; phases prints the totals in seconds
-declare -A T_PH=()
-t_last=${EPOCHREALTIME//[!0-9]/}
+# call to NAME's total in T_PH (the calling loop's)
+PHASES="setup downloads hold tables delete"
 phase() {
 	local now=${EPOCHREALTIME//[!0-9]/}
 	T_PH[$1]=$((${T_PH[$1]:-0} + now - t_last))
 	t_last=$now
 }
+# phases US...: "setup S s, downloads S s, ..." from PHASES' microseconds
 phases() {
 	local p out=
-	for p in setup downloads hold tables delete; do
-		out+="${out:+, }$p $((${T_PH[$p]:-0} / 1000000)) s"
+	for p in $PHASES; do
+		out+="${out:+, }$p $((${1:-0} / 1000000)) s"
+		shift || true
 	done
 	echo "$out"
 }
+# the microseconds of PHASES in T_PH, in that order
+phase_us() {
+	local p out=()
+	for p in $PHASES; do
+		out+=("${T_PH[$p]:-0}")
+	done
+	echo "${out[*]}"
+}
 
-f_setup=0 f_xfer=0 f_hold=0 f_proxy=0 f_impair=0 f_del=0
+# churn_job J: loop J, iterations J, J + JOBS, ... up to N through the
+# endpoints churn-aJ and churn-bJ; at the end "ITERATIONS FAILURES...
+# WAITS PHASE_US..." in $TB_STATE/jobJ.res (the failure counts in the
+# order setup, downloads, open connection, ecn_proxy, impair, delete;
+# WAITS: router_up's w_cleanup)
+churn_job() {
+	local j=$1 a=churn-a$1 i r k got res line p pa live ia sr hits ran=0
+	local hold_log=$TB_STATE/hold$1.log every
+	local f_setup=0 f_xfer=0 f_hold=0 f_proxy=0 f_impair=0 f_del=0 w_cleanup=0
+	local -A T_PH=()
+	local t_last=${EPOCHREALTIME//[!0-9]/}
+	# a progress line about every fifth of the loop, every 10 at least
+	every=$(((N / JOBS / 5 + 9) / 10 * 10))
+	[ "$every" -ge 10 ] || every=10
+	for ((i = j; i <= N; i += JOBS)); do
+		r=churn-r-$i
+		ran=$((ran + 1))
+		phase other
+		if ! router_up "$r" "$j"; then
+			f_setup=$((f_setup + 1))
+			first $f_setup "iteration $i: cannot set up $r"
+			ip netns del "$r" 2>/dev/null || true
+			continue
+		fi
+		phase setup
+		: >"$hold_log"
+		got=$(timeout "$(tb_slow 30)" ip netns exec "$a" bash -c "$GET_SH" _ "$hold_log" 2>&1) || true
+		res=
+		while read -r line; do
+			case $line in
+			"hold "*) echo "${line#hold }" >"$TB_STATE/hold$j.pid" ;;
+			*) res+="$line;" ;;
+			esac
+		done <<<"$got"
+		if [ "$res" != "ok;ok;ok;" ]; then
+			f_xfer=$((f_xfer + 1))
+			first $f_xfer "iteration $i: downloads: $(echo "$got" | tr '\n' ' ')"
+		fi
+		phase downloads
+		for ((k = 0; k < 50 * TB_SLOW; k++)); do
+			[[ $(<"$hold_log") != *held* ]] || break
+			sleep 0.1
+		done
+		if [[ $(<"$hold_log") != *held* ]]; then
+			f_hold=$((f_hold + 1))
+			first $f_hold "iteration $i: the open connection did not start: $(<"$hold_log")"
+		fi
+		phase hold
+		read -r p pa live ia sr hits < <(tables "$r") || true
+		phase tables
+		if [ "${p:-0}" -lt 3 ] || [ "${live:-0}" -lt 1 ]; then
+			f_proxy=$((f_proxy + 1))
+			first $f_proxy "iteration $i: ecn_proxy: $p flows proxied, $pa active, $live open in phase 2"
+		fi
+		if [ "${ia:-0}" -lt 1 ] || [ "${sr:-0}" -lt 1 ] || [ "${hits:-0}" -lt 1 ]; then
+			f_impair=$((f_impair + 1))
+			first $f_impair "iteration $i: impair: $ia flows active, $sr with seqrand, $hits rule hits"
+		fi
+		if ! ip netns del "$r"; then
+			f_del=$((f_del + 1))
+			first $f_del "iteration $i: cannot delete $r"
+		fi
+		hold_stop "$j"
+		phase delete
+		[ $((ran % every)) != 0 ] ||
+			log_info "loop $j: $ran namespaces in $((SECONDS - t0)) s (last: ecn_proxy $pa flows, impair $ia; $(phases $(phase_us)))"
+	done
+	echo "$ran $f_setup $f_xfer $f_hold $f_proxy $f_impair $f_del $w_cleanup $(phase_us)" >"$TB_STATE/job$j.res"
+}
+
 t0=$SECONDS
-for i in $(seq "$N"); do
-	r=churn-r-$i
-	phase other
-	if ! router_up "$r"; then
-		f_setup=$((f_setup + 1))
-		first $f_setup "iteration $i: cannot set up $r"
-		ip netns del "$r" 2>/dev/null || true
+for ((j = 1; j <= JOBS; j++)); do
+	rm -f "$TB_STATE/job$j.res"
+	churn_job $j &
+	JOB_PIDS+=($!)
+done
+lost=0
+for j in "${!JOB_PIDS[@]}"; do
+	rc=0
+	wait "${JOB_PIDS[$j]}" || rc=$?
+	[ $rc = 0 ] || log_info "loop $((j + 1)) exited with $rc"
+done
+JOB_PIDS=()
+
+# the loops' sums: iterations, failures and phases (loop-seconds: the
+# loops overlap, so they add up to about JOBS times the wall time)
+sum=(0 0 0 0 0 0 0 0 0 0 0 0 0)
+for ((j = 1; j <= JOBS; j++)); do
+	if [ ! -s "$TB_STATE/job$j.res" ]; then
+		lost=$((lost + 1))
 		continue
 	fi
-	phase setup
-	: >"$HOLD_LOG"
-	got=$(timeout "$(tb_slow 30)" ip netns exec $A bash -c "$GET_SH" 2>&1) || true
-	res=
-	while read -r line; do
-		case $line in
-		"hold "*) echo "${line#hold }" >"$TB_STATE/hold.pid" ;;
-		*) res+="$line;" ;;
-		esac
-	done <<<"$got"
-	if [ "$res" != "ok;ok;ok;" ]; then
-		f_xfer=$((f_xfer + 1))
-		first $f_xfer "iteration $i: downloads: $(echo "$got" | tr '\n' ' ')"
-	fi
-	phase downloads
-	for ((k = 0; k < 50 * TB_SLOW; k++)); do
-		[[ $(<"$HOLD_LOG") != *held* ]] || break
-		sleep 0.1
+	read -r -a res <"$TB_STATE/job$j.res"
+	for k in "${!sum[@]}"; do
+		sum[k]=$((sum[k] + ${res[k]:-0}))
 	done
-	if [[ $(<"$HOLD_LOG") != *held* ]]; then
-		f_hold=$((f_hold + 1))
-		first $f_hold "iteration $i: the open connection did not start: $(<"$HOLD_LOG")"
-	fi
-	phase hold
-	read -r p pa live ia sr hits < <(tables "$r") || true
-	phase tables
-	if [ "${p:-0}" -lt 3 ] || [ "${live:-0}" -lt 1 ]; then
-		f_proxy=$((f_proxy + 1))
-		first $f_proxy "iteration $i: ecn_proxy: $p flows proxied, $pa active, $live open in phase 2"
-	fi
-	if [ "${ia:-0}" -lt 1 ] || [ "${sr:-0}" -lt 1 ] || [ "${hits:-0}" -lt 1 ]; then
-		f_impair=$((f_impair + 1))
-		first $f_impair "iteration $i: impair: $ia flows active, $sr with seqrand, $hits rule hits"
-	fi
-	if ! ip netns del "$r"; then
-		f_del=$((f_del + 1))
-		first $f_del "iteration $i: cannot delete $r"
-	fi
-	hold_stop
-	phase delete
-	[ $((i % 10)) != 0 ] ||
-		log_info "$i namespaces in $((SECONDS - t0)) s (last: ecn_proxy $pa flows, impair $ia; $(phases))"
 done
-log_info "$N iterations in $((SECONDS - t0)) s ($(phases))"
+read -r ran f_setup f_xfer f_hold f_proxy f_impair f_del w_cleanup <<<"${sum[*]:0:8}"
+log_info "$ran iterations in $((SECONDS - t0)) s in $JOBS loops (loop-seconds: $(phases ${sum[*]:8}))"
+log_info "$w_cleanup of $ran iterations waited for the cleanup of the loop's previous namespace"
+
+RET=0
+[ "$lost" = 0 ] || check_err 1 "$lost of $JOBS loops did not finish"
+[ "$ran" = "$N" ] || check_err 1 "$ran of $N iterations were run"
+log_test "the $JOBS loops ran all $N iterations"
 
 RET=0
 [ $f_setup = 0 ] || check_err 1 "$f_setup of $N router namespaces could not be set up"
@@ -309,9 +396,11 @@ RET=0
 log_test "each namespace is deleted with flows in both modules' tables"
 
 RET=0
-tb_bg_stop srv
-for n in $A $B; do
-	ip netns del "$n" || check_err 1 "cannot delete $n"
+for ((j = 1; j <= JOBS; j++)); do
+	tb_bg_stop srv$j
+	for n in churn-a$j churn-b$j; do
+		ip netns del "$n" || check_err 1 "cannot delete $n"
+	done
 done
 left=$(ip netns list | awk '$1 ~ /^churn-/ { print $1 }' | tr '\n' ' ')
 [ -z "$left" ] || check_err 1 "namespaces left: $left"
