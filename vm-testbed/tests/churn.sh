@@ -358,9 +358,12 @@ for j in "${!JOB_PIDS[@]}"; do
 done
 JOB_PIDS=()
 
-# the loops' sums: iterations, failures and phases (loop-seconds: the
-# loops overlap, so they add up to about JOBS times the wall time)
-sum=(0 0 0 0 0 0 0 0 0 0 0 0 0)
+# the loops' sums: iterations, failures, waits and phases (loop-seconds:
+# the loops overlap, so they add up to about JOBS times the wall time)
+sum=(0 0 0 0 0 0 0 0)
+for p in $PHASES; do
+	sum+=(0)
+done
 for ((j = 1; j <= JOBS; j++)); do
 	if [ ! -s "$TB_STATE/job$j.res" ]; then
 		lost=$((lost + 1))
