@@ -58,6 +58,11 @@ def fake(tmp_path):
     return env, tmp_path, script, pids
 
 
+def default_signals():
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("piped", [False, True], ids=["direct", "through-tee"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_stopping_the_caller_stops_the_guest(fake, sig, piped):
@@ -67,9 +72,11 @@ def test_stopping_the_caller_stops_the_guest(fake, sig, piped):
         # as scripts/debugtest runs it: the tee dies with the group, and
         # vm-run must still stop the guest (no SIGPIPE on its message)
         cmd = ["bash", "-c", '"$@" 2>&1 | tee /dev/null; exit "${PIPESTATUS[0]}"', "sh", *cmd]
-    # its own session: the process group stands for make's
+    # its own session: the process group stands for make's.  The signals
+    # at their defaults: a shell cannot trap what it inherits as ignored
+    # (make test started by `nohup ... &` ignores SIGHUP and SIGINT)
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, start_new_session=True)
+                         text=True, start_new_session=True, preexec_fn=default_signals)
     try:
         assert wait_for(lambda: (pids / "guest").exists(), 30), "the fake guest never started"
         time.sleep(0.5)
