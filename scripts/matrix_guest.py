@@ -412,6 +412,52 @@ ip -n client -6 route show default
 """
 
 
+def start_diag(prof, run, keep):
+    """With the captures kept and the profile's "diag" set, what the
+    sender's kernel and the bottleneck's output show: `ss -tinH` of the
+    sender's data connections every DIAG_SS_S (cwnd, ssthresh, the CA
+    state) and a capture at the far end's eth0 (after the bottleneck, so
+    its packet times are the link's departures).  -> [(kind, path, proc,
+    file or None)]"""
+    if not (keep and prof.get("diag")):
+        return []
+    snd, far = (("client", "server") if run["direction"] == "upload"
+                else ("server", "client"))
+    pre = os.path.join(PCAPS, run["id"])
+    fh = open(pre + ".%s-ss.txt" % snd, "w")
+    ss = subprocess.Popen(
+        ["ip", "netns", "exec", snd, "sh", "-c",
+         "while :; do echo \"t $(date +%%s.%%N)\"; ss -tinH '( %s = :%d )'; "
+         "sleep %s; done" % ("dport" if snd == "client" else "sport", PORT,
+                             prof.get("diag_ss_s", 0.05))],
+        stdout=fh, stderr=subprocess.DEVNULL)
+    cap = pre + ".bottleneck_out.pcap"
+    td = subprocess.Popen(["ip", "netns", "exec", far, "tcpdump", "-i", "eth0", "-s", "96",
+                           "-U", "-n", "-w", cap, "tcp port %d" % PORT],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # tcpdump has opened its socket
+    return [("ss", fh.name, ss, fh), ("pcap", cap, td, None)]
+
+
+def stop_diag(diag, resdir):
+    """Stops start_diag()'s processes and moves their files to
+    RESULTS/pcaps/ -> the moved files' names."""
+    names = []
+    for _kind, path, proc, fh in diag:
+        proc.send_signal(signal.SIGTERM if fh else signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if fh:
+            fh.close()
+        os.makedirs(os.path.join(resdir, "pcaps"), exist_ok=True)
+        shutil.move(path, os.path.join(resdir, "pcaps", os.path.basename(path)))
+        names.append(os.path.basename(path))
+    return names
+
+
 def do_run(tb, run, plan, env, keep, resdir):
     prof = plan["profile"]
     cli_ecn, srv_ecn, proxy_on = CONFIGS[run["config"]]
@@ -452,6 +498,7 @@ def do_run(tb, run, plan, env, keep, resdir):
                                      "filter": "tcp port %d" % PORT}
                                     for n, (dev, f) in caps.items()])
     phase("capture_start")
+    diag = start_diag(prof, run, keep)
     net = "/proc/net/netstat"
     snmp = "/proc/net/snmp"
 
@@ -484,6 +531,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         raise
     cpu1 = cpu_times()
     phase("transfer")
+    diag_files = stop_diag(diag, resdir)
     probe = probes.stop(xf.get("start") or 0, xf.get("end") or time.monotonic())
     phase("probes_stop")
     q1, tq1 = tc_snapshot()
@@ -570,6 +618,7 @@ def do_run(tb, run, plan, env, keep, resdir):
         "cpu": {"before": cpu0, "after": cpu1, "idle_share": idle},
         "phases_s": phases,
         "capture": capture,
+        "diag_files": diag_files,
         "fidelity": {"bottleneck_utilisation": round(util, 4) if util is not None else None,
                      "goodput_share": round(goodput, 4) if goodput else None,
                      "htb_overlimits": throttled, "red_marks_drops": red_act,

@@ -55,9 +55,14 @@ class PcapError(Exception):
 
 def records(path):
     """Yield (time, linktype, frame bytes, fully captured) for every record
-    of a classic pcap file."""
-    with open(path, "rb") as f:
-        data = f.read()
+    of a classic pcap file (compressed with xz if its name ends in .xz)."""
+    if path.endswith(".xz"):
+        import lzma
+        with lzma.open(path, "rb") as f:
+            data = f.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
     if len(data) < 24:
         if not data:
             return
