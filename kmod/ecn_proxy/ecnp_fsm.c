@@ -1139,15 +1139,18 @@ static bool ecnp_absorb_after_abort(struct ecnp_fsm *f,
 /*
  * The edit of an ACK that ends a hold, or comes after it: a TSecr older
  * than N's suppressed retransmission, and with SACK a D-SACK once N's
- * retransmission of L was seen (E's D-SACK for a copy of L that was let
- * through, ecnp_rexmit_to_pass(), is left out: ecnp_fsm_ack_edit()).
- * Either would undo N's reduction.  Called before the hold is cleared:
- * the options count only where they are read (ecnp_fsm_wants_opts()).
+ * retransmission of L was seen (E's D-SACK for the byte of it that went
+ * on, ecnp_rexmit_trim(), or for a copy let through whole,
+ * ecnp_rexmit_to_pass(), is left out: ecnp_fsm_ack_edit()), until the
+ * next event.  Either would undo N's reduction.  Called before the hold
+ * is cleared: the options count only where they are read
+ * (ecnp_fsm_wants_opts()).
  */
 static u32 ecnp_fixup(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	bool dsack = ecnp_sack_ok(f) &&
-		     (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS)) &&
+		     (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS |
+				   ECNP_DF_REXMIT)) &&
 		     (p->opt & ECNP_OPT_DSACK);
 
 	if (dsack)
@@ -1310,7 +1313,41 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
 }
 
 /*
- * ... and it is let through, not dropped: with SACK, E has acked all N had
+ * What goes on of N's suppressed retransmission of L: its first byte, ECT
+ * (ECNP_ACT_TRIM).  Dropping it whole left E nothing to answer: E had
+ * received everything in order, so it acked every second segment as
+ * usual, and N, whose pipe still counted the dropped copy, could be left
+ * with one segment in flight.  E then held its ACK for its delayed-ACK
+ * timer (40 ms or more, Linux's TCP_DELACK_MIN) while N sent nothing: one
+ * simulated loss in five at the testbed's load-1 upload ended that way
+ * (results/diag-upload-20261201, scripts/analysis/events.py).  A byte E
+ * already has is a duplicate: Linux answers it at once with its
+ * cumulative ACK and a D-SACK and enters quick-ACK mode
+ * (tcp_send_dupack()); it reaches E behind everything N sent before the
+ * retransmission, so that ACK ends the hold one round trip after it, as
+ * for a real loss, at the cost of one small segment.  ECT(0), as any copy
+ * let through: E ignores CE on a duplicate.  With SACK only (below).
+ */
+static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
+			    const struct ecnp_pkt *p, enum ecnp_feedback mode)
+{
+	u32 act = ECNP_ACT_TRIM | ECNP_EV_REXMIT_SUPPRESSED;
+
+	/*
+	 * Without SACK, E's answer is a plain duplicate ACK that nothing
+	 * tells from one for a real hole, and shown to N it would count
+	 * one duplicate more than E has segments (tcp_limit_reno_sacked()):
+	 * the copy is dropped whole there.
+	 */
+	if (!ecnp_sack_ok(f))
+		return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+	if (p->ecn == ECNP_ECN_NOT_ECT && mode != ECNP_FB_NONE)
+		act |= ECNP_ACT_SET_ECT0;
+	return act;
+}
+
+/*
+ * ... and it is let through whole, not trimmed: with SACK, E has acked all N had
  * sent (the held ACK N reacted to acked everything, ecnp_hold()), so no
  * ACK of E's can end the hold unless N sends more, and an application-
  * limited N would wait for its RTO.  E answers the copy at once with its
@@ -1563,7 +1600,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->dflags |= ECNP_DF_REXMIT | ECNP_DF_ABORTED;
 		ev |= ECNP_EV_DUPACK_ABORT | ECNP_EV_NOT_DROPPED;
 	} else if (ecnp_rexmit_to_suppress(f, p)) {
-		/* E has L: drop the copy, remember what N's clock said */
+		/* E has L: trim the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
 		ecnp_note_rexmit_ts(f, p);
 		/* N's recovery point: all it had sent before this */
@@ -1572,7 +1609,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
 		if (!ecnp_rexmit_to_pass(f))
-			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+			return ecnp_rexmit_trim(f, p, mode);
 		/* edited as any other N->E segment, and ECT (below) */
 		ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
 		passed = true;
@@ -2026,24 +2063,26 @@ bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 		return true;
 	if (!ecnp_fsm_in_phase2(f))
 		return false;
-	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE))
+	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE |
+			 ECNP_DF_REXMIT))
 		return true;
 	return mode == ECNP_FB_DUPACK &&
 	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state));
 }
 
 /**
- * ecnp_fsm_wants_drop - would ecnp_fsm_step() drop this segment?
+ * ecnp_fsm_wants_drop - would ecnp_fsm_step() drop or trim this segment?
  * @f: the flow's state
  * @p: the segment (or a whole GSO packet)
  * @mode: congestion feedback mode
  *
  * Pure predicate, no state change.  When it is true for a GSO packet, the
  * plumbing segments it first and steps each segment, so that only one
- * segment is dropped; if it cannot, it steps the packet whole with
- * ECNP_PF_NO_DROP, for which this is false.
+ * segment is dropped or trimmed; if it cannot, it steps the packet whole
+ * with ECNP_PF_NO_DROP, for which this is false.
  *
- * Return: true iff ecnp_fsm_step(@f, @p, @mode, ...) returns ECNP_ACT_DROP.
+ * Return: true iff ecnp_fsm_step(@f, @p, @mode, ...) returns ECNP_ACT_DROP
+ * or ECNP_ACT_TRIM.
  */
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode)

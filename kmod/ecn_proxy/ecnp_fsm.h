@@ -328,6 +328,14 @@ struct ecnp_ack_edit {
  * one N's own recovery sent, and would undo N's reduction)
  */
 #define ECNP_ACT_NO_DSACK	0x00001000
+/*
+ * dupack: N's retransmission of L goes on as its first byte alone (the
+ * rest of the payload trimmed).  E has that byte, so it answers at once
+ * with its real ACK (and a D-SACK, left out toward N): the simulated
+ * loss ends one round trip after the retransmission, as a real one does,
+ * whether or not E's delayed-ACK timer was running.  Not with ACT_DROP.
+ */
+#define ECNP_ACT_TRIM		0x00002000
 #define ECNP_ACT_MASK		0x0000ffff
 /* the header flag / ECN field edits, and the dupack ACK edits */
 #define ECNP_ACT_FLAG_EDITS	0x0000003f
@@ -355,10 +363,11 @@ struct ecnp_ack_edit {
 #define ECNP_EV_SYN_FALLBACK	0x00800000
 /* RST, or FINs from both sides: the flow may be expired early. */
 #define ECNP_EV_CLOSED		0x01000000
-/* dupack: N's retransmission of the "lost" segment dropped (with ACT_DROP;
- * E has the original, nothing is lost); with ECNP_EV_NOT_DROPPED and no
- * ACT_DROP, let through instead (E had acked all N sent: no ACK of E's
- * would end the hold, ecnp_fsm.c ecnp_rexmit_to_pass()).
+/* dupack: N's retransmission of the "lost" segment suppressed (E has the
+ * original, nothing is lost): with ACT_TRIM, its first byte alone goes on;
+ * with ACT_DROP (a retransmission after the simulated loss ended), none of
+ * it; with ECNP_EV_NOT_DROPPED and neither, all of it (E had acked all N
+ * sent: no ACK of E's would end the hold, ecnp_fsm.c ecnp_rexmit_to_pass()).
  */
 #define ECNP_EV_REXMIT_SUPPRESSED 0x02000000
 /* dupack: E reported a real hole where the duplicates claimed data; the

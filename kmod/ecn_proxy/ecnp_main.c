@@ -704,6 +704,52 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 }
 
 /*
+ * ECNP_ACT_TRIM: keep the TCP payload's first byte, drop the rest.  The
+ * TCP checksum follows incrementally (the bytes removed, at their odd
+ * offset, and the pseudo-header's length), so a wrong one stays wrong;
+ * under CHECKSUM_PARTIAL only the pseudo-header's seed changes.
+ */
+static int ecnp_trim_payload(struct sk_buff *skb, u8 family,
+			     const struct tcpfwd_pkt *p)
+{
+	unsigned int keep = p->thoff + p->thlen + 1;
+	unsigned int tcplen = skb->len - p->thoff;
+	unsigned int cut = skb->len - keep;
+	struct tcphdr *th;
+	__wsum gone;
+	__be16 old;
+
+	if (p->payload < 2 || skb->len != p->thoff + p->thlen + p->payload)
+		return -EINVAL;
+	if (skb_ensure_writable(skb, keep))
+		return -ENOMEM;
+	gone = skb_checksum(skb, keep, cut, 0);
+	if (pskb_trim(skb, keep))
+		return -ENOMEM;
+	if (skb_is_gso(skb))
+		skb_gso_reset(skb);
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->ip_summed = CHECKSUM_NONE;
+	th = (struct tcphdr *)(skb->data + p->thoff);
+	inet_proto_csum_replace_by_diff(&th->check, skb,
+					csum_block_sub(0, gone, keep - p->thoff),
+					false, false);
+	inet_proto_csum_replace4(&th->check, skb, htonl(tcplen),
+				 htonl(tcplen - cut), true);
+	if (family == NFPROTO_IPV4) {
+		struct iphdr *iph = ip_hdr(skb);
+
+		old = iph->tot_len;
+		iph->tot_len = htons(ntohs(old) - cut);
+		csum_replace2(&iph->check, old, iph->tot_len);
+	} else {
+		old = ipv6_hdr(skb)->payload_len;
+		ipv6_hdr(skb)->payload_len = htons(ntohs(old) - cut);
+	}
+	return 0;
+}
+
+/*
  * Apply an ecnp_ack_edit to an E->N segment (after ecnp_apply()).  Pure
  * ACKs with only timestamp/SACK options are rebuilt (SACK block added);
  * anything else (data, GSO, other options) gets ACK number, window and
@@ -969,6 +1015,11 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_fb_insert(en, ecnp_b_addr(&ef->base), p->key.family);
 	if (ret & ECNP_ACT_DROP)
 		return NF_DROP;
+	/* a copy E does not need: if it cannot be trimmed, none of it */
+	if ((ret & ECNP_ACT_TRIM) && ecnp_trim_payload(skb, state->pf, p)) {
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		return NF_DROP;
+	}
 	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret))
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 	/* never both: the copies are made from this skb, as parsed in p */

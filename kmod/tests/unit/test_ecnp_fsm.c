@@ -43,6 +43,14 @@
 #define SET_ECT0	ECNP_ACT_SET_ECT0
 #define CLR_ECN		ECNP_ACT_CLEAR_ECN
 #define DROP		ECNP_ACT_DROP
+#define TRIM		ECNP_ACT_TRIM
+/*
+ * N's (Not-ECT) retransmission of L during a hold: with SACK its first
+ * byte goes on, without SACK none of it
+ */
+#define SUPPRESS	(TRIM | SET_ECT0 | ECNP_EV_REXMIT_SUPPRESSED)
+#define suppressed(fl)	(ecnp_sack_ok(&(fl)->f) ? SUPPRESS : \
+			 DROP | ECNP_EV_REXMIT_SUPPRESSED)
 
 #define MSS	1000u
 
@@ -58,7 +66,7 @@ static const char *act_str(u32 v)
 		"SET_ECE", "CLEAR_ECE", "SET_CWR", "CLEAR_CWR", "SET_ECT0",
 		"CLEAR_ECN", "DROP", "HOLD_ACK", "SET_TSECR", "INJECT_DUPACKS",
 		"COPIES(1)", "COPIES(2)", "NO_DSACK",
-		"?13", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
+		"TRIM", "?14", "?15", "OUT_BOTH", "OUT_NEITHER", "OUT_E_RESP",
 		"OUT_E_INIT", "OUT_FALLBACK", "OUT_PASS", "CONG_SIGNAL",
 		"SYN_FALLBACK", "CLOSED", "REXMIT_SUPPRESSED", "DUPACK_ABORT",
 		"ACK_ABSORBED", "CONG_ANSWERED", "OUT_OF_WINDOW", "SIGNED",
@@ -2375,7 +2383,7 @@ static void dupack_basic(bool sack, bool ts)
 		/* N retransmits L: suppressed once, N's clock remembered */
 		r = n_retx_ts(&fl, u, 5000, &wd);
 		EXPECT(wd);
-		EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+		EXPECT_R(r, suppressed(&fl));
 		EXPECT_EQ(fl.f.hold_end, end1);
 		EXPECT_EQ(fl.f.recover, end1);
 		if (ts) {
@@ -2579,12 +2587,16 @@ static void test_dupack_sack_small_window(void **state)
 			EXPECT_EQ(e.lost_start, u);
 			EXPECT_EQ(e.lost_end, u + MSS);
 			/*
-			 * a later one: without timestamps, options are not
-			 * read after the hold (ecnp_fsm_wants_opts()), so it
-			 * goes as it is (E sends its D-SACK at once, first)
+			 * a later one, without timestamps too: options are
+			 * read until the next event (ecnp_fsm_wants_opts()),
+			 * and a D-SACK is left out (the one for the byte of
+			 * a trimmed copy may come after the release)
 			 */
-			EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_DSACK, 0,
-				       500), 0);
+			EXPECT(ecnp_fsm_wants_opts(&fl.f, ACK, ECNP_FB_DUPACK));
+			r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_DSACK, 0, 500);
+			EXPECT_R(r, ECNP_ACT_SET_TSECR | ECNP_ACT_NO_DSACK);
+			e = edit_of(&fl, r);
+			EXPECT(!e.set_tsecr && e.no_dsack);
 			continue;
 		}
 		/* or N sends new data: E's ACK of it releases the hold */
@@ -2779,8 +2791,7 @@ static void test_dupack_late_rexmit(void **state)
 
 	CTX("dupack without SACK: release after N's retransmission");
 	u = nosack_window_signal(&fl);
-	EXPECT_R(n_retx(&fl, u, MSS), ECNP_ACT_DROP |
-		 ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), 0);
 	EXPECT(!(fl.f.dflags & (ECNP_DF_HOLD | ECNP_DF_LATE)));
 	EXPECT_R(n_retx(&fl, u, MSS), 0);
@@ -3000,7 +3011,7 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 	EXPECT_EQ(e.sack_limit, fl.f.hold_end);
 	EXPECT(before(e.sack_limit, fl.n_seq));
 	/* the retransmission, then one more new segment */
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	EXPECT(wd);
 	end = fl.f.hold_end;
 	EXPECT_EQ(end, fl.n_seq);
@@ -3026,7 +3037,7 @@ static void test_dupack_sack_beyond_hold_end(void **state)
 
 	CTX("dupack: E SACKs beyond hold_end");
 	u = sack_hold(&fl, 0x200);
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	n_send(&fl, 0, MSS);
 	r = e_ack_sack(&fl, u + 3 * MSS, fl.n_seq, 1);
 	EXPECT_R(r, ECNP_ACT_SET_TSECR);
@@ -3051,7 +3062,7 @@ static void test_dupack_rexmit_above_l(void **state)
 	(void)state;
 	CTX("dupack: N retransmits above L during the hold");
 	u = sack_hold(&fl, 0xffffe000u);
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	end = fl.f.hold_end;
 	x = u + 5 * MSS;
 	/* sent before L's retransmission (older TSval): no change */
@@ -3105,7 +3116,7 @@ static void test_dupack_hole_above_claimed(void **state)
 	/* before the retransmission of L: held (N is yet to resend L) */
 	r = e_ack_sack(&fl, u + 4 * MSS, u + 6 * MSS, 1);
 	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	EXPECT(wd);
 	end = fl.f.hold_end;
 	EXPECT_EQ(end, u + 8 * MSS);
@@ -3175,7 +3186,7 @@ static void test_dupack_hold_until_rexmit(void **state)
 	EXPECT_EQ(fl.f.dup_shown, 5);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 	/* N's retransmission: suppressed, hold_end moves to N's n_nxt */
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	EXPECT_EQ(fl.f.hold_end, fl.n_seq);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq - MSS, ECNP_OPT_TS, 1, 9),
 		 ECNP_ACT_HOLD_ACK);
@@ -3239,7 +3250,7 @@ static void test_dupack_real_hole_aborts(void **state)
 
 	CTX("dupack: N retransmits L a second time (RTO): hold ends");
 	u = held_flow(&fl, false, 7, 0xfffffff0u, true, 0);
-	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9), ECNP_ACT_HOLD_ACK);
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_EV_DUPACK_ABORT);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
@@ -3247,7 +3258,7 @@ static void test_dupack_real_hole_aborts(void **state)
 
 	CTX("dupack without SACK: E repeats its ACK (a real hole)");
 	u = held_flow(&fl, false, 7, 0xfffffff0u, false, 0);
-	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	/* (two segments above L acked, three duplicates shown: absorbed) */
 	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 9),
 		 DROP | ECNP_EV_ACK_ABSORBED);
@@ -3277,7 +3288,7 @@ static void test_dupack_no_sack_absorbs(void **state)
 	CTX("dupack without SACK: E's ACKs for the claimed segments absorbed");
 	u = held_flow(&fl, false, 0xfffff000u, 77, false, ECNP_OPT_TS);
 	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	/* L, then one, three segments above it: already claimed */
 	EXPECT_R(e_ack(&fl, 0, u + MSS, ECNP_OPT_TS, 50, 9),
 		 DROP | ECNP_EV_ACK_ABSORBED);
@@ -3387,7 +3398,7 @@ static void test_dupack_gso_rexmit_and_old_acks(void **state)
 	p.seq = u + MSS;
 	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &p, ECNP_FB_DUPACK));
 	/* the segments: only the first is dropped */
-	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	EXPECT_R(n_retx(&fl, u + MSS, MSS), 0);
 	EXPECT_R(n_retx(&fl, u + 2 * MSS, MSS), 0);
 	/* the mode switched to drop while held: the hold still ends */
@@ -3455,8 +3466,7 @@ static void test_dupack_gap_at_proxy(void **state)
 			 DUPACK_SIG(v) | ECNP_EV_CONG_SIGNAL);
 		EXPECT_EQ(fl.f.saved_ack, l);
 		/* and N's retransmission of that L is suppressed */
-		EXPECT_R(n_retx(&fl, l, MSS), DROP |
-			 ECNP_EV_REXMIT_SUPPRESSED);
+		EXPECT_R(n_retx(&fl, l, MSS), suppressed(&fl));
 	}
 
 	CTX("dupack: a gap of two segments filled from its start");
@@ -3527,7 +3537,7 @@ static void test_dupack_gap_at_proxy(void **state)
 	EXPECT(!ecnp_fsm_wants_drop(&fl.f, &d, ECNP_FB_DUPACK));
 	EXPECT_R(step(&fl, d), SET_ECT0);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
-	EXPECT_R(step(&fl, d), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(step(&fl, d), suppressed(&fl));
 }
 
 /*
@@ -3548,7 +3558,7 @@ static void test_dupack_no_sack_abort_absorbs(void **state)
 	CTX("dupack without SACK: duplicates of L after N's second copy");
 	/* 8 segments beyond U: L and 7 more; 3 duplicates shown */
 	u = held_flow(&fl, false, 0xfffffc00u, 5, false, 0);
-	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_EV_DUPACK_ABORT);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 	/* E lacks L: its first three stand for what N was shown */
@@ -3574,7 +3584,7 @@ static void test_dupack_no_sack_abort_absorbs(void **state)
 
 	CTX("dupack without SACK: duplicates of L after E's repeats");
 	u = held_flow(&fl, false, 0xfffffc00u, 5, false, 0);
-	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	/* in the hold, E's repeats are shown while N has more in flight */
 	for (k = 1; k < ECNP_HOLE_ACKS; k++)
 		EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), ECNP_ACT_HOLD_ACK);
@@ -3590,7 +3600,7 @@ static void test_dupack_no_sack_abort_absorbs(void **state)
 
 	CTX("dupack with SACK: nothing absorbed after an abort");
 	u = held_flow(&fl, false, 0xfffffc00u, 5, true, 0);
-	EXPECT_R(n_retx(&fl, u, MSS), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, u, MSS), suppressed(&fl));
 	EXPECT_R(n_retx(&fl, u, MSS), ECNP_EV_DUPACK_ABORT);
 	for (k = 0; k < 10; k++)
 		EXPECT_R(e_ack(&fl, 0, u, 0, 0, 9), 0);
@@ -3623,7 +3633,7 @@ static void test_dupack_release_keeps_tsecr(void **state)
 	EXPECT_R(e_ack(&fl, ECE, u, ECNP_OPT_TS, 10, 9), CLR_ECE |
 		 ECNP_EV_CONG_SIGNAL);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
-	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), DROP | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx_ts(&fl, u, 50, &wd), suppressed(&fl));
 	end = fl.f.hold_end;
 	for (k = 0; k < 4; k++)
 		n_send(&fl, 0, MSS);
@@ -3681,8 +3691,7 @@ static void test_dupack_window_from_signal(void **state)
 		n_send(&fl, 0, MSS);
 	EXPECT_R(e_ack(&fl, ECE, b + 10 * MSS, 0, 0, 9),
 		 CLR_ECE | ECNP_ACT_HOLD_ACK);
-	EXPECT_R(n_retx(&fl, b + 8 * MSS, MSS), DROP |
-		 ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT_R(n_retx(&fl, b + 8 * MSS, MSS), suppressed(&fl));
 	EXPECT_EQ(fl.f.hold_end, b + 17 * MSS);
 	EXPECT_EQ(fl.f.recover, b + 17 * MSS);
 	EXPECT_R(e_ack(&fl, ECE, b + 14 * MSS, 0, 0, 9),
@@ -3746,10 +3755,13 @@ struct seg {
 	u32 tsval;
 	u8 ecn;
 	bool cwr;
+	bool stub;	/* the byte of N's retransmission of L that goes on */
 };
 
 /* retransmissions of L let through (ecnp_rexmit_to_pass()), all runs */
 static u32 sim_passed;
+/* ... and trimmed to one byte (ecnp_rexmit_trim()) */
+static u32 sim_trimmed;
 
 static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		       u32 seed)
@@ -3763,6 +3775,8 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 	u32 events = 0, injected = 0, suppressed = 0, cwrs = 0, marks = 0;
 	u32 rexmit_ts = 0, dups = 0, absorbed = 0, ooo = 0, n_dups = 0;
 	u32 late = 0, dl_left[2] = { 0 }, answered = 0, passed = 0;
+	u32 trimmed = 0, stub_acks = 0;
+	bool stub;
 	bool demand = false, retx_due = false, rexmit_seen = false, wd;
 	bool dsack_due = false;
 	bool sig_pending = false;
@@ -3781,9 +3795,16 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		have = false;
 		if (retx_due) {
 			r = n_retx_ts(&fl, n_ack, clock, &wd);
-			if (r & DROP) {
+			if (r & (TRIM | DROP)) {
 				EXPECT(wd);
-				EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+				EXPECT_R(r, suppressed(&fl));
+				/* behind all N sent before it (ECT, unmarked) */
+				if (r & TRIM) {
+					q[qt % 64] = (struct seg){
+						n_ack, clock, ECT0, false, true };
+					qt++;
+					trimmed++;
+				}
 			} else {
 				/*
 				 * E had acked all N sent: let through, E
@@ -3844,7 +3865,7 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 				marks++;
 			}
 			q[qt % 64] = (struct seg){ p.seq, p.tsval, seen.ecn,
-						   seen.flags & CWR };
+						   seen.flags & CWR, false };
 			qt++;
 		}
 		if (dsack_due) {
@@ -3876,7 +3897,16 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		 * E receives the oldest segment forwarded; ooo has bit k set
 		 * for a segment received k segments above rcv_nxt
 		 */
-		{
+		stub = q[qh % 64].stub;
+		if (stub) {
+			/*
+			 * A byte E has: tcp_send_dupack() sends E's real ACK
+			 * at once with a D-SACK, ts_recent unchanged
+			 */
+			EXPECT(before(q[qh % 64].seq, rcv_nxt));
+			qh++;
+			stub_acks++;
+		} else {
 			struct seg s = q[qh++ % 64];
 			u32 k = (s.seq - rcv_nxt) / MSS;
 
@@ -3907,10 +3937,15 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 				a.sack_high = rcv_nxt +
 					      (32 - __builtin_clz(ooo)) * MSS;
 			}
+			if (sack && stub)
+				a.opt |= ECNP_OPT_DSACK;
 			last_e = a;
 			r = step(&fl, a);
 		}
 		e = edit_of(&fl, r);
+		/* the D-SACK for the byte never reaches N */
+		if (sack && stub)
+			EXPECT(e.no_dsack);
 		EXPECT_EQ(r & (SET_ECE | SET_CWR | SET_ECT0), 0);
 		/* a real connection's segments are all in the window */
 		EXPECT(!(r & ECNP_EV_OUT_OF_WINDOW));
@@ -4019,7 +4054,11 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 	EXPECT(events + answered <= marks);
 	EXPECT_EQ(suppressed, events);
 	EXPECT(sack || !passed);
+	/* every suppressed copy went on as one byte or whole, E answered */
+	EXPECT_EQ(trimmed + passed, sack ? suppressed : 0);
+	EXPECT_EQ(stub_acks, trimmed);
 	sim_passed += passed;
+	sim_trimmed += trimmed;
 	EXPECT_EQ(injected, sack ? 0 : events);
 	EXPECT_EQ(cwrs, events + answered);
 	EXPECT(!demand);
@@ -4048,6 +4087,7 @@ static void test_dupack_simulation(void **state)
 	/* the copy of L let through was exercised */
 	CTX("dupack simulation: retransmissions let through");
 	EXPECT(sim_passed > 0);
+	EXPECT(sim_trimmed > 0);
 }
 
 /*
@@ -4165,7 +4205,7 @@ static void reno_sim(u32 dupthresh, u32 delack, u32 wmax, u32 seed)
 			/* fast retransmit: suppressed, E has L */
 			r = n_retx_ts(&fl, snd_una, 0, &wd);
 			EXPECT(wd);
-			EXPECT_R(r, DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			EXPECT_R(r, suppressed(&fl));
 			in_rec = true;
 			recover = fl.n_seq;
 			cwnd = cwnd / 2 > 2 ? cwnd / 2 : 2;
@@ -4802,7 +4842,12 @@ static void test_fuzz_invariants(void **state)
 				EXPECT_EQ(p.ecn, NOT_ECT);
 			if (r & CLR_ECN)
 				EXPECT(p.ecn != NOT_ECT);
-			EXPECT_EQ(r & ECNP_ACT_MASK & ~0x3ffu, 0);
+			EXPECT_EQ(r & ECNP_ACT_MASK & ~(0x3ffu | TRIM), 0);
+			/* trimmed: N's suppressed retransmission, never dropped */
+			if (r & TRIM)
+				EXPECT((r & ECNP_EV_REXMIT_SUPPRESSED) &&
+				       !(r & DROP) && p.len &&
+				       !ecnp_from_e(&prev, &p));
 			/*
 			 * drop: exactly what wants_drop() predicted, but for
 			 * dupack's absorbed ACKs (E->N, no data: never GSO)
@@ -4829,10 +4874,10 @@ static void test_fuzz_invariants(void **state)
 				       (ECNP_DF_SACK_A | ECNP_DF_SACK_B));
 				EXPECT(!wd);
 			} else {
-				EXPECT_EQ(!!(r & DROP), wd);
+				EXPECT_EQ(!!(r & (DROP | TRIM)), wd);
 			}
 			if (p.pflags & ECNP_PF_NO_DROP)
-				EXPECT(!(r & DROP) && !wd);
+				EXPECT(!(r & (DROP | TRIM)) && !wd);
 			if (r & ECNP_EV_NOT_DROPPED)
 				EXPECT(p.pflags & ECNP_PF_NO_DROP);
 			if ((r & DROP) && !(r & ECNP_EV_ACK_ABSORBED)) {
@@ -5112,7 +5157,7 @@ static void test_window_each_flag(void **state)
 		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 		/* N's retransmission of L: suppressed */
 		EXPECT_R(n_retx(&fl, fl.n_seq - 2 * MSS, MSS),
-			 DROP | ECNP_EV_REXMIT_SUPPRESSED);
+			 SUPPRESS);
 		p = mkp(e_dir(&fl), ACK, fl.e_seq, fl.n_seq - MSS, 0, NOT_ECT);
 		expect_blind(&fl, p, "dupack: a held ACK");
 		EXPECT_R(step(&fl, p), ECNP_ACT_HOLD_ACK);
