@@ -107,8 +107,8 @@ def test_publish_clean_and_reported(top, tmp_path):
     assert about["kind"] == "debugtest" and about["status"] == "current"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", about["date"])  # no date in the name: today
     assert about["kernel"] == "6.1.192 debug (key abc)"
-    assert about["summary"] == ("make debugtest, 2 runs: 3 of 4 checks passed, "
-                                "1 of 2 guests failed their verdict (summary.md)")
+    assert about["summary"] == ("make debugtest, 2 run(s): 3 of 4 checks passed, "
+                                "1 of 2 guest(s) failed their verdict (summary.md)")
     index = (top / "results" / "README.md").read_text()
     assert "[`debugtest-x/`](debugtest-x/summary.md)" in index
 
@@ -160,7 +160,8 @@ def test_publish_keeps_about_json(top, tmp_path):
     assert publish(top, "debugtest-k", a).returncode == 0
     path = top / "results" / "debugtest-k" / "about.json"
     about = json.loads(path.read_text())
-    assert about["summary"] == "make debugtest, 1 runs: 1 of 1 checks passed, 1 guests with no kernel report"
+    assert about["summary"] == ("make debugtest, 1 run(s): 1 of 1 checks passed, "
+                                "no kernel report in 1 guest(s)")
     about.update(status="superseded", superseded_by="debugtest-k", summary="by hand")
     path.write_text(json.dumps(about))
     b = fake_run(tmp_path, "run-b", "custom", ["a"], [], False)
