@@ -6,15 +6,26 @@
 
 Writes summary.csv, runs.csv, summary.md, the box plots, timeseries.png and
 README.md and headline.json into RESULTS_DIR (and, for a directory under
-results/, rewrites the index results/README.md), then prints the path of summary.md and the
-headline ratios.
+results/, rewrites the index results/README.md with scripts/results-index,
+which lists the directory as wip until it has an about.json), then prints
+the path of summary.md and the headline ratios.
 """
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from analysis import experiments, fairness, report  # noqa: E402
+
+
+def write_index(results):
+    """results/README.md, by scripts/results-index (a failure there is
+    reported, not fatal: the analysis is done)."""
+    rc = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                      "results-index"), "--results", results]).returncode
+    if rc:
+        print("matrix: scripts/results-index failed (%d); run it again" % rc, file=sys.stderr)
 
 
 def main():
@@ -25,7 +36,7 @@ def main():
     if kind == "impair":
         verdicts = experiments.report(d)
         if os.path.dirname(d) == results:
-            report.write_index(results)
+            write_index(results)
         print("matrix: %s" % os.path.join(d, "summary.md"))
         print("matrix:   claims: %s" % (", ".join(
             "%d %s" % (n, v) for v, n in sorted(verdicts.items())) or "none judged"))
@@ -33,7 +44,7 @@ def main():
     if kind == "fairness":
         verdicts = fairness.report(d)
         if os.path.dirname(d) == results:
-            report.write_index(results)
+            write_index(results)
         print("matrix: %s" % os.path.join(d, "summary.md"))
         for k, v in verdicts.items():
             print("matrix:   %-18s A's share %.3f, control [%.3f, %.3f]: %s; shift %s: %s" % (
@@ -44,7 +55,7 @@ def main():
         return 0
     headline = report.report(d)
     if os.path.dirname(d) == results:
-        report.write_index(results)
+        write_index(results)
     print("matrix: %s" % os.path.join(d, "summary.md"))
     for k, (v, lo, hi) in headline.items():
         print("matrix:   %-42s %.2f [%.2f, %.2f]" % (k, v, lo, hi))

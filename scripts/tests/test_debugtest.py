@@ -3,8 +3,10 @@
 scripts/publish-debugtest on synthetic scripts/debugtest outputs: what is
 copied (no captures, big files compressed), and the summary's verdicts,
 which must come from the run's own TAP lines (run.tap)."""
+import json
 import lzma
 import os
+import re
 import shutil
 import subprocess
 
@@ -63,6 +65,7 @@ def top(tmp_path):
     (t / "scripts").mkdir(parents=True)
     (t / "results").mkdir()
     shutil.copy(SCRIPT, t / "scripts" / "publish-debugtest")
+    shutil.copy(os.path.join(os.path.dirname(HERE), "results-index"), t / "scripts" / "results-index")
     return t
 
 
@@ -99,6 +102,15 @@ def test_publish_clean_and_reported(top, tmp_path):
     assert lzma.open(dst / "campaign-fuzz" / "custom" / "console.log.xz").read().startswith(b"[    0.0")
     assert (dst / "config.xz").exists() and not (dst / "campaign-fuzz" / "config").exists()
     assert (dst / "command.txt").read_text().count("published: scripts/publish-debugtest") == 2
+    # about.json for results/README.md (scripts/results-index), which lists it
+    about = json.loads((dst / "about.json").read_text())
+    assert about["kind"] == "debugtest" and about["status"] == "current"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", about["date"])  # no date in the name: today
+    assert about["kernel"] == "6.1.192 debug (key abc)"
+    assert about["summary"] == ("make debugtest, 2 run(s): 3 of 4 checks passed, "
+                                "1 of 2 guest(s) failed their verdict (summary.md)")
+    index = (top / "results" / "README.md").read_text()
+    assert "[`debugtest-x/`](debugtest-x/summary.md)" in index
 
 
 def test_publish_guest_stopped_before_it_finished(top, tmp_path):
@@ -138,6 +150,31 @@ def test_publish_refuses_bad_input(top, tmp_path):
     assert "| campaign-fuzz | custom | 1 | 0 |" in summary.read_text()
     assert "summarised again: scripts/publish-debugtest debugtest-z" in \
         (top / "results" / "debugtest-z" / "command.txt").read_text()
+
+
+def test_publish_keeps_about_json(top, tmp_path):
+    """A second publish into the same directory keeps about.json's status
+    and summary (edited by hand since) and takes the kernel and commit of
+    the runs again."""
+    a = fake_run(tmp_path, "run-a", "custom", ["a"], [], False)
+    assert publish(top, "debugtest-k", a).returncode == 0
+    path = top / "results" / "debugtest-k" / "about.json"
+    about = json.loads(path.read_text())
+    assert about["summary"] == ("make debugtest, 1 run(s): 1 of 1 checks passed, "
+                                "no kernel report in 1 guest(s)")
+    about.update(status="superseded", superseded_by="debugtest-k", summary="by hand")
+    path.write_text(json.dumps(about))
+    b = fake_run(tmp_path, "run-b", "custom", ["a"], [], False)
+    (b / "kernel.txt").write_text("key: def\nrelease: 6.1.193\ngit: 0123456789abcdef0123456789abcdef01234567\n")
+    r = publish(top, "debugtest-k", b)
+    assert r.returncode == 0, r.stderr
+    about = json.loads(path.read_text())
+    assert (about["status"], about["summary"]) == ("superseded", "by hand")
+    assert about["commit"] == "0123456789abcdef0123456789abcdef01234567"
+    assert about["commit_source"] == "kernel.txt"
+    assert about["kernel"] == "6.1.192/6.1.193 debug (key abc, def)"
+    # a directory superseded by itself: results-index warns (its --check fails)
+    assert "superseded_by names the directory itself" in r.stderr
 
 
 DEBUGTEST = os.path.join(os.path.dirname(HERE), "debugtest")
