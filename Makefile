@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ecnproxy: thin wrapper over Kbuild, the userspace unit tests and the
-# QEMU/virtme-ng testbed.  `make help` lists the targets and variables.
+# QEMU/virtme-ng testbed.  `make help` lists the targets, grouped, from the
+# `## GROUP: text` line right above each target (docs/development.md has
+# them in detail, and the variables).
 
 # Guest kernel: the newest installed Debian kernel that has headers.
 # Evaluated again by the sub-make that runs after `deps` has installed it.
@@ -13,7 +15,8 @@ VENV ?= $(CURDIR)/.venv
 BUILD ?= $(CURDIR)/build
 CC ?= cc
 
-# Passed through to the test runner and the guest runner (see README).
+# Passed through to the test runner and the guest runner
+# (docs/development.md, "Make variables and the environment").
 ACCEL ?= auto
 VM_TIMEOUT ?= 3600
 VM_TIMEOUT_EXTENDED ?= 14400
@@ -22,6 +25,8 @@ VM_CPUS ?= 2
 TESTS ?=
 PROFILE ?= quick
 export KVER VENV BUILD ACCEL VM_TIMEOUT VM_MEMORY VM_CPUS TESTS PROFILE
+# make install-man: where the pages of docs/man/ go
+MANDIR ?= /usr/local/share/man
 
 KMOD := $(CURDIR)/kmod
 KBUILD_ARGS := -C $(KDIR) M=$(KMOD) W=1
@@ -42,23 +47,29 @@ KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/t
 
 .PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended vmtest-home hosttest \
 	matrix fairness experiments bench-hook bench-hook-kernel bench-flows bench-lookup dkms-install dkms-remove \
-	kernel-patches debugkernel debugtest clean help \
+	kernel-patches install-man debugkernel debugtest clean help \
 	build-modules build-unit run-check
 
 all: modules
 
+## set-up: install the testbed's packages and tools
 deps:
 	@VENV=$(VENV) scripts/deps.sh
 
-# Every public target runs `deps` first, then re-enters make so that KVER
-# and KDIR are read from what deps installed.
+# The testbed's targets run `deps` first, then re-enter make so that KVER
+# and KDIR are read from what deps installed.  `modules` and the router's
+# targets do not: a router needs its kernel's headers (and dkms), not the
+# testbed's QEMU and Python.
 SUBMAKE := $(MAKE) --no-print-directory
 
-modules: deps
-	@$(SUBMAKE) build-modules
+## router: build the modules against KDIR's headers (no deps)
+modules: build-modules
 
 build-modules:
-	@test -d "$(KDIR)" || { echo "modules: no kernel headers at KDIR=$(KDIR)" >&2; exit 1; }
+	@test -f "$(KDIR)/Makefile" || { \
+		echo "modules: no kernel headers at KDIR=$(KDIR) (KVER=$(KVER): the newest kernel with both /boot/vmlinuz-V and /lib/modules/V/build)" >&2; \
+		echo "modules: install the headers of the kernel to build for, e.g. apt-get install linux-headers-$$(uname -r), or set KVER= or KDIR=" >&2; \
+		exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
 
 $(BUILD)/unit/%: kmod/tests/unit/%.c
@@ -67,6 +78,7 @@ $(BUILD)/unit/%: kmod/tests/unit/%.c
 
 -include $(UNIT_BINS:=.d)
 
+## tests: the unit tests (every ABI) and the pytest suite
 unit: deps
 	@$(SUBMAKE) build-unit
 	@VM=0 HOST=0 scripts/run-tests
@@ -74,14 +86,17 @@ unit: deps
 build-unit: $(UNIT_BINS)
 
 # The unit tests on 32-bit LE, 64-bit BE and 32-bit BE (scripts/unit-cross).
+## tests: the unit tests on 32-bit LE, 64-bit BE, 32-bit BE
 unit-cross: deps
 	@scripts/unit-cross
 
 # The modules cross-compiled for arm64, arm and mips (scripts/cross); the
 # log goes to results/cross-DATE/.
+## tests: the modules cross-built for arm64, arm and mips
 cross: deps
 	@scripts/cross
 
+## tests: checkpatch --strict and sparse over the kernel sources
 check: deps
 	@$(SUBMAKE) run-check
 
@@ -92,10 +107,12 @@ run-check:
 	@! grep -E '(warning|error):' $(BUILD)/sparse.log
 	@echo "check: checkpatch --strict and sparse are clean"
 
+## tests: every test (CI's command); ends "N passed, M failed"
 test: deps
 	@$(SUBMAKE) build-modules build-unit
 	@scripts/run-tests
 
+## tests: the VM part of make test only (TESTS=GLOB picks tests)
 vmtest: deps
 	@$(SUBMAKE) build-modules
 	@UNIT=0 HOST=0 CROSS=0 scripts/run-tests
@@ -103,15 +120,17 @@ vmtest: deps
 # The extended VM suite (vm-testbed/run-vm-tests.sh: what does not fit in
 # make test's time), alone in one guest; publish its log with
 # scripts/publish-vmtest-run.
+## tests: the extended VM suite, alone in one guest
 vmtest-extended: deps
 	@$(SUBMAKE) build-modules
 	@TB_SUITE=extended VM_EXTRAS=0 VMOUT=$(BUILD)/vm/extended \
 		VM_TIMEOUT=$(VM_TIMEOUT_EXTENDED) UNIT=0 HOST=0 CROSS=0 scripts/run-tests
 
-# The home-router variants (README "On a home router"): every test's
-# @home variant and the home_* tests, core and extended, alone in one
-# guest (about 50 minutes, which CI's 90 cannot hold beside make test);
-# publish its log with scripts/publish-vmtest-run.
+# The home-router variants (docs/home-router.md): every test's @home
+# variant and the home_* tests, core and extended, alone in one guest
+# (2773 s in results/vmtest-home-20261128/, which CI's 90 minutes cannot
+# hold beside make test); publish its log with scripts/publish-vmtest-run.
+## tests: every @home and home_* test, alone in one guest
 vmtest-home: deps
 	@$(SUBMAKE) build-modules
 	@TB_SUITE=all TESTS='@(*@home|home_*)' VM_EXTRAS=0 VMOUT=$(BUILD)/vm/home \
@@ -119,78 +138,121 @@ vmtest-home: deps
 
 # The host tests of `make test` alone (scripts/tests-host/*.sh: DKMS, the
 # in-tree patch series), no VM.
+## tests: the host tests of make test only (DKMS, in-tree)
 hosttest: deps
 	@UNIT=0 VM=0 HOST=1 scripts/run-tests
 
-# Installing on a router (README "On a home router").  No `deps` first: a
-# router needs dkms and its kernel's headers, not the testbed's packages.
+# Installing on a router (docs/install.md).  No `deps` first: a router
+# needs dkms and its kernel's headers, not the testbed's packages.
+## router: install the modules through DKMS for KVER
 dkms-install:
 	@scripts/dkms install $(KVER)
 
+## router: remove every ecnproxy version from DKMS
 dkms-remove:
 	@scripts/dkms remove
 
+# The man pages (docs/man/) into $(DESTDIR)$(MANDIR)/manN/; no `deps`.
+## router: install the man pages under MANDIR
+install-man:
+	@for p in docs/man/*.[1-9]; do \
+		d="$(DESTDIR)$(MANDIR)/man$${p##*.}"; \
+		install -d "$$d" && install -m 0644 "$$p" "$$d/" && echo "installed $$d/$${p##*/}"; \
+	done
+
 # Regenerate kernel-patches/ from kmod/ (checked by the host test intree).
+## router: regenerate the in-tree series kernel-patches/
 kernel-patches: deps
 	@scripts/gen-kernel-patches
 
-# The throughput matrix (README "The throughput matrix"): PROFILE=quick|thesis|smoke
-# (scripts/profiles/*.json), FEEDBACK=none|drop|dupack (default: the module's),
-# KEEP_PCAPS=1, MATRIX_OUT=DIR; an interrupted matrix resumes.
+# The throughput matrix (docs/testbed.md): PROFILE=quick (default), paper,
+# paper-drop, aa-upload, ackclock, thesis, smoke (scripts/profiles/*.json),
+# FEEDBACK=none|drop|dupack (default: the module's), KEEP_PCAPS=1,
+# MATRIX_OUT=DIR; an interrupted matrix resumes.
+## experiments: the throughput matrix (PROFILE=quick: the main job)
 matrix: deps
 	@$(SUBMAKE) build-modules
 	@scripts/matrix
 
-# Fairness and responsiveness of the proxy's feedback (README "Fairness"):
+# Fairness and responsiveness of the proxy's feedback (docs/testbed.md):
 # two long flows share the bottleneck, one through the proxy; resumable.
 # PROFILE=fairness (default here), fairness-upload, fairness-rtt20 or
 # fairness-rtt20-pcap (with KEEP_PCAPS=1: the captures behind scripts/sack_rtt_scan.py).
+## experiments: two long flows share the bottleneck, one proxied
 fairness: deps
 	@$(SUBMAKE) build-modules
 	@PROFILE=$(if $(filter fairness%,$(PROFILE)),$(PROFILE),fairness) scripts/matrix
 
-# The impairment experiments (README "Impairment experiments"): one results
-# directory per scripts/profiles/exp-*.json; EXPERIMENTS="ecn seqrand" picks
-# some, EXP_SCALE=quick (about an hour for all) or full; resumable.
+# The impairment experiments (docs/testbed.md): one results directory per
+# scripts/profiles/exp-*.json; EXPERIMENTS="ecn seqrand" picks some,
+# EXP_SCALE=quick (about 100 minutes of guest time for all nine, summed in
+# docs/development.md) or full; resumable.
+## experiments: the impairment experiments against the papers
 experiments: deps
 	@$(SUBMAKE) build-modules
 	@scripts/experiments
 
-# Benchmarks of issue 14 (README "What a hook costs"), one guest session
+# Benchmarks of issue 14 (docs/findings.md, "What a hook costs"), one guest session
 # each, output under results/: the forwarding rate per configuration, and
 # the forwarding cost per packet timed in the kernel
 # (kmod/selftest/hookbench.c), the per-packet cost and memory at 10^3-10^6
 # flows, and one lookup's cost timed in the kernel (kmod/selftest/flowbench.c)
 # at those sizes.
+## benchmarks: the forwarding rate under each hook configuration
 bench-hook: deps
 	@$(SUBMAKE) build-modules
 	@scripts/bench-hook
 
+## benchmarks: the forwarding cost per packet, timed in the kernel
 bench-hook-kernel: deps
 	@$(SUBMAKE) build-modules
 	@scripts/bench-hook-kernel
 
+## benchmarks: the per-packet cost and memory at 10^3-10^6 flows
 bench-flows: deps
 	@$(SUBMAKE) build-modules
 	@scripts/bench-flows
 
+## benchmarks: one flow-table lookup's cost, timed in the kernel
 bench-lookup: deps
 	@$(SUBMAKE) build-modules
 	@scripts/bench-lookup
 
-# The debug guest kernel (README "Debug kernel"): KASAN, lockdep, kmemleak,
+# The debug guest kernel (docs/development.md): KASAN, lockdep, kmemleak,
 # UBSAN, built once into $ECNPROXY_CACHE/debugkernel (default
 # /var/cache/ecnproxy), keyed by its config; debugtest runs the VM tests on it.
+## debug-kernel: build the KASAN/lockdep/kmemleak guest kernel
 debugkernel: deps
 	@scripts/debugkernel
 
+## debug-kernel: the VM tests and the fuzz/flood/churn campaign on it
 debugtest: deps
 	@scripts/debugkernel >/dev/null
 	@scripts/debugtest
 
+## set-up: remove the build output
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean
 	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/cross $(BUILD)/sparse.log
 
+# `make help`: each target's `## GROUP: text` line, by group in this order
+# (a group without a target, or a target in another group, fails).
+HELP_GROUPS := router experiments benchmarks tests debug-kernel set-up
+
+## set-up: this list
 help:
-	@sed -n '/^## Make targets/,/^## Layout/p' README.md | head -n -1
+	@awk -v order='$(HELP_GROUPS)' ' \
+	/^## [a-z-]+: / { g = substr($$2, 1, length($$2) - 1); t = $$0; \
+		sub(/^## [a-z-]+: /, "", t); next } \
+	g != "" && /^[a-z][a-z-]*:/ { sub(/:.*/, ""); \
+		s[g] = s[g] sprintf("  make %-18s %s\n", $$0, t) } \
+	{ g = "" } \
+	END { print "ecnproxy: make TARGET [VARIABLE=value ...]"; \
+		n = split(order, o, " "); \
+		for (i = 1; i <= n; i++) { \
+			if (!(o[i] in s)) { print "help: no target in group " o[i] >"/dev/stderr"; exit 1 } \
+			printf "%s:\n%s", o[i], s[o[i]]; delete s[o[i]] } \
+		for (k in s) { print "help: group " k " is not in HELP_GROUPS" >"/dev/stderr"; exit 1 } \
+		print "Variables (KVER, KDIR, PROFILE, FEEDBACK, TESTS, TB_*, ...) and every"; \
+		print "target in detail: docs/development.md; the testbed: docs/testbed.md" }' \
+		$(firstword $(MAKEFILE_LIST))

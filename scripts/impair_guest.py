@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Guest side of the impairment experiments (profiles of kind "impair",
-`make experiments`; issue 12, README "Impairment experiments").
+`make experiments`; issue 12, docs/testbed.md "Impairment experiments").
 
 One single TCP flow per run, iperf3 for the profile's duration_s, through
 the proxy node, where the impairment module applies the run's rules (the
@@ -10,7 +10,7 @@ sets, from the configuration and the sweep point (impair_plan.run_settings):
 
   client, server   tcp_ecn, tcp_sack, tcp_timestamps (tb_tcp keys ecn, sack,
                    ts) of the two ends
-  rules            impairment rules (README "Impairments"), written whole to
+  rules            impairment rules (impair(7), docs/man/impair.7), written whole to
                    the proxy namespace's /proc/net/impair/rules
   red_ecn          1: the bottleneck's RED marks ECT packets, 0: it drops
   delay_ms         netem delay on the server's link (both directions' RTT)

@@ -4,7 +4,7 @@ used by scripts/matrix on the host and scripts/impair_guest.py in the
 guest; tested in scripts/tests/test_experiments.py).
 
 An experiment is a profile scripts/profiles/exp-NAME.json of kind
-"impair" (README "Impairment experiments"):
+"impair" (docs/testbed.md "Impairment experiments"):
 
   name, kind ("impair"), study (the paper), description, note
   tb            topology settings (TB_RATE_LOW, ...), as for the matrix

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """What an upload sender's own capture says about its RTT samples and its
-undone recoveries (the 2026-11-27 dupack diagnosis, README "Fairness").
+undone recoveries (the 2026-11-27 dupack diagnosis, docs/findings.md "Fairness and responsiveness").
 
   scripts/sack_rtt_scan.py PCAP PORT [PCAP PORT ...]
 

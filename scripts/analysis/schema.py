@@ -22,7 +22,7 @@ CONFIGS = {
     # srvecn+proxy with the client in quick-ACK mode (route option
     # "quickack 1": it ACKs every segment at once, as an ECN receiver does
     # while it sees CE marks): is the proxied download's ACK clock what
-    # slows it? (README, "What the paper run shows")
+    # slows it? (docs/findings.md, "What the paper run shows")
     "srvecn+proxy+quickack": (0, 1, True),
 }
 CONFIG_ORDER = list(CONFIGS)

@@ -28,7 +28,7 @@
 #
 # Prints "ok - X" / "not ok - X" / "# ..." lines.  Builds run as
 # `nice -n 19 make -j$INTREE_JOBS` (default 2).  The first run extracts the
-# tarball and prepares the tree (see README.md, "Installing: in-tree", for
+# tarball and prepares the tree (see docs/install.md, "Installing: in-tree", for
 # the times); later runs rebuild only what the series changed.
 set -uo pipefail
 

@@ -34,7 +34,7 @@ load() {
 	[ -d /sys/module/tcpfwd ] || insmod "$CORE"
 	insmod "$PROXY" enable_init_net=0
 	tb_proxy on
-	# init_net's values bound the proxy namespace's (README: the limits)
+	# init_net's values bound the proxy namespace's (ecn_proxy(7): limits in other network namespaces)
 	sysctl -qw net.ecn_proxy.max_flows=1048576 \
 		net.ecn_proxy.timeout_handshake=86400
 	tb_ns proxy sysctl -qw net.ecn_proxy.max_flows=1048576

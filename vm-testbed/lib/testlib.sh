@@ -84,7 +84,7 @@ require_cmd() {
 }
 
 # Test settings: the TB_* knobs a script reads from the environment
-# (README "Settings").  A value the script cannot use fails the script at
+# (docs/testbed.md, "Settings: every `TB_*` variable").  A value the script cannot use fails the script at
 # once, with a "not ok" line that names the setting: a mistyped setting
 # must not pass a run, as a skip would.  Scripts read their settings
 # before require_cmd and tb_up, so that nothing has run yet.

@@ -303,7 +303,7 @@ for mode in none drop dupack; do
 done
 
 # The unload round: rmmod while the fuzz runs (no real traffic: a
-# connection the proxy upgraded is half-ECN once it is gone, README)
+# connection the proxy upgraded is half-ECN once it is gone, ecn_proxy(7) CAVEATS)
 gseed=$((seed + 3))
 tb_proxy on dupack
 RET=0
