@@ -20,7 +20,9 @@ the proxy rewrites no sequence numbers, so both captures number alike):
              which the client received at least 3 more pure ACKs than the
              server sent (the injected duplicates and the held ACKs exist
              only on the client's side of the proxy)
-  dup_lost   duplicates at the server that start at one of those
+  dup_lost   duplicates at the server that start at one of those, but for
+  stub_lost  ... the one-byte copies among them (the proxy's trimmed
+             retransmission of L, DUPACK.md step 3: E answers it at once)
   holes      other segments the client was told were lost, by the server's
              own duplicate ACKs (4 or more, seen on both sides: a real hole
              or reordering on the path)
@@ -100,7 +102,9 @@ def main(pcap, port, client_pcap=None):
         if covered >= ln:
             res["dup"] += 1
             res["dup_bytes"] += ln
-            if seq in lost_rel:
+            if seq in lost_rel and ln == 1:
+                res["stub_lost"] = res.get("stub_lost", 0) + 1
+            elif seq in lost_rel:
                 res["dup_lost"] = res.get("dup_lost", 0) + 1
             elif seq in holes_rel:
                 res["dup_holes"] = res.get("dup_holes", 0) + 1
@@ -121,6 +125,7 @@ def main(pcap, port, client_pcap=None):
     if client_pcap:
         res["lost"] = len(lost)
         res.setdefault("dup_lost", 0)
+        res.setdefault("stub_lost", 0)
         res["holes"] = len(holes)
         res.setdefault("dup_holes", 0)
     res["max_gap"] = round(res["max_gap"], 3)

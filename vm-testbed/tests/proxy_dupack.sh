@@ -124,10 +124,12 @@ upload() {
 }
 
 check_delivery() {
-	local name=$1 gap dup lost dropped aborts passed
+	local name=$1 gap dup stub sup lost dropped aborts passed
 	RET=0
 	gap=$(jq .max_gap "$TB_OUT/$name.srv.json")
 	dup=$(jq .dup_lost "$TB_OUT/$name.srv.json")
+	stub=$(jq .stub_lost "$TB_OUT/$name.srv.json")
+	sup=$(tb_snap_delta "$name" rexmit_suppressed)
 	lost=$(jq .lost "$TB_OUT/$name.srv.json")
 	dropped=$(tb_snap_delta "$name" segs_dropped)
 	aborts=$(tb_snap_delta "$name" dupack_aborts)
@@ -137,6 +139,9 @@ check_delivery() {
 		check_err 1 "a gap of $gap s in delivered data"
 	[ "$dup" -le $((aborts + passed)) ] ||
 		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost, $aborts after a give-up, $passed let through"
+	# with SACK, the byte of each suppressed copy that goes on
+	[ "$stub" -le "$sup" ] ||
+		check_err 1 "the server received $stub one-byte copies of 'lost' segments, $sup suppressed"
 	[ $((100 * aborts)) -le "$lost" ] || [ "$aborts" -le 1 ] ||
 		check_err 1 "$aborts give-ups for $lost simulated losses (> 1 %)"
 	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
