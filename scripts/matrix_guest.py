@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from analysis import pcapflow  # noqa: E402
-from analysis.schema import SCHEMA, CONFIGS, QUICKACK  # noqa: E402
+from analysis.schema import SCHEMA, CONFIGS, QUICKACK, run_feedback  # noqa: E402
 
 TOPO = os.path.join(TOP, "vm-testbed", "lib", "topology.sh")
 MODULE = os.path.join(TOP, "kmod", "ecn_proxy", "ecn_proxy.ko")
@@ -349,6 +349,7 @@ class Testbed:
         sh("tb_up", TB_SETUP="download")
         self.direction = "download"
         self.cross = "off"
+        self.delay = int(os.environ.get("TB_DELAY_MS", "0") or 0)
         self.client = Agent("client")
         self.server = Agent("server", "--serve", str(PORT))
         self.proxy = Agent("proxy")
@@ -361,6 +362,19 @@ class Testbed:
 
     def bottleneck_dev(self):
         return "eth1" if self.direction == "download" else "eth2"
+
+    def set_delay(self, ms):
+        """netem delay on the server's link (topology.sh's TB_DELAY_MS),
+        changed between blocks; 0 removes it.  -> True if it changed."""
+        ms = ms or 0
+        if ms == self.delay:
+            return False
+        if ms:
+            sh("tc -n server qdisc replace dev eth0 root netem delay %dms limit 100000" % ms)
+        else:
+            sh("tc -n server qdisc del dev eth0 root 2>/dev/null || true")
+        self.delay = ms
+        return True
 
     def set_block(self, direction, cross, rate):
         changed = False
@@ -473,8 +487,9 @@ def do_run(tb, run, plan, env, keep, resdir):
     tb.client("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(cli_ecn)}))
     tb.server("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(srv_ecn)}))
     pset = {"net/ecn_proxy/enabled": "1" if proxy_on else "0"}
-    if plan.get("feedback"):
-        pset["net/ecn_proxy/feedback"] = plan["feedback"]
+    feedback = run_feedback(run["config"], plan.get("feedback"))
+    if feedback:
+        pset["net/ecn_proxy/feedback"] = feedback
     tb.proxy("sysctl", set=pset)
     # the client's default routes, quick-ACK or not (QUICKACK configurations)
     quickack = run["config"] in QUICKACK
@@ -601,7 +616,8 @@ def do_run(tb, run, plan, env, keep, resdir):
            "client_ecn": cli_ecn, "server_ecn": srv_ecn, "proxy": proxy_on,
            "client_quickack": quickack,
            "client_routes": qa_routes.strip().splitlines(),
-           "feedback": plan.get("feedback"), "port": PORT,
+           "feedback": feedback, "port": PORT,
+           "delay_ms": tb.delay,
            "fallback_cache_flushed": flushed["/proc/net/ecn_proxy/fallback"]},
         "env": env | {"wall_start": wall, "bottleneck_dev": bdev,
                       "rate_low": tb.low, "rate_high": tb.high},
@@ -713,7 +729,8 @@ def main():
         if os.path.exists(path):
             continue
         try:
-            if tb.set_block(run["direction"], run["cross"], prof.get("cross_rate")):
+            moved = tb.set_delay(run.get("delay_ms"))
+            if tb.set_block(run["direction"], run["cross"], prof.get("cross_rate")) or moved:
                 time.sleep(prof.get("cross_settle_s", 2))
             rec = run_one(tb, run, plan, env, keep, resdir)
         except Exception as e:

@@ -25,8 +25,19 @@ CONFIGS = {
     # slows it? (docs/findings.md, "What the paper run shows")
     "srvecn+proxy+quickack": (0, 1, True),
 }
+# srvecn+proxy with the proxy's feedback mode set per run, whatever the
+# plan's (FEEDBACK): the parity profile compares dupack and drop side by
+# side in one run
+CONFIGS["srvecn+proxy+drop"] = (0, 1, True)
 CONFIG_ORDER = list(CONFIGS)
 QUICKACK = {"srvecn+proxy+quickack"}
+CONFIG_FEEDBACK = {"srvecn+proxy+drop": "drop"}
+
+
+def run_feedback(config, plan_feedback):
+    """The proxy's feedback mode of a run: its configuration's own, else
+    the plan's (None: the module's default)."""
+    return CONFIG_FEEDBACK.get(config, plan_feedback)
 DIRECTIONS = ("download", "upload")
 CROSS = ("off", "on")
 
