@@ -1436,7 +1436,12 @@ static int __net_init ecnp_net_init(struct net *net)
 	/* (init_net's comes first: register_pernet_subsys() walks in order) */
 	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
 	en->init_en = init_en;
-	en->feedback = ECNP_FB_DROP;
+	/*
+	 * dupack: as fast as end-to-end ECN and as fair to an ECN sender;
+	 * a real drop per window costs a non-ECN sender RTOs behind a short
+	 * queue (DUPACK.md, "Which mode")
+	 */
+	en->feedback = ECNP_FB_DUPACK;
 	en->max_flows = ecnp_limit_default(en, &init_en->max_flows,
 					   tcpfwd_default_max_flows());
 	/*
