@@ -34,17 +34,33 @@ def probes(rtt_ms, backlog, udp_loss, t0=1.0, t1=2.5):
 
 
 def make_rec(config, rep, completion, pr=None, syn=(0, 0), cross="on", load="1",
-             direction="download", retrans=None):
+             direction="download", retrans=None, connect=None, wall_start=None):
+    """A run record; connect: each connection's connect_s (absent: an
+    older record without it), the first connection ending at the run's
+    end and the others 0.1 s earlier (series: one after another)."""
     r = record()
     cli, srv, proxy = CONFIG[config]
     r["id"] = "%s_%s_p%s_%s_r%02d" % (direction, "cross" if cross == "on" else "nocross",
                                       load, config, rep)
+    nflows = 1 if load == "series" else int(load)
     r["params"].update(config=config, rep=rep, client_ecn=cli, server_ecn=srv, proxy=proxy,
-                       cross=cross, load=load, flows=int(load), direction=direction)
-    r["transfer"]["conns"] *= int(load)
+                       cross=cross, load=load, flows=nflows, direction=direction,
+                       series=2 if load == "series" else 0)
+    r["transfer"]["conns"] = [dict(r["transfer"]["conns"][0])
+                              for _ in range(2 if load == "series" else nflows)]
     r["completion_s"] = r["transfer"]["completion_s"] = completion
     r["transfer"].update(start=1.0, end=1.0 + completion)
-    r["transfer"]["conns"][0].update(end=1.0 + completion)
+    conns = r["transfer"]["conns"]
+    if load == "series":
+        conns[0].update(start=1.0, end=1.0 + completion / 2)
+        conns[1].update(start=1.0 + completion / 2, end=1.0 + completion)
+    else:
+        for i, c in enumerate(conns):
+            c.update(start=1.0, end=1.0 + completion - (0.1 if i else 0.0))
+    for c, x in zip(conns, connect or ()):
+        c["connect_s"] = x
+    if wall_start:
+        r["env"]["wall_start"] = wall_start
     if syn[0]:
         r["tcp_counters"]["client"]["TcpExt.TCPSynRetrans"] = syn[0]
     if syn[1]:
@@ -97,9 +113,11 @@ def read_csv(path):
 def test_probes_end_to_end(tmp_path):
     d = results_dir(tmp_path, with_probes())
     head = report.report(d)
-    # matrix_analyze.py unpacks (ratio, low, high)
-    v, lo, hi = head["download cross-on srvecn+proxy/bothecn"]
-    assert lo <= v <= hi
+    # every cell of the headline, with its verdict (matrix_analyze.py prints them)
+    c = head["download cross-on srvecn+proxy/bothecn"]["cells"]["1"]
+    v, lo, hi, cov = c["ratio"]
+    assert lo <= v <= hi and cov == pytest.approx(2 / 3, abs=1e-4)
+    assert c["verdict"] == "undecided"          # a 67 % interval judges nothing
 
     runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
     r = runs["download_cross_p1_srvecn+proxy_r01"]
@@ -167,7 +185,11 @@ def test_ratios_print_their_coverage_and_aa_flags(tmp_path):
     report.report(d)
     md = open(os.path.join(d, "summary.md")).read()
     # 2 runs each: the widest interval, at its true 67 %, and flagged (A/A)
-    assert "| download | srvecn+proxy / bothecn | 1.00 [1.00, 1.00] (67 %) |" in md
+    # every cell, judged: a 67 % interval decides nothing; no connect_s: n/a
+    assert ("| 1 | 1.00 [1.00, 1.00] (67 %): undecided | n/a | 0.95 [0.91, 1.00] (67 %): "
+            "undecided | n/a | n/a, n/a, n/a |" in md)
+    assert "transfer only none (no handshake times)" in md
+    assert "(n/a here: these records lack the handshake time)" in md
     assert "noecn+proxy / noecn" in md and "**outside**" in md
     assert "1.01 [0.92, 1.12] (67 %) **outside**" in md
     # end-to-end ECN against no ECN, the reference for srvecn+proxy / noecn
@@ -260,7 +282,7 @@ def test_loads_per_cross_setting_and_aa_only(tmp_path):
     d = results_dir(tmp_path, recs)
     assert report.report(d) == {}
     md = open(os.path.join(d, "summary.md")).read()
-    assert "no runs of `srvecn+proxy`" in md
+    assert "No cell has runs of `srvecn+proxy` with `bothecn` or `noecn`." in md
     assert "For reference" not in md                # no bothecn, no reference
     sec = md[md.index("## upload, cross traffic off"):md.index("## upload, cross traffic on")]
     assert "| 3 |" not in sec                       # no empty rows for loads it lacks
