@@ -1637,10 +1637,17 @@ def write_index(results):
             L.append("| [`%s/`](%s/summary.md) | %s | per run | %d | %d | %s | - |" % (
                 name, name, j["profile"], j["runs"], j["flagged"], heads))
             continue
-        # [ratio, low, high] (older) or [ratio, low, high, coverage]
-        heads = "; ".join("%s %s" % (k.replace(" cross-on ", ": "),
-                                     fmt_ci(*v[:3]) + (fmt_cov(v[3]) if len(v) > 3 else ""))
-                          for k, v in j["headline"].items())
+        if isinstance(j.get("cells"), dict):
+            # every cell: the pooled figure only where they agree
+            heads = "; ".join(("%s %s" % (k.replace(" cross-on ", ": "), fmt_head_pool(
+                v["pooled"]) if len(v["cells"]) > 1 else fmt_ratio(next(iter(
+                    v["cells"].values()))["ratio"]))).replace("**", "")
+                for k, v in j["cells"].items() if v["cross"] == "on")
+        else:
+            # [ratio, low, high] (older) or [ratio, low, high, coverage]
+            heads = "; ".join("%s %s" % (k.replace(" cross-on ", ": "),
+                                         fmt_ci(*v[:3]) + (fmt_cov(v[3]) if len(v) > 3 else ""))
+                              for k, v in j["headline"].items())
         aa = j.get("aa")
         aa = "-" if aa is None else "%d of %d (all loads), %d of %d (per load)" % (
             sum(not v["inside"] for v in aa.values()), len(aa),
@@ -1659,8 +1666,16 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
 
 > {note}
 
-- `summary.md`: start here.  Headline ratios, `bothecn / noecn` as their
-  reference (what end-to-end ECN itself gains), and the A/A checks
+- `summary.md`: start here.  The headline is every cell (direction x cross
+  traffic x load): the ratios `srvecn+proxy / bothecn` and
+  `srvecn+proxy / noecn` of completion times and of transfer times alone
+  (handshakes taken out), each judged by the one verdict rule the
+  summary states, with the runs that had a slow handshake; a figure
+  pooled over the loads only where the cells agree (Cochran's Q), with
+  the range of the cell ratios; how far the intervals hold under the
+  testbed's mixtures (simulated: `scripts/analysis/coverage.json`);
+  `bothecn / noecn` as the reference (what end-to-end ECN itself gains)
+  and the thesis (`scripts/analysis/thesis.json`); the A/A checks
   (`noecn+proxy / noecn`, `bothecn+proxy / bothecn`: the proxy where it has
   nothing to do; **outside** when the interval does not lie inside
   [0.97, 1.03]), then for each direction x cross-traffic setting a table of
@@ -1682,9 +1697,13 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
   configuration (cell with the fewest parallel flows).
 - `delay.png` (records with probes): ping RTT p95 per run and
   configuration, and the RED backlog over time of a representative run.
-- `summary.csv` (one row per cell), `runs.csv` (one row per run),
-  `ratios.csv` (one row per ratio in `summary.md`, with its interval and
-  coverage), `headline.json` (the headline and A/A ratios).
+- `summary.csv` (one row per cell), `runs.csv` (one row per run, with
+  its set-up and transfer times and the session and `ecn_proxy.ko` build
+  it ran on), `ratios.csv` (one row per ratio in `summary.md`, with its
+  interval, coverage, goal and verdict; for the pooled rows whether the
+  cells agree), `headline.json` (every headline cell, the pooled figures,
+  the verdict rule, the A/A ratios and every session's commit and module
+  hashes).
 - `runs/<id>.json`: the raw record of each run: parameters, kernel,
   accelerator, sysctls of every namespace, the transfer (per connection
   start, end, bytes, receiver progress), HTB/RED counters before and after
@@ -1692,10 +1711,12 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
   guest CPU times, the per-flow capture analysis on both sides of the proxy,
   fidelity checks, tool versions.
 - `plan.json`: the profile and every run in execution order (seeded shuffle);
-  `meta.json`: command, sessions, git commit; `sessions/NN/`: guest console
-  and kernel log of each guest session, and `session.json` (its git commit
-  and module hashes, written when it starts; sessions run before
-  2026-11-26 23:30 have none).
+  `meta.json`: command, the sessions that ended, git commit;
+  `sessions/NN/`: guest console and kernel log of each guest session, and
+  `session.json` (its git commit and module hashes, written when it
+  starts, so an interrupted session has one too; sessions run before
+  2026-11-26 23:30 have none).  `summary.md` lists every session from
+  both.
 
 Configurations: `noecn` neither endpoint ECN; `srvecn` only the server;
 `bothecn` both; `+proxy` with the ECN proxy enabled on the proxy node.

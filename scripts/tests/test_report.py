@@ -242,10 +242,23 @@ def test_write_index_old_and_new_headlines(tmp_path):
                 "ratio": [1.0, 0.9, 1.1, 0.95], "band": [0.97, 1.03], "inside": False}}
             j["aa_cells_outside"] = [3, 4]
         (tmp_path / name / "headline.json").write_text(json.dumps(j))
+    # the report's own headline.json (issue 40): no pooled figure where the
+    # cells disagree
+    os.makedirs(tmp_path / "c-3" / "runs")
+    (tmp_path / "c-3" / "headline.json").write_text(json.dumps({
+        "profile": "paper", "runs": 4, "flagged": 0, "headline": {}, "cells": {
+            "upload cross-on srvecn+proxy/bothecn": {"cross": "on", "cells": {"1": {}, "3": {}},
+                                                     "pooled": {"ratio": None,
+                                                                "cells_agree": False,
+                                                                "q": 9.0, "df": 1, "p": 0.003,
+                                                                "cell_min": 0.98,
+                                                                "cell_max": 1.19}}}}))
     report.write_index(str(tmp_path))
     idx = (tmp_path / "README.md").read_text()
     assert "srvecn+proxy/bothecn 1.50 [1.00, 1.60] | - |" in idx
     assert "srvecn+proxy/bothecn 1.30 [1.10, 1.50] (93 %) | 1 of 1 (all loads), 3 of 4" in idx
+    assert ("upload: srvecn+proxy/bothecn cells disagree: 0.98-1.19 (Q = 9.0, 1 df, "
+            "p = 0.003) | - |") in idx
 
 
 def test_probe_schema():
