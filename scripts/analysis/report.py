@@ -717,7 +717,7 @@ def ratio_rows(df):
                         "cells_agree": "" if not multi or h["agree"] is None else int(h["agree"]),
                         "q": round(h["q"], 4) if multi and h["q"] is not None else "",
                         "q_df": h["df"] if multi else "",
-                        "q_p": round(h["p"], 6) if multi and h["p"] is not None else "",
+                        "q_p": float("%.3g" % h["p"]) if multi and h["p"] is not None else "",
                         "cell_min": round(h["min"], 4) if multi else "",
                         "cell_max": round(h["max"], 4) if multi else ""})
     return rows, look, pools
@@ -980,7 +980,7 @@ def pool_json(pool, goal=None):
     show = h["agree"] is True and pool["ratio"]
     return {"ratio": _r4(pool["ratio"]) if show else None, "cells_agree": h["agree"],
             "q": None if h["q"] is None else round(h["q"], 4), "df": h["df"],
-            "p": None if h["p"] is None else round(h["p"], 6),
+            "p": None if h["p"] is None else float("%.3g" % h["p"]),
             "cell_min": round(h["min"], 4), "cell_max": round(h["max"], 4),
             "loads": pool["loads"], "goal": goal, "verdict": pooled_verdict(pool, goal)}
 
@@ -1178,10 +1178,11 @@ def trust_paragraph(w, cells, has_transfer=True):
             100 * r["med"], 100 * r["med_claimed"]))
     w("")
     if short:
-        w("So where the two configurations draw slow handshakes in different shares, a "
-          "ratio interval covers up to %.1f points less than its label, and it measures "
-          "the handshakes as much as the transfers: there, read the transfer-only ratio, "
-          "which the handshakes do not enter%s." % (
+        w("So where the two configurations' runs differ by more than a factor (slow "
+          "handshakes drawn in different shares, or different spreads), a ratio interval "
+          "covers up to %.1f points less than its label.  Where it is the handshakes, the "
+          "interval also measures them as much as the transfers: read the transfer-only "
+          "ratio, which the handshakes do not enter%s." % (
               max(short), "" if has_transfer else " (n/a here: these records lack the "
               "handshake time)"))
         w("")

@@ -370,3 +370,12 @@ def test_mixtures_where_the_label_is_not_reached():
     # a mixture shared by both configurations with a 5 % slower transfer:
     # the HL functional is close to the transfer ratio
     assert cov["mixtures"]["3s-handshake-20%"]["8"]["ratio"] == pytest.approx(1.05, abs=0.002)
+
+
+def test_simulations_are_seeded():
+    # the same call, the same numbers: coverage.json is reproducible
+    assert stats.simulate("two-mode", 4, K=3, reps=500) == stats.simulate("two-mode", 4, K=3,
+                                                                          reps=500)
+    a = stats.mixture_coverage("spread-0.1-vs-0.3", 4, reps=500)
+    assert a == stats.mixture_coverage("spread-0.1-vs-0.3", 4, reps=500)
+    assert a != stats.mixture_coverage("spread-0.1-vs-0.3", 4, reps=500, seed=stats.SEED + 1)
