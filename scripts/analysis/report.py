@@ -502,6 +502,33 @@ def clip_outliers(ax, groups, top, xs=None):
                     ha="center", fontsize=6, color="#b2182b")
 
 
+LOG_SPREAD = 8
+
+
+def robust_axis(ax, groups):
+    """The y axis of a box plot that an outlier cannot squash: from 0 to
+    robust_top() with the runs above it marked at the edge; and where
+    whole groups lie more than LOG_SPREAD times apart (a configuration
+    whose every run hit an RTO), a log scale from the lowest value.
+    -> "log" or "linear"."""
+    rt = robust_top(groups)
+    if not rt:
+        ax.set_ylim(bottom=0)
+        return "linear"
+    low = min((v for x in groups for v in x if v is not None and np.isfinite(v)),
+              default=0)
+    if low > 0 and rt[0] / low > LOG_SPREAD:
+        ax.set_yscale("log")
+        ax.set_ylim(low / 1.25, rt[0])
+        scale = "log"
+    else:
+        ax.set_ylim(0, rt[0])
+        scale = "linear"
+    if rt[1]:
+        clip_outliers(ax, groups, rt[0])
+    return scale
+
+
 def boxplots(df, d, prof_note, configs):
     out = []
     for direction in sorted(df.direction.unique()):
@@ -526,13 +553,9 @@ def boxplots(df, d, prof_note, configs):
                             ".", color="black", ms=3, alpha=0.6)
                 ax.set_xticks(range(1, len(configs) + 1))
                 ax.set_xticklabels(configs, rotation=60, ha="right", fontsize=8)
-                ax.set_title("series" if l == "series" else "%s parallel" % l, fontsize=10)
-                ax.set_ylim(bottom=0)
-                rt = robust_top(data)
-                if rt:
-                    ax.set_ylim(0, rt[0])
-                    if rt[1]:
-                        clip_outliers(ax, data, rt[0])
+                scale = robust_axis(ax, data)
+                ax.set_title(("series" if l == "series" else "%s parallel" % l) +
+                             (" (log scale)" if scale == "log" else ""), fontsize=10)
                 ax.grid(axis="y", alpha=0.3)
             axes[0][0].set_ylabel("completion time (s)")
             fig.suptitle("%s, cross traffic %s: completion time of a fixed volume "
@@ -616,12 +639,7 @@ def delay_plot(recs, df, d, configs):
         ax.set_xticks(range(1, len(cf) + 1))
         ax.set_xticklabels(cf, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("RTT p95 during the transfer (ms)")
-        ax.set_ylim(bottom=0)
-        rt = robust_top(data)
-        if rt:
-            ax.set_ylim(0, rt[0])
-            if rt[1]:
-                clip_outliers(ax, data, rt[0])
+        robust_axis(ax, data)
         ax.grid(axis="y", alpha=0.3)
         ax.set_title("%s, cross traffic %s: ping RTT p95 per run (all loads)" % (
             direction, cross), fontsize=10)
@@ -1693,7 +1711,9 @@ Produced by `make matrix` (scripts only; nothing here is edited by hand).
   by the fidelity checks.
 - `boxplot_<direction>_cross-<on|off>.png`: one panel per load, all
   configurations side by side (box: quartiles, line: median, whiskers:
-  1.5 IQR).
+  1.5 IQR); the axis ends above the highest whisker, runs beyond it are
+  marked at the edge with their values (red triangle), and a panel whose
+  configurations lie more than 8 times apart has a log scale.
 - `timeseries.png`: delivered bytes over time of the median flow of each
   configuration (cell with the fewest parallel flows).
 - `delay.png` (records with probes): ping RTT p95 per run and

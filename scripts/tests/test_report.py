@@ -558,6 +558,19 @@ def test_robust_axis_and_outlier_marked():
     report.plt.close(fig)
 
 
+def test_robust_axis_scales():
+    fig, ax = report.plt.subplots()
+    # one outlier: linear from 0, cut above the whiskers, the run marked
+    assert report.robust_axis(ax, [[1.0, 1.1, 1.2, 1.05, 9.0], [1.3, 1.4]]) == "linear"
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] < 2 and ax.texts
+    # a whole configuration 40 times slower (2 runs, no outlier of its own)
+    fig2, ax2 = report.plt.subplots()
+    assert report.robust_axis(ax2, [[0.5, 0.55], [20.0, 22.0], [0.6, 0.62]]) == "log"
+    assert ax2.get_yscale() == "log" and ax2.get_ylim()[0] == pytest.approx(0.4)
+    report.plt.close(fig)
+    report.plt.close(fig2)
+
+
 def test_boxplot_with_an_outlier(tmp_path):
     recs = [make_rec("srvecn+proxy", k, 10.0 + 0.1 * k) for k in range(1, 5)]
     recs += [make_rec("bothecn", k, 10.0 + 0.1 * k) for k in range(1, 4)]
