@@ -71,14 +71,14 @@ GOALS = {("srvecn+proxy", "bothecn"): {"cross": "on", "at_most": {"download": 1.
                                                                    "upload": 1.05}},
          ("srvecn+proxy", "noecn"): {"cross": "on", "at_most": {"download": 0.70}}}
 VERDICT_RULE = (
-    "A goal \"at most g\" for a ratio is judged on the ratio's 95 %% interval, in every "
-    "cell alike: **met** when the interval's upper end is at most g, **NOT met** when its "
-    "lower end is above g, **undecided** otherwise, and undecided as well when the "
-    "interval's level is below 95 %% (too few runs; the level is printed).  A figure pooled "
-    "over the loads is printed, and judged by the same rule, only where the cells agree "
-    "(Cochran's Q on the cells' log ratios, each weighted by its own interval, p >= %.2f); "
-    "where they disagree it reads \"cells disagree\" with the range of the cell ratios "
-    "instead, and only the cells are judged." % stats.HET_ALPHA)
+    "A goal \"at most g\" for a ratio (or a difference) is judged on its 95 %% "
+    "interval, in every cell alike: **met** when the interval's upper end is at most g, "
+    "**NOT met** when its lower end is above g, **undecided** otherwise, and undecided as "
+    "well when the interval's level is below 95 %% (too few runs; the level is printed).  "
+    "A figure pooled over the loads is printed, and judged by the same rule, only where "
+    "the cells agree (Cochran's Q on the cells' log ratios or differences, each weighted "
+    "by its own interval, p >= %.2f); where they disagree it reads \"cells disagree\" "
+    "with the range of the cell values instead, and only the cells are judged." % stats.HET_ALPHA)
 # a connection this slow to connect retransmitted its SYN or SYN-ACK (the
 # initial RTO is 1 s)
 SLOW_HANDSHAKE_S = 0.5
@@ -915,14 +915,12 @@ def tcp_loss_line(w, df, direction, cross):
         diff = "per load %s (cells disagree: %s; no mean)" % (
             ", ".join("%s: %.1f [%.1f, %.1f]%s" % (l, *r[:3], fmt_cov(r[3]))
                       for l, r in zip(loads, per)), fmt_q(het))
-        judged = "per load " + ", ".join(stats.goal_verdict(r[1], r[2], at_most=0)
-                                         if r[3] >= CONF - 1e-9 else "undecided"
-                                         for r in per)
+        judged = "per load " + ", ".join(verdict(r, 0) for r in per)
     else:
         diff = "%.1f [%.1f, %.1f]" % (v, lo, hi) + fmt_cov(cov) + (
             " (per load %.1f to %.1f; %s)" % (het["min"], het["max"], fmt_q(het))
             if het["k"] >= 2 else "")
-        judged = stats.goal_verdict(lo, hi, at_most=0)
+        judged = verdict((v, lo, hi, cov), 0)
     w("- TCP loss (the data sender's retransmitted segments per 1000 original data "
       "segments, Tcp.RetransSegs / TcpExt.TCPOrigDataSent), %s vs %s: medians %.1f vs "
       "%.1f; difference %s per 1000 (mean over the loads of the per-load "
@@ -956,7 +954,7 @@ def ack_clock_line(w, sub):
           vals[num][2], vals[den][2]))
 
 
-def fmt_transfer(df, direction, cross, load, num, den, look, pools, band=None):
+def fmt_transfer(direction, cross, load, num, den, look, pools, band=None):
     """A transfer-only ratio of the section tables: n/a where the cell has
     the completion ratio but its records lack the handshake time."""
     if load == "all":
@@ -1502,7 +1500,7 @@ def report(d):
             w("| --- |" + " --- |" * len(pairs))
             for l in sec_loads + ["all"]:
                 w("| %s | %s |" % (l, " | ".join(
-                    fmt_transfer(df, direction, cross, l, n, m, look, pools,
+                    fmt_transfer(direction, cross, l, n, m, look, pools,
                                  AA_BAND if (n, m) in AA else None) for n, m in pairs)))
             w("")
             w("Handshakes: runs with at least one SYN or SYN-ACK retransmission "
