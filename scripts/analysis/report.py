@@ -1173,11 +1173,12 @@ def trust_paragraph(w, cells, has_transfer=True):
       "made by `python3 -m analysis.stats --coverage --write` in `scripts/`, %d replicates "
       "each).  A cell's ratio interval is exact when one configuration's runs are the "
       "other's scaled by a factor, whatever their shape, two modes included, and a "
-      "median's interval is exact for any shape.  A slow handshake adds seconds instead "
-      "of scaling; there, with n = %d runs of each configuration (this directory's cells "
-      "have %d), the ratio interval covers the ratio it estimates (the median ratio of a "
-      "run of one configuration to a run of the other) and the ratio of the transfers "
-      "alone in these shares of the simulations:" % (cov["reps"], nn, n))
+      "median's interval is exact for any shape.  Where the two configurations differ by "
+      "more than a factor (a slow handshake adds seconds instead of scaling; spreads "
+      "differ), with n = %d runs of each configuration (this directory's cells have %d), "
+      "the ratio interval covers the ratio it estimates (the median ratio of a run of one "
+      "configuration to a run of the other) and the ratio of the transfers alone in these "
+      "shares of the simulations:" % (cov["reps"], nn, n))
     w("")
     w("| simulated cell | covers what it estimates | covers the transfer ratio | "
       "labelled | median interval covers (labelled) |")
