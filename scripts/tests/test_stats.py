@@ -288,12 +288,19 @@ def test_heterogeneity_by_hand():
     assert stats.heterogeneity([(1.1, 1.1, 1.1, 0.0), (1.0, 0.9, 1.1, 0.95)])["agree"] is None
 
 
-def test_median_level_is_median_ci():
-    for n in range(1, 25):
+def test_median_level_is_the_narrowest_that_reaches_95():
+    # against the binomial directly: [x(l), x(n+1-l)] reaches 95 %, the
+    # next narrower one does not; below n = 6 none does and l = 1
+    for n in range(2, 40):
         l, cov = stats.median_level(n)
-        x = list(range(1, n + 1))
-        _, lo, hi, c = stats.median_ci(x)
-        assert (lo, hi, c) == (l, n + 1 - l, cov)
+        direct = sum(comb(n, k) for k in range(l, n - l + 1)) / 2 ** n
+        assert cov == pytest.approx(direct)
+        if n >= 6:
+            assert cov >= 0.95
+            assert sum(comb(n, k) for k in range(l + 1, n - l)) / 2 ** n < 0.95
+        else:
+            assert l == 1 and cov < 0.95
+    assert stats.median_level(1) == (1, 0.0)
 
 
 # The committed coverage.json against a fresh simulation with another seed
