@@ -8,7 +8,8 @@ Writes summary.csv, runs.csv, summary.md, the box plots, timeseries.png and
 README.md and headline.json into RESULTS_DIR (and, for a directory under
 results/, rewrites the index results/README.md with scripts/results-index,
 which lists the directory as wip until it has an about.json), then prints
-the path of summary.md and the headline ratios.
+the path of summary.md and the headline: every cell's ratio and verdict,
+and the pooled figure where the cells agree.
 """
 import json
 import os
@@ -53,12 +54,21 @@ def main():
                 fairness.fmt_interval(*v["shift"], v["shift_coverage"], "%+.3f"),
                 v["verdict"].replace("*", "")))
         return 0
-    headline = report.report(d)
+    heads = report.report(d)
     if os.path.dirname(d) == results:
         write_index(results)
     print("matrix: %s" % os.path.join(d, "summary.md"))
-    for k, (v, lo, hi) in headline.items():
-        print("matrix:   %-42s %.2f [%.2f, %.2f]" % (k, v, lo, hi))
+    def plain(x):
+        return x.replace("**", "")
+    for k, h in heads.items():
+        print("matrix:   %s" % k)
+        for load, c in h["cells"].items():
+            print(plain("matrix:     %-8s %s%s" % (
+                load, report.fmt_head_cell(c["ratio"], c["verdict"]),
+                "; transfer only " + report.fmt_head_cell(c["transfer"], c["transfer_verdict"])
+                if c["transfer"] else "")))
+        if len(h["cells"]) > 1:
+            print(plain("matrix:     %-8s %s" % ("pooled", report.fmt_head_pool(h["pooled"]))))
     return 0
 
 

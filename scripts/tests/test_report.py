@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from analysis import report, schema
+from analysis import report, schema, stats
 from test_schema import record
 
 pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice")
@@ -34,17 +34,33 @@ def probes(rtt_ms, backlog, udp_loss, t0=1.0, t1=2.5):
 
 
 def make_rec(config, rep, completion, pr=None, syn=(0, 0), cross="on", load="1",
-             direction="download", retrans=None):
+             direction="download", retrans=None, connect=None, wall_start=None):
+    """A run record; connect: each connection's connect_s (absent: an
+    older record without it), the first connection ending at the run's
+    end and the others 0.1 s earlier (series: one after another)."""
     r = record()
     cli, srv, proxy = CONFIG[config]
     r["id"] = "%s_%s_p%s_%s_r%02d" % (direction, "cross" if cross == "on" else "nocross",
                                       load, config, rep)
+    nflows = 1 if load == "series" else int(load)
     r["params"].update(config=config, rep=rep, client_ecn=cli, server_ecn=srv, proxy=proxy,
-                       cross=cross, load=load, flows=int(load), direction=direction)
-    r["transfer"]["conns"] *= int(load)
+                       cross=cross, load=load, flows=nflows, direction=direction,
+                       series=2 if load == "series" else 0)
+    r["transfer"]["conns"] = [dict(r["transfer"]["conns"][0])
+                              for _ in range(2 if load == "series" else nflows)]
     r["completion_s"] = r["transfer"]["completion_s"] = completion
     r["transfer"].update(start=1.0, end=1.0 + completion)
-    r["transfer"]["conns"][0].update(end=1.0 + completion)
+    conns = r["transfer"]["conns"]
+    if load == "series":
+        conns[0].update(start=1.0, end=1.0 + completion / 2)
+        conns[1].update(start=1.0 + completion / 2, end=1.0 + completion)
+    else:
+        for i, c in enumerate(conns):
+            c.update(start=1.0, end=1.0 + completion - (0.1 if i else 0.0))
+    for c, x in zip(conns, connect or ()):
+        c["connect_s"] = x
+    if wall_start:
+        r["env"]["wall_start"] = wall_start
     if syn[0]:
         r["tcp_counters"]["client"]["TcpExt.TCPSynRetrans"] = syn[0]
     if syn[1]:
@@ -97,9 +113,11 @@ def read_csv(path):
 def test_probes_end_to_end(tmp_path):
     d = results_dir(tmp_path, with_probes())
     head = report.report(d)
-    # matrix_analyze.py unpacks (ratio, low, high)
-    v, lo, hi = head["download cross-on srvecn+proxy/bothecn"]
-    assert lo <= v <= hi
+    # every cell of the headline, with its verdict (matrix_analyze.py prints them)
+    c = head["download cross-on srvecn+proxy/bothecn"]["cells"]["1"]
+    v, lo, hi, cov = c["ratio"]
+    assert lo <= v <= hi and cov == pytest.approx(2 / 3, abs=1e-4)
+    assert c["verdict"] == "undecided"          # a 67 % interval judges nothing
 
     runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
     r = runs["download_cross_p1_srvecn+proxy_r01"]
@@ -135,7 +153,8 @@ def test_probes_end_to_end(tmp_path):
     # per 1000: 0 and 1 against 50 and 60; differences -60 -59 -50 -49
     assert ("srvecn+proxy vs srvecn: medians 0.5 vs 55.0; difference -54.5 [-60.0, -49.0] "
             "(67 %) per 1000" in md)
-    assert "fewer than srvecn: met." in md
+    # two runs each: a 67 % interval, undecided by the one verdict rule
+    assert "fewer than srvecn: undecided." in md
     assert float(runs["download_cross_p1_srvecn_r02"]["snd_retrans_pm"]) == 60.0
     # SYN retransmissions k/n: noecn, srvecn, srvecn+proxy, bothecn
     assert "| 1 | 0/1 | 0/2 | 1/2 | 1/2 |" in md
@@ -167,7 +186,11 @@ def test_ratios_print_their_coverage_and_aa_flags(tmp_path):
     report.report(d)
     md = open(os.path.join(d, "summary.md")).read()
     # 2 runs each: the widest interval, at its true 67 %, and flagged (A/A)
-    assert "| download | srvecn+proxy / bothecn | 1.00 [1.00, 1.00] (67 %) |" in md
+    # every cell, judged: a 67 % interval decides nothing; no connect_s: n/a
+    assert ("| 1 | 1.00 [1.00, 1.00] (67 %): undecided | n/a | 0.95 [0.91, 1.00] (67 %): "
+            "undecided | n/a | n/a, n/a, n/a |" in md)
+    assert "transfer only none (no handshake times)" in md
+    assert "(n/a here: these records lack the handshake time)" in md
     assert "noecn+proxy / noecn" in md and "**outside**" in md
     assert "1.01 [0.92, 1.12] (67 %) **outside**" in md
     # end-to-end ECN against no ECN, the reference for srvecn+proxy / noecn
@@ -220,10 +243,23 @@ def test_write_index_old_and_new_headlines(tmp_path):
                 "ratio": [1.0, 0.9, 1.1, 0.95], "band": [0.97, 1.03], "inside": False}}
             j["aa_cells_outside"] = [3, 4]
         (tmp_path / name / "headline.json").write_text(json.dumps(j))
+    # the report's own headline.json (issue 40): no pooled figure where the
+    # cells disagree
+    os.makedirs(tmp_path / "c-3" / "runs")
+    (tmp_path / "c-3" / "headline.json").write_text(json.dumps({
+        "profile": "paper", "runs": 4, "flagged": 0, "headline": {}, "cells": {
+            "upload cross-on srvecn+proxy/bothecn": {"cross": "on", "cells": {"1": {}, "3": {}},
+                                                     "pooled": {"ratio": None,
+                                                                "cells_agree": False,
+                                                                "q": 9.0, "df": 1, "p": 0.003,
+                                                                "cell_min": 0.98,
+                                                                "cell_max": 1.19}}}}))
     report.write_index(str(tmp_path))
     idx = (tmp_path / "README.md").read_text()
     assert "srvecn+proxy/bothecn 1.50 [1.00, 1.60] | - |" in idx
     assert "srvecn+proxy/bothecn 1.30 [1.10, 1.50] (93 %) | 1 of 1 (all loads), 3 of 4" in idx
+    assert ("upload: srvecn+proxy/bothecn cells disagree: 0.98-1.19 (Q = 9.0, 1 df, "
+            "p = 0.003) | - |") in idx
 
 
 def test_probe_schema():
@@ -260,7 +296,7 @@ def test_loads_per_cross_setting_and_aa_only(tmp_path):
     d = results_dir(tmp_path, recs)
     assert report.report(d) == {}
     md = open(os.path.join(d, "summary.md")).read()
-    assert "no runs of `srvecn+proxy`" in md
+    assert "No cell has runs of `srvecn+proxy` with `bothecn` or `noecn`." in md
     assert "For reference" not in md                # no bothecn, no reference
     sec = md[md.index("## upload, cross traffic off"):md.index("## upload, cross traffic on")]
     assert "| 3 |" not in sec                       # no empty rows for loads it lacks
@@ -368,3 +404,265 @@ def test_quickack_ratios(tmp_path):
     d2 = results_dir(tmp_path / "b", [r for r in recs if "quickack" not in r["params"]["config"]])
     report.report(d2)
     assert "quickack" not in open(os.path.join(d2, "summary.md")).read()
+
+
+def two_load_dir(tmp_path, ratio3, ratio1=1.19, connect=None, n=4, direction="upload"):
+    """srvecn+proxy against bothecn at loads 1 and 3 (cross traffic on), n
+    runs each, spread 1 %: the proxied runs `ratio1` and `ratio3` times as
+    slow; connect: {config: [connect_s of each run]} (default none)."""
+    recs = []
+    for load, ratio in (("1", ratio1), ("3", ratio3)):
+        for k in range(n):
+            base = 10.0 * (1 + 0.01 * k)
+            for config, f in (("srvecn+proxy", ratio), ("bothecn", 1.0)):
+                c = (connect or {}).get(config)
+                extra = c[k] if c else 0.0
+                recs.append(make_rec(config, k + 1, base * f + extra, load=load,
+                                     direction=direction,
+                                     connect=[c[k] if c else 0.01] * int(load)))
+    return results_dir(tmp_path, recs)
+
+
+def test_cells_disagree_no_pooled_figure(tmp_path):
+    # upload load 1 at 1.19, load 3 at 0.98 (the published paper run's pattern)
+    d = two_load_dir(tmp_path, 0.98)
+    heads = report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    head = md[md.index("## Headline"):md.index("## A/A")]
+    # the rule, stated once
+    assert md.count(report.VERDICT_RULE) == 1 and "**Verdict rule.**" in head
+    h = heads["upload cross-on srvecn+proxy/bothecn"]
+    assert [h["cells"][l]["verdict"] for l in ("1", "3")] == ["NOT met", "met"]
+    row = [x for x in head.split("\n") if x.startswith("| over the loads |")][0]
+    assert row.startswith("| over the loads | cells disagree: 0.98-1.19 (Q = ")
+    # no geometric mean anywhere a reader would take for the result
+    gm = stats.gm_ratio([[10.0 * (1 + 0.01 * k) * r for k in range(4)] for r in (1.19, 0.98)],
+                        [[10.0 * (1 + 0.01 * k) for k in range(4)]] * 2)[0]
+    assert "%.2f [" % gm not in head
+    sec = md[md.index("## upload, cross traffic on"):]
+    assert "| all | cells disagree: 0.98-1.19 (Q = " in sec
+    j = json.load(open(os.path.join(d, "headline.json")))
+    p = j["cells"]["upload cross-on srvecn+proxy/bothecn"]["pooled"]
+    assert p["ratio"] is None and p["cells_agree"] is False and p["verdict"] == "cells disagree"
+    assert (p["cell_min"], p["cell_max"]) == pytest.approx((0.98, 1.19), abs=1e-3)
+    assert p["p"] < 0.05 and p["df"] == 1
+    assert "upload cross-on srvecn+proxy/bothecn" not in j["headline"]
+    assert j["verdict_rule"] == report.VERDICT_RULE
+    rat = [x for x in read_csv(os.path.join(d, "ratios.csv"))
+           if x["metric"] == "completion_s" and x["num"] == "srvecn+proxy"
+           and x["den"] == "bothecn"]
+    assert [(x["load"], x["verdict"]) for x in rat] == [
+        ("1", "NOT met"), ("3", "met"), ("all", "cells disagree")]
+    assert rat[-1]["cells_agree"] == "0"
+
+
+def test_cells_agree_pooled_with_range(tmp_path):
+    d = two_load_dir(tmp_path, 1.015, ratio1=1.01)
+    heads = report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    p = heads["upload cross-on srvecn+proxy/bothecn"]["pooled"]
+    assert p["cells_agree"] is True and p["verdict"] == "met"
+    row = [x for x in md.split("\n") if x.startswith("| over the loads |")][0]
+    v, lo, hi, cov = p["ratio"]
+    assert row.startswith("| over the loads | %s (cells 1.01-1.01; Q = " % report.fmt_ci(v, lo, hi))
+    assert "): **met** |" in row
+    j = json.load(open(os.path.join(d, "headline.json")))
+    assert j["headline"]["upload cross-on srvecn+proxy/bothecn"] == p["ratio"]
+
+
+def test_transfer_only_shows_the_handshake_lottery(tmp_path):
+    # equal transfers; two of the four proxied runs at each load draw a 3 s
+    # SYN retransmission: completion 1.1-1.3 x, transfer only 1.00
+    slow = {"srvecn+proxy": [3.0, 0.01, 3.0, 0.01], "bothecn": [0.01] * 4}
+    d = two_load_dir(tmp_path, 1.0, ratio1=1.0, connect=slow)
+    heads = report.report(d)
+    c = heads["upload cross-on srvecn+proxy/bothecn"]["cells"]["1"]
+    assert c["transfer"][0] == pytest.approx(1.0, abs=0.005)
+    assert c["transfer_verdict"] == "met"
+    assert c["ratio"][0] > 1.1 and c["verdict"] != "met"
+    assert c["slow_handshakes"] == {"srvecn+proxy": [2, 4], "bothecn": [0, 4]}
+    runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
+    r = runs["upload_cross_p1_srvecn+proxy_r01"]
+    # completion 13 s = 3 s handshake + 10 s transfer
+    assert float(r["setup_s"]) == pytest.approx(3.0)
+    assert float(r["transfer_s"]) == pytest.approx(10.0)
+    assert r["slow_handshake"] == "True"
+    # three parallel flows: the run's transfer is its longest connection's
+    r = runs["upload_cross_p3_srvecn+proxy_r02"]
+    assert float(r["transfer_s"]) == pytest.approx(float(r["completion_s"]) - 0.01)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "| 1 | %s | %s |" % (report.fmt_head_cell(c["ratio"], c["verdict"]),
+                                report.fmt_head_cell(c["transfer"], "met")) in md
+    assert "| 2/4, 0/4 |" in md          # slow handshakes: srvecn+proxy, bothecn
+
+
+def test_handshake_cols():
+    r = make_rec("bothecn", 1, 12.0, load="series", connect=[1.0, 0.5])
+    # a series: the transfers' sum; the rest, handshakes, is the set-up
+    assert report.handshake_cols(r) == {"setup_s": 1.5, "transfer_s": 10.5,
+                                        "handshake_max_s": 1.0, "slow_handshake": True}
+    r = make_rec("bothecn", 1, 12.0, load="3", connect=[0.01, 0.02, 0.3])
+    h = report.handshake_cols(r)
+    assert h["transfer_s"] == pytest.approx(11.99) and h["slow_handshake"] is False
+    # an older record, and one with a connection that never connected
+    assert report.handshake_cols(make_rec("bothecn", 1, 12.0))["transfer_s"] is None
+    r = make_rec("bothecn", 1, 12.0, load="3", connect=[0.01, 0.02])
+    assert report.handshake_cols(r)["transfer_s"] is None
+
+
+def test_verdict_rule():
+    assert report.verdict((1.0, 0.98, 1.05, 0.95), 1.05) == "met"
+    assert report.verdict((1.1, 1.051, 1.2, 0.96), 1.05) == "NOT met"
+    assert report.verdict((1.04, 1.0, 1.1, 0.95), 1.05) == "undecided"
+    # too few runs for 95 %: undecided however the interval lies
+    assert report.verdict((1.3, 1.2, 1.4, 2 / 3), 1.05) == "undecided"
+    assert report.verdict((1.0, 0.9, 1.1, 0.95), None) is None
+    assert report.goal_of("download", "on", "srvecn+proxy", "noecn") == 0.70
+    assert report.goal_of("upload", "on", "srvecn+proxy", "noecn") is None
+    assert report.goal_of("download", "off", "srvecn+proxy", "bothecn") is None
+
+
+def test_numeric_load_order(tmp_path):
+    recs = []
+    for load in ("10", "series", "2"):
+        for k in (1, 2):
+            for config in ("srvecn+proxy", "bothecn"):
+                recs.append(make_rec(config, k, 1.0 + 0.1 * k + (0.05 if "srv" in config else 0),
+                                     load=load))
+    d = results_dir(tmp_path, recs)
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+
+    def rows(text):
+        return [x.split(" | ")[0][2:] for x in text.split("\n")
+                if x.startswith(("| 2 |", "| 10 |", "| series |"))]
+    head = md[md.index("## Headline"):md.index("## A/A")]
+    assert rows(head) == ["2", "10", "series"]
+    sec = md[md.index("\n## download, cross traffic on"):md.index("## Stall causes")]
+    # cells, ratios, transfer only, handshakes: each 2, 10, series
+    assert rows(sec) == ["2", "10", "series"] * 4
+    assert [x["load"] for x in read_csv(os.path.join(d, "summary.csv"))] == \
+        ["2", "2", "10", "10", "series", "series"]
+    assert [x["load"] for x in read_csv(os.path.join(d, "ratios.csv"))
+            if x["metric"] == "completion_s"][:4] == ["2", "10", "series", "all"]
+
+
+def test_robust_axis_and_outlier_marked():
+    top, clipped = report.robust_top([[10.0, 10.2, 10.1, 10.3, 190.0], [11.0, 11.5]])
+    assert 11.5 < top < 20 and clipped
+    top, clipped = report.robust_top([[10.0, 10.2, 10.1, 10.3], [11.0, 11.5]])
+    assert top >= 11.5 and not clipped
+    assert report.robust_top([[], [float("nan")]]) is None
+    fig, ax = report.plt.subplots()
+    ax.boxplot([[10.0, 10.2, 10.1, 10.3, 190.0]])
+    report.clip_outliers(ax, [[10.0, 10.2, 10.1, 10.3, 190.0]], 11.0)
+    assert any(t.get_text() == "190" for t in ax.texts)
+    report.plt.close(fig)
+
+
+def test_robust_axis_scales():
+    fig, ax = report.plt.subplots()
+    # one outlier: linear from 0, cut above the whiskers, the run marked
+    assert report.robust_axis(ax, [[1.0, 1.1, 1.2, 1.05, 9.0], [1.3, 1.4]]) == "linear"
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] < 2 and ax.texts
+    # a whole configuration 40 times slower (2 runs, no outlier of its own)
+    fig2, ax2 = report.plt.subplots()
+    assert report.robust_axis(ax2, [[0.5, 0.55], [20.0, 22.0], [0.6, 0.62]]) == "log"
+    assert ax2.get_yscale() == "log" and ax2.get_ylim()[0] == pytest.approx(0.4)
+    report.plt.close(fig)
+    report.plt.close(fig2)
+
+
+def test_boxplot_with_an_outlier(tmp_path):
+    recs = [make_rec("srvecn+proxy", k, 10.0 + 0.1 * k) for k in range(1, 5)]
+    recs += [make_rec("bothecn", k, 10.0 + 0.1 * k) for k in range(1, 4)]
+    recs.append(make_rec("bothecn", 4, 190.0))      # a run cut at its deadline
+    d = results_dir(tmp_path, recs)
+    seen = {}
+    orig = report.clip_outliers
+
+    def spy(ax, groups, top, xs=None):
+        seen["top"] = top
+        return orig(ax, groups, top, xs)
+    report.clip_outliers = spy
+    try:
+        report.report(d)
+    finally:
+        report.clip_outliers = orig
+    assert 10.4 < seen["top"] < 15
+    with open(os.path.join(d, "boxplot_download_cross-on.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_session_listed(tmp_path):
+    recs = [make_rec("srvecn+proxy", k, 1.0 + 0.1 * k,
+                     wall_start="2026-11-28T0%d:30:00+00:00" % k) for k in (1, 2)]
+    recs += [make_rec("bothecn", k, 1.0 + 0.1 * k, wall_start="2026-11-28T0%d:40:00+00:00" % k)
+             for k in (1, 2)]
+    d = results_dir(tmp_path, recs)
+    sha = {1: "a" * 64, 2: "b" * 64}
+    for n in (1, 2):
+        os.makedirs(os.path.join(d, "sessions", "%02d" % n))
+        s = {"n": n, "start": "2026-11-28T0%d:00:00+00:00" % n, "pending_before": 6 - 2 * n,
+             "git_commit": str(n) * 40, "git_dirty": "", "ecn_proxy_ko_sha256": sha[n],
+             "impair_ko_sha256": "c" * 64, "tcpfwd_ko_sha256": "d" * 64}
+        with open(os.path.join(d, "sessions", "%02d" % n, "session.json"), "w") as f:
+            json.dump(s, f)
+    # meta.json has only the session that ended (as scripts/matrix writes it)
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"command": "make matrix", "sessions": [dict(
+            s, exit_code=0, seconds=100, pending_after=0)]}, f)
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    made = md[md.index("## How this was made"):]
+    assert ("- session 1: 2026-11-28T01:00:00+00:00, interrupted (no end recorded; the next "
+            "session resumed), 2 runs done; git %s; ecn_proxy.ko sha256 %s, impair.ko sha256 "
+            "%s, tcpfwd.ko sha256 %s" % ("1" * 40, "a" * 64, "c" * 64, "d" * 64)) in made
+    assert ("- session 2: 2026-11-28T02:00:00+00:00, 100 s, exit 0, 2 runs done; git %s; "
+            "ecn_proxy.ko sha256 %s" % ("2" * 40, "b" * 64)) in made
+    assert ("**The runs were made with 2 builds of `ecn_proxy.ko`**" in md
+            and "`aaaaaaaaaaaaaaaa`: 2 runs (session 1); `bbbbbbbbbbbbbbbb`: 2 runs (session 2); "
+            "2 of 2 cells mix builds" in md)
+    runs = {r["id"]: r for r in read_csv(os.path.join(d, "runs.csv"))}
+    assert runs["download_cross_p1_bothecn_r02"]["session"] == "2"
+    assert runs["download_cross_p1_bothecn_r01"]["ko_sha256"] == "a" * 64
+    j = json.load(open(os.path.join(d, "headline.json")))
+    assert [(s["n"], s["git_commit"], s["ecn_proxy_ko_sha256"], s["runs_started"])
+            for s in j["sessions"]] == [(1, "1" * 40, "a" * 64, 2), (2, "2" * 40, "b" * 64, 2)]
+
+
+def test_thesis_comparison_from_its_file(tmp_path, monkeypatch):
+    t = report.thesis()
+    # the citation as the project's references give it (no invented fields)
+    refs = open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "docs", "references.md")).read()
+    assert '"%s", %s, %s, %d' % (t["title"], t["type"], t["institution"], t["year"]) in \
+        " ".join(refs.split())
+    assert t["citation"] == '"%s", %s, %s, %d' % (t["title"], t["type"], t["institution"],
+                                                  t["year"])
+    assert "author" not in t
+    d = results_dir(tmp_path, [make_rec("srvecn+proxy", 1, 1.0), make_rec("bothecn", 1, 1.0)])
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "For comparison, the thesis (%s; about 10 runs per cell" % t["citation"] in md
+    # read from the file, not typed into the report
+    alt = dict(t, citation="CITED", findings=dict(t["findings"], upload_cross_on="UP"))
+    p = tmp_path / "thesis.json"
+    p.write_text(json.dumps(alt))
+    monkeypatch.setattr(report, "THESIS_FILE", str(p))
+    report.report(d)
+    md = open(os.path.join(d, "summary.md")).read()
+    assert "the thesis (CITED; " in md and "; UP; without cross traffic" in md
+    assert "semester thesis" not in md
+
+
+def test_matrix_analyze_prints_every_cell(tmp_path, capsys, monkeypatch):
+    import matrix_analyze
+    d = two_load_dir(tmp_path, 0.98)
+    monkeypatch.setattr("sys.argv", ["matrix_analyze.py", d])
+    assert matrix_analyze.main() == 0
+    out = capsys.readouterr().out
+    assert "matrix:   upload cross-on srvecn+proxy/bothecn\n" in out
+    assert "matrix:     1        1.19 [" in out and ": NOT met; transfer only" in out
+    assert "matrix:     pooled   cells disagree: 0.98-1.19 (Q = " in out
+    assert "**" not in out

@@ -163,3 +163,35 @@ def test_about_from_records(tree):
     assert (a["status"], a["summary"]) == ("aborted", "stopped")
     assert run("--results", str(tree), "--about", str(tree.parent), "--kind", "vmtest",
                "--summary", "x").returncode != 0
+
+
+def test_matrix_summary_never_pools_disagreeing_cells(tree):
+    """A finished matrix directory without about.json is summarised from
+    its headline.json: with "cells" (the report since issue 40) a pooled
+    figure only where the cells agree, else "cells disagree" and their
+    range; the older format as before."""
+    m = tree / "paper-20260103"
+    for i in "ab":
+        (m / "runs" / (i + ".json")).write_text(json.dumps({"versions": {"kernel": "6.1.0-56-amd64"}}))
+
+    def cell(r):
+        return {"ratio": [r, r - 0.01, r + 0.01, 0.95]}
+    head = {"profile": "paper", "runs": 2, "flagged": 0, "headline": {}, "cells": {
+        "download cross-on srvecn+proxy/bothecn": {
+            "cells": {"1": cell(1.01), "3": cell(1.12)},
+            "pooled": {"ratio": None, "cells_agree": False, "cell_min": 1.01, "cell_max": 1.12}},
+        "download cross-on srvecn+proxy/noecn": {
+            "cells": {"1": cell(0.80), "3": cell(0.81)},
+            "pooled": {"ratio": [0.805, 0.79, 0.82, 0.95], "cells_agree": True,
+                       "cell_min": 0.80, "cell_max": 0.81}}}}
+    (m / "headline.json").write_text(json.dumps(head))
+    assert run("--results", str(tree)).returncode == 0
+    idx = (tree / "README.md").read_text()
+    assert ("2 of 2 runs: download: srvecn+proxy/bothecn cells disagree (1.01-1.12); "
+            "download: srvecn+proxy/noecn 0.81 [0.79, 0.82] (cells 0.80-0.81) |") in idx
+    head = {"profile": "paper", "runs": 2, "flagged": 0,
+            "headline": {"download cross-on srvecn+proxy/bothecn": [1.08, 1.0, 1.18, 0.95]}}
+    (m / "headline.json").write_text(json.dumps(head))
+    run("--results", str(tree))
+    assert "2 of 2 runs: download: srvecn+proxy/bothecn 1.08 [1.00, 1.18] |" in (
+        tree / "README.md").read_text()
