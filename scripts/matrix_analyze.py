@@ -54,12 +54,39 @@ def main():
                 fairness.fmt_interval(*v["shift"], v["shift_coverage"], "%+.3f"),
                 v["verdict"].replace("*", "")))
         return 0
-    heads = report.report(d)
+    delays = json.load(open(os.path.join(d, "plan.json")))["profile"].get("delays")
+    if delays:
+        # one report per added delay (PROFILE=parity), in RESULTS/delay-MSms/
+        parts = []
+        for ms in delays:
+            out = os.path.join(d, "delay-%dms" % ms)
+            os.makedirs(out, exist_ok=True)
+            try:
+                heads = report.report(d, out, lambda r, ms=ms: r["params"].get("delay_ms", 0) == ms)
+            except SystemExit as e:  # no runs of this delay yet
+                print("matrix: delay %d ms: %s" % (ms, e))
+                continue
+            parts.append((ms, out, heads))
+        with open(os.path.join(d, "summary.md"), "w") as f:
+            f.write("# %s\n\nOne report per added delay on the server's link "
+                    "(the profile's `delays`):\n\n" % os.path.basename(d))
+            for ms, out, _h in parts:
+                f.write("- %d ms: [`delay-%dms/summary.md`](delay-%dms/summary.md)\n" % (ms, ms, ms))
+    else:
+        parts = [(None, d, report.report(d))]
     if os.path.dirname(d) == results:
         write_index(results)
-    print("matrix: %s" % os.path.join(d, "summary.md"))
+
     def plain(x):
         return x.replace("**", "")
+    for ms, out, heads in parts:
+        print("matrix: %s%s" % (os.path.join(out, "summary.md"),
+                                "" if ms is None else " (added delay %d ms)" % ms))
+        print_heads(heads, plain)
+    return 0
+
+
+def print_heads(heads, plain):
     for k, h in heads.items():
         print("matrix:   %s" % k)
         for load, c in h["cells"].items():
@@ -69,7 +96,6 @@ def main():
                 if c["transfer"] else "")))
         if len(h["cells"]) > 1:
             print(plain("matrix:     %-8s %s" % ("pooled", report.fmt_head_pool(h["pooled"]))))
-    return 0
 
 
 if __name__ == "__main__":
