@@ -666,3 +666,45 @@ def test_matrix_analyze_prints_every_cell(tmp_path, capsys, monkeypatch):
     assert "matrix:     1        1.19 [" in out and ": NOT met; transfer only" in out
     assert "matrix:     pooled   cells disagree: 0.98-1.19 (Q = " in out
     assert "**" not in out
+
+
+def test_drop_pairs_and_one_report_per_delay(tmp_path):
+    """PROFILE=parity: srvecn+proxy+drop's ratios, and matrix_analyze's one
+    report per added delay, each from its own runs only."""
+    import subprocess
+    import sys
+    recs = []
+    for ms, slow in ((0, 1.0), (20, 2.0)):
+        for k in (1, 2):
+            for config, f in (("srvecn+proxy", 1.0), ("srvecn+proxy+drop", 1.5),
+                              ("bothecn", 1.0), ("noecn", 1.2)):
+                r = make_rec(config, k, 10.0 * f * slow * (1 + 0.01 * k), cross="off",
+                             direction="upload")
+                r["id"] = r["id"].replace("nocross_", "nocross_d%d_" % ms)
+                r["params"]["delay_ms"] = ms
+                recs.append(r)
+    d = results_dir(tmp_path, recs)
+    with open(os.path.join(d, "plan.json")) as f:
+        plan = json.load(f)
+    plan["profile"]["delays"] = [0, 20]
+    with open(os.path.join(d, "plan.json"), "w") as f:
+        json.dump(plan, f)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, os.path.join(here, "matrix_analyze.py"), d], check=True,
+                   stdout=subprocess.DEVNULL)
+    top = open(os.path.join(d, "summary.md")).read()
+    assert "delay-0ms/summary.md" in top and "delay-20ms/summary.md" in top
+    for ms, med in ((0, 10.15), (20, 20.3)):
+        out = os.path.join(d, "delay-%dms" % ms)
+        runs = read_csv(os.path.join(out, "runs.csv"))
+        assert len(runs) == 8     # this delay's runs only
+        cells = {x["config"]: float(x["median_s"]) for x in read_csv(os.path.join(out, "summary.csv"))}
+        assert cells["srvecn+proxy"] == pytest.approx(med, rel=0.01)
+        rat = {(x["num"], x["den"]): float(x["ratio"]) for x in
+               read_csv(os.path.join(out, "ratios.csv")) if x["kind"] == "feedback drop"
+               and x["metric"] == "completion_s" and x["load"] == "1"}
+        assert rat[("srvecn+proxy+drop", "bothecn")] == pytest.approx(1.5, rel=0.01)
+        assert rat[("srvecn+proxy", "srvecn+proxy+drop")] == pytest.approx(1 / 1.5, rel=0.01)
+        # the upload goal is judged without cross traffic too
+        md = open(os.path.join(out, "summary.md")).read()
+        assert "with cross traffic off (uploads)" in md
