@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The benchmark tables: bench_hook_table.py on runs timed in the kernel
-(bench-hook-kernel) and bench_lookup_table.py with and without the hot
+"""The benchmark tables: tables/bench_hook.py on runs timed in the kernel
+(bench-hook-kernel) and tables/bench_lookup.py with and without the hot
 lookups, on synthetic results directories whose answers are known."""
 import json
 
-import bench_hook_table
-import bench_lookup_table
+from ecnproxy.tables import bench_hook, bench_lookup
 
 
 def write_hook_runs(tmp_path, cost, reps=10, ok=True):
@@ -30,7 +29,7 @@ def test_hook_kernel_goals(tmp_path, capsys):
     write_hook_runs(tmp_path, {"nomod": 10000, "proxy-off": 10030, "proxy-neither": 10500,
                                "proxy-drop": 10200, "impair-strip-ts": 11000,
                                "xt-tcpoptstrip-ts": 10000})
-    bench_hook_table.main(str(tmp_path))
+    bench_hook.main(str(tmp_path))
     out = capsys.readouterr().out
     assert "No module: 10000 ns per packet forwarded." in out
     # 0.3 % dearer: met; 5 % dearer: not met against 1 %; 2 % against 3 %: met
@@ -49,7 +48,7 @@ def test_hook_kernel_goals(tmp_path, capsys):
 
 def test_hook_kernel_runs_not_ok_are_left_out_and_named(tmp_path, capsys):
     write_hook_runs(tmp_path, {"nomod": 10000, "proxy-off": 10030}, ok=False)
-    bench_hook_table.main(str(tmp_path))
+    bench_hook.main(str(tmp_path))
     out = capsys.readouterr().out
     assert "did not see every packet forwarded: 20 of 40 (proxy-off full, proxy-off small)" in out
     assert "| ecn_proxy loaded, enabled=0 | 0 | - |" in out
@@ -71,7 +70,7 @@ def write_lookup_raw(tmp_path, hot):
 
 def test_lookup_table_hot(tmp_path, capsys):
     write_lookup_raw(tmp_path, hot=True)
-    bench_lookup_table.main(str(tmp_path))
+    bench_lookup.main(str(tmp_path))
     out = capsys.readouterr().out
     goals = out.split("### Goal")[1]
     assert "every flow active (hit): 5.92 x [5.86, 5.98]" in goals
@@ -82,7 +81,7 @@ def test_lookup_table_hot(tmp_path, capsys):
 
 def test_lookup_table_without_hot(tmp_path, capsys):
     write_lookup_raw(tmp_path, hot=False)
-    bench_lookup_table.main(str(tmp_path))
+    bench_lookup.main(str(tmp_path))
     out = capsys.readouterr().out
     assert "Hot lookups" not in out
     assert "(hot)" not in out and "(hit)" in out

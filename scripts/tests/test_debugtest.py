@@ -59,13 +59,13 @@ def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
 
 
 @pytest.fixture
-def top(tmp_path):
+def top(tmp_path, copy_python):
     """A throwaway copy of the script in a tree with a results/ directory."""
     t = tmp_path / "top"
     (t / "scripts").mkdir(parents=True)
     (t / "results").mkdir()
     shutil.copy(SCRIPT, t / "scripts" / "publish-debugtest")
-    shutil.copy(os.path.join(os.path.dirname(HERE), "results-index"), t / "scripts" / "results-index")
+    copy_python(t)
     return t
 
 

@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-import impair_plan
-from analysis import experiments, stats
+from ecnproxy import impair_plan
+from ecnproxy.analysis import experiments, stats
 
 PROFILES = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "profiles", "exp-*.json")))
@@ -314,7 +314,7 @@ def test_peak_rate():
 
 
 def test_transit_matches_packets_across_the_node():
-    from analysis import transit
+    from ecnproxy.analysis import transit
 
     def pkt(t, seq, ack=1, flags=0x10, plen=1448, src="a", dst="b", sp=1, dp=2):
         return (t, 0, src, dst, sp, dp, seq, ack, flags, 100, plen)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The fairness analysis (scripts/analysis/fairness.py): CE round trips,
+"""The fairness analysis (analysis/fairness.py): CE round trips,
 one run's row from a synthetic record, and the goal table's verdicts on
 shares drawn from known distributions."""
 import random
@@ -7,7 +7,7 @@ import random
 import pandas as pd
 import pytest
 
-from analysis import fairness
+from ecnproxy.analysis import fairness
 
 
 def test_ce_round_trips():

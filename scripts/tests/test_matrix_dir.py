@@ -4,19 +4,12 @@ results/NAME-DATE[-N] of the same feedback mode is resumed while it is
 incomplete; an older unfinished one is never resumed; order by name, not
 by mtime (a fresh checkout gives every file the checkout's time)."""
 import datetime
-import importlib.machinery
-import importlib.util
 import json
 import os
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-loader = importlib.machinery.SourceFileLoader(
-    "matrix_script", os.path.join(os.path.dirname(HERE), "matrix"))
-spec = importlib.util.spec_from_loader(loader.name, loader)
-matrix = importlib.util.module_from_spec(spec)
-loader.exec_module(matrix)
+from ecnproxy.host import matrix
 
 PROF = {"name": "paper"}
 TODAY = datetime.date.today().strftime("%Y%m%d")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""vm-testbed/lib/pcap_ecn.py's "n2e" verdict: the data a non-ECN client
+"""ecnproxy.vmtest.pcap_ecn's "n2e" verdict: the data a non-ECN client
 sends through the proxy, judged against the client-side capture.
 
 The case that failed CI once (proxy_synloss, feedback=drop): E's ECE
@@ -7,18 +7,10 @@ arrives while the client still has its last segment to send, the proxy
 drops that segment (the congestion signal) and the client resends it.  On
 the server side nothing higher has passed, so the Not-ECT retransmission
 looks like new data there."""
-import importlib.util
-import os
-
 from scapy.all import IP, TCP, Ether, wrpcap
 
+from ecnproxy.vmtest import pcap_ecn
 from test_pcapflow import C, CP, MSS, S, SP
-
-LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                   "vm-testbed", "lib", "pcap_ecn.py")
-spec = importlib.util.spec_from_file_location("pcap_ecn", LIB)
-pcap_ecn = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pcap_ecn)
 
 ISN = 1000
 NOT_ECT, ECT0 = 0, 2

@@ -5,7 +5,7 @@ ECN marks, a retransmission after three duplicate ACKs and a 1 s gap."""
 import pytest
 from scapy.all import IP, IPv6, TCP, Ether, wrpcap
 
-from analysis import pcapflow
+from ecnproxy.analysis import pcapflow
 
 C, S, CP, SP = "198.18.0.2", "198.18.2.2", 40000, 5001
 MSS = 1000

@@ -7,21 +7,29 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 
 
-def tree(tmp_path, *scripts):
-    top = tmp_path / "top"
-    (top / "scripts").mkdir(parents=True)
-    (top / "results").mkdir()
-    for f in scripts + ("results-index",):
-        shutil.copy(os.path.join(SCRIPTS, f), top / "scripts" / f)
-    # a git tree, so that command.txt names a commit
-    for cmd in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-                                 "--allow-empty", "-m", "t"]):
-        subprocess.run(["git", "-C", str(top)] + cmd, check=True, capture_output=True)
-    return top
+@pytest.fixture
+def tree(tmp_path, copy_python):
+    """tree(SCRIPT...): a throwaway tree with those scripts, the Python
+    commands (results-index, variant-table) and a results/ directory."""
+    def make(*scripts):
+        top = tmp_path / "top"
+        (top / "scripts").mkdir(parents=True)
+        (top / "results").mkdir()
+        for f in scripts:
+            shutil.copy(os.path.join(SCRIPTS, f), top / "scripts" / f)
+        copy_python(top)
+        # a git tree, so that command.txt names a commit
+        for cmd in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit",
+                                     "-q", "--allow-empty", "-m", "t"]):
+            subprocess.run(["git", "-C", str(top)] + cmd, check=True, capture_output=True)
+        return top
+    return make
 
 
 def published(top):
@@ -43,11 +51,11 @@ def fake_run(tmp_path):
     return run
 
 
-def test_kernel_from_the_console_when_dmesg_wrapped(tmp_path):
+def test_kernel_from_the_console_when_dmesg_wrapped(tmp_path, tree):
     """A long run wraps the guest's ring buffer: dmesg.txt no longer holds
     the boot banner, the console log does.  command.txt still names the
     kernel, and so does about.json."""
-    top = tree(tmp_path, "publish-vmtest-run", "variant_table.py")
+    top = tree("publish-vmtest-run")
     run = fake_run(tmp_path)
     p = subprocess.run([str(top / "scripts" / "publish-vmtest-run"), str(run), "t"],
                        capture_output=True, text=True, timeout=60)
@@ -70,10 +78,10 @@ def test_kernel_from_the_console_when_dmesg_wrapped(tmp_path):
     assert p.returncode == 0, p.stderr
 
 
-def test_publish_one_test(tmp_path):
+def test_publish_one_test(tmp_path, tree):
     """publish-vmtest: one test's files, its TAP lines, the kernel from the
     run's console, about.json."""
-    top = tree(tmp_path, "publish-vmtest")
+    top = tree("publish-vmtest")
     run = fake_run(tmp_path)
     (run / "tests" / "x" / "cap.pcap").write_bytes(b"\0" * 10)
     (run / "results.tap").write_text("ok - x: y\nnot ok - x: z\nok - w: v\n")

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from analysis import report, schema, stats
+from ecnproxy.analysis import report, schema, stats
 from test_schema import record
 
 pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice")
@@ -113,7 +113,7 @@ def read_csv(path):
 def test_probes_end_to_end(tmp_path):
     d = results_dir(tmp_path, with_probes())
     head = report.report(d)
-    # every cell of the headline, with its verdict (matrix_analyze.py prints them)
+    # every cell of the headline, with its verdict (host/analyze.py prints them)
     c = head["download cross-on srvecn+proxy/bothecn"]["cells"]["1"]
     v, lo, hi, cov = c["ratio"]
     assert lo <= v <= hi and cov == pytest.approx(2 / 3, abs=1e-4)
@@ -657,10 +657,10 @@ def test_thesis_comparison_from_its_file(tmp_path, monkeypatch):
 
 
 def test_matrix_analyze_prints_every_cell(tmp_path, capsys, monkeypatch):
-    import matrix_analyze
+    from ecnproxy.host import analyze
     d = two_load_dir(tmp_path, 0.98)
-    monkeypatch.setattr("sys.argv", ["matrix_analyze.py", d])
-    assert matrix_analyze.main() == 0
+    monkeypatch.setattr("sys.argv", ["analyze", d])
+    assert analyze.main() == 0
     out = capsys.readouterr().out
     assert "matrix:   upload cross-on srvecn+proxy/bothecn\n" in out
     assert "matrix:     1        1.19 [" in out and ": NOT met; transfer only" in out
@@ -669,7 +669,7 @@ def test_matrix_analyze_prints_every_cell(tmp_path, capsys, monkeypatch):
 
 
 def test_drop_pairs_and_one_report_per_delay(tmp_path):
-    """PROFILE=parity: srvecn+proxy+drop's ratios, and matrix_analyze's one
+    """PROFILE=parity: srvecn+proxy+drop's ratios, and analyze's one
     report per added delay, each from its own runs only."""
     import subprocess
     import sys
@@ -689,9 +689,9 @@ def test_drop_pairs_and_one_report_per_delay(tmp_path):
     plan["profile"]["delays"] = [0, 20]
     with open(os.path.join(d, "plan.json"), "w") as f:
         json.dump(plan, f)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.run([sys.executable, os.path.join(here, "matrix_analyze.py"), d], check=True,
-                   stdout=subprocess.DEVNULL)
+    from ecnproxy.paths import python_env
+    subprocess.run([sys.executable, "-m", "ecnproxy", "analyze", d], check=True,
+                   stdout=subprocess.DEVNULL, env=python_env())
     top = open(os.path.join(d, "summary.md")).read()
     assert "delay-0ms/summary.md" in top and "delay-20ms/summary.md" in top
     for ms, med in ((0, 10.15), (20, 20.3)):

@@ -1,21 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/sack_rtt_scan.py on a synthetic capture: a SACK block that
+"""analysis/sack_rtt_scan.py on a synthetic capture: a SACK block that
 claims a segment sent 1 ms earlier gives a 1 ms sample; a TSecr raised to
 a retransmission's TSval gives a 1 ms TSecr sample under Karn; an ACK that
 advances during a recovery with a TSecr older than the retransmission
 makes the episode stale; the iperf3 control connection is ignored."""
-import importlib.util
-import os
-
 import pytest
 
 from scapy.all import IP, TCP, Ether, wrpcap
 
-HERE = os.path.dirname(__file__)
-spec = importlib.util.spec_from_file_location(
-    "sack_rtt_scan", os.path.join(HERE, "..", "sack_rtt_scan.py"))
-scan_mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(scan_mod)
+from ecnproxy.analysis import sack_rtt_scan as scan_mod
 
 C, S = "198.18.1.2", "198.18.4.2"
 

@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """The per-run record schema, and the plan the host driver builds."""
 import copy
-import importlib.machinery
-import importlib.util
 import os
 import subprocess
 
 import pytest
 
-from analysis import pcapflow, schema
+from ecnproxy.analysis import pcapflow, schema
+from ecnproxy.host import matrix as matrix_driver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,7 +38,7 @@ def record():
                      "iproute2": "tc utility"},
         "completion_s": 1.5, "ok": True,
         "transfer": {"conns": [{"start": 1.0, "end": 2.5, "bytes": 1000, "ok": True}],
-                     "completion_s": 1.5, "tool": "scripts/matrix_agent.py"},
+                     "completion_s": 1.5, "tool": "py/ecnproxy/guest/agent.py"},
         "qdisc": {"before": [], "after": []},
         "proxy_stats": {"before": {}, "after": {}},
         "tcp_counters": {"client": {}, "server": {}},
@@ -85,18 +84,9 @@ def test_wrong_types_and_consistency():
     assert any("without ce" in e for e in schema.validate(r))
 
 
-def load_driver():
-    path = os.path.join(os.path.dirname(HERE), "matrix")
-    loader = importlib.machinery.SourceFileLoader("matrix_driver", path)
-    spec = importlib.util.spec_from_loader("matrix_driver", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("name", ["quick", "thesis", "smoke"])
 def test_profiles_and_plan(name):
-    drv = load_driver()
+    drv = matrix_driver
     prof = drv.load_profile(name)
     p1 = drv.make_plan(prof, 7, "")
     p2 = drv.make_plan(prof, 7, "")
@@ -113,7 +103,7 @@ def test_profiles_and_plan(name):
 
 
 def test_ackclock_profile():
-    drv = load_driver()
+    drv = matrix_driver
     plan = drv.make_plan(drv.load_profile("ackclock"), 2026, "dupack")
     assert schema.check_plan(plan) == []
     runs = plan["runs"]

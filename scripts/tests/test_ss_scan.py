@@ -1,13 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/ss_scan.py: the data connection (most bytes acked) of each
+"""analysis/ss_scan.py: the data connection (most bytes acked) of each
 sample, its minrtt, reordering, reord_seen and retransmissions."""
-import importlib.util
-import os
-
-HERE = os.path.dirname(__file__)
-spec = importlib.util.spec_from_file_location("ss_scan", os.path.join(HERE, "..", "ss_scan.py"))
-ss_scan = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ss_scan)
+from ecnproxy.analysis import ss_scan
 
 TEXT = """t 100.0
 ESTAB 0 0 198.18.1.2:40000 198.18.4.2:5201

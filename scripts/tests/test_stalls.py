@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The stall classifier (scripts/analysis/stalls.py) on synthetic pcaps:
+"""The stall classifier (analysis/stalls.py) on synthetic pcaps:
 one small capture per cause, built with scapy in tmp_path, plus a flow
 without a stall, a flow with several, and the causes only two captures
 (both sides of the proxy) show.
@@ -11,7 +11,7 @@ ACK 10 ms after the segment it answers (the RTT at the capture), RTOs of
 import pytest
 from scapy.all import IP, TCP, Ether, wrpcap
 
-from analysis import pcapflow, schema, stalls
+from ecnproxy.analysis import pcapflow, schema, stalls
 from test_schema import record
 
 C, S, CP, SP = "198.18.0.2", "198.18.2.2", 40000, 5001
@@ -475,7 +475,7 @@ def test_peer_with_other_numbering_is_ignored(tmp_path):
 
 
 def test_analyze_captures_and_record(tmp_path):
-    """What matrix_guest.py stores: both captures analysed together, the
+    """What guest/matrix.py stores: both captures analysed together, the
     breakdown per flow and per capture, a valid record."""
     n, e = suppressed_retransmission()
     ana = pcapflow.analyze_captures({"client_side": n.write(tmp_path / "n.pcap"),

@@ -8,7 +8,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from analysis import stats
+from ecnproxy.analysis import stats
 
 
 def test_median():
@@ -317,7 +317,7 @@ def fresh_coverage():
 
 def test_coverage_file_is_what_the_simulation_gives(fresh_coverage):
     committed = stats.load_coverage()
-    assert committed is not None, "no coverage.json: python3 -m analysis.stats --coverage --write"
+    assert committed is not None, "no coverage.json: scripts/ecnproxy stats --coverage --write"
     assert committed["reps"] >= 20000 and committed["seed"] == stats.SEED
     assert committed["dists"] == list(stats.DISTS)
     assert set(committed["mixtures"]) == set(stats.MIXTURES)

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""variant_table.py: a test that ran plain and as NAME@home gets a table
+"""tables/variants.py: a test that ran plain and as NAME@home gets a table
 with the checks aligned; a run of home variants alone gets exit status 3,
 no table and its reason on stderr (scripts/publish-vmtest-run then writes
 no home.md)."""
-import variant_table
+from ecnproxy.tables import variants
 
 
 def write_test(run, name, lines):
@@ -19,7 +19,7 @@ def test_pair_aligned(tmp_path, capsys):
                                               "ECT share 0.99"])
     write_test(tmp_path, "home_offload@home", ["offload blocked 3"])
     (tmp_path / "durations.txt").write_text("proxy_modes 12\nproxy_modes@home 15\n")
-    assert variant_table.main(["variant_table.py", str(tmp_path)]) == 0
+    assert variants.main(["variant-table", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "| byte-exact # bytes | 100 (ok) | 100 (ok) |" in out
     assert "| firewall dropped # invalid | - | 0 (ok) |" in out
@@ -31,7 +31,7 @@ def test_pair_aligned(tmp_path, capsys):
 def test_variant_only(tmp_path, capsys):
     write_test(tmp_path, "proxy_dupack@home", ["ok 1"])
     write_test(tmp_path, "home_offload", ["ok 2"])
-    assert variant_table.main(["variant_table.py", str(tmp_path)]) == 3
+    assert variants.main(["variant-table", str(tmp_path)]) == 3
     cap = capsys.readouterr()
     assert cap.out == ""
     assert "no test" in cap.err

@@ -3,7 +3,7 @@
 #
 # Guest side of scripts/bench-flows: does the proxy's per-packet cost stay
 # flat as its flow table grows, and what does a flow cost in memory?  The
-# client floods SYNs of distinct connections (synflood.py) through the
+# client floods SYNs of distinct connections (vmtest/syn_fill.py) through the
 # proxy, which creates a flow for each (timeout_handshake is raised so none
 # expires), and the router drops them.  At each table size (10^3, 10^5,
 # 10^6 flows, then 10^3 again after reloading the module: an A-B-C-A
@@ -28,7 +28,6 @@ require_cmd iperf3 nft jq python3
 
 CORE=$TB_KMOD/core/tcpfwd.ko
 PROXY=$TB_KMOD/ecn_proxy/ecn_proxy.ko
-here=$(dirname "$0")
 
 load() {
 	[ -d /sys/module/tcpfwd ] || insmod "$CORE"
@@ -63,7 +62,7 @@ fill() {
 	for i in $(seq 20); do
 		have=$(flows)
 		[ "$have" -ge "$want" ] && return 0
-		tb_ns client python3 "$here/synflood.py" "$(tb_addr client 4)" \
+		tb_ns client python3 -m ecnproxy.vmtest.syn_fill "$(tb_addr client 4)" \
 			"$(tb_addr server 4)" $((want - have)) $sent
 		sent=$((sent + want - have))
 	done

@@ -88,9 +88,9 @@ impair_csum_partial() {
 	tb_ns server ethtool -K eth0 tx on >/dev/null 2>&1
 }
 
-# impair_pcap ARGS...: vm-testbed/lib/impair_pcap.py
+# impair_pcap ARGS...: py/ecnproxy/vmtest/impair_pcap.py
 impair_pcap() {
-	python3 "$TB_LIB_DIR/impair_pcap.py" "$@"
+	python3 -m ecnproxy.vmtest.impair_pcap "$@"
 }
 
 # impair_xfer NAME FAM UP DOWN [CLIENT SERVER]: tb_xfer that also stops
@@ -137,7 +137,7 @@ impair_captures_stop() {
 # client's eth0 (c: what A sends, what B's segments look like when they
 # arrive), the server's eth0 (s: the other way round) and the proxy's eth1
 # (p: A's segments after the rules, B's before).  Sets J to the JSON of
-# impair_pcap.py summary (keys c, s, p) and XFER_OK to 0 or 1.
+# impair_pcap summary (keys c, s, p) and XFER_OK to 0 or 1.
 impair_run() {
 	local name=$1 fam=$2 up=$3 down=$4
 	shift 4

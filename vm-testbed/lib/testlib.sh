@@ -213,6 +213,12 @@ tshark_count() {
 }
 
 TB_TOP=$(cd "$TB_LIB_DIR/../.." && pwd)
+# The tests' Python helpers: `python3 -m ecnproxy.vmtest.NAME`, from the
+# checkout's package py/ecnproxy (the guest sees the checkout at its path).
+case ":${PYTHONPATH:-}:" in
+*":$TB_TOP/py:"*) ;;
+*) export PYTHONPATH=$TB_TOP/py${PYTHONPATH:+:$PYTHONPATH} ;;
+esac
 # Where the built modules are: kmod/ of the checkout, or the copy that
 # make debugtest builds against the debug kernel (build/debug/kmod).
 TB_KMOD=${TB_KMOD:-$TB_TOP/kmod}
@@ -260,10 +266,10 @@ tb_proxy_stat() {
 tb_xfer() {
 	local name=$1 fam=$2 up=$3 down=$4 c=$TB_OUT/$1.client.json s=$TB_OUT/$1.server.json
 	local cn=${5:-client} sn=${6:-server}
-	tb_bg "xfer-$name" "$sn" python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT "$down" \
+	tb_bg "xfer-$name" "$sn" python3 -m ecnproxy.vmtest.xfer server $XFER_PORT "$down" \
 		--family "$fam"
 	tb_wait_port "$sn" $XFER_PORT || return
-	if ! tb_ns "$cn" python3 "$TB_LIB_DIR/xfer.py" client "$(tb_addr "$sn" "$fam")" \
+	if ! tb_ns "$cn" python3 -m ecnproxy.vmtest.xfer client "$(tb_addr "$sn" "$fam")" \
 		$XFER_PORT "$up" >"$c" 2>"$TB_OUT/$name.client.err"; then
 		echo "tb_xfer $name: client failed: $(tail -n1 "$TB_OUT/$name.client.err")"
 		tb_bg_stop "xfer-$name"
@@ -279,16 +285,16 @@ tb_xfer() {
 }
 
 # tb_phases NAME FAMILY STEP...: one connection from the client to the
-# server on XFER_PORT that runs lib/phases.py's STEPs (down:N, up:N,
+# server on XFER_PORT that runs ecnproxy.vmtest.phases' STEPs (down:N, up:N,
 # idle:S) and stays open until the last; the client's JSON goes to
 # $TB_OUT/NAME.client.json.  Returns 0 iff every step was byte-exact.
 tb_phases() {
 	local name=$1 fam=$2 c=$TB_OUT/$1.client.json
 	shift 2
-	tb_bg "phases-$name" server python3 "$TB_LIB_DIR/phases.py" server \
+	tb_bg "phases-$name" server python3 -m ecnproxy.vmtest.phases server \
 		$XFER_PORT --family "$fam"
 	tb_wait_port server $XFER_PORT || return
-	tb_ns client python3 "$TB_LIB_DIR/phases.py" client \
+	tb_ns client python3 -m ecnproxy.vmtest.phases client \
 		"$(tb_addr server "$fam")" $XFER_PORT "$@" >"$c" \
 		2>"$TB_OUT/$name.client.err"
 	tb_bg_stop "phases-$name"
@@ -352,7 +358,7 @@ check_echo_to_e() {
 
 # pcap_ecn PCAP [ECN_HOST [N_SIDE_PCAP]]: JSON summary of the xfer
 # connection's ECN bits; with N_SIDE_PCAP, "n2e" judges the data toward the
-# ECN host by what the non-ECN host sent (see pcap_ecn.py).
+# ECN host by what the non-ECN host sent (see py/ecnproxy/vmtest/pcap_ecn.py).
 pcap_ecn() {
-	python3 "$TB_LIB_DIR/pcap_ecn.py" "$1" $XFER_PORT ${2:+"$2"} ${3:+"$3"}
+	python3 -m ecnproxy.vmtest.pcap_ecn "$1" $XFER_PORT ${2:+"$2"} ${3:+"$3"}
 }

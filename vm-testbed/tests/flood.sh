@@ -4,7 +4,7 @@
 # The SYN flood (issue 11): the proxy's table at max_flows while
 # TB_FLOOD_SYNS spoofed SYNs arrive per round (make test: 20000; make
 # debugtest: 10^5), a quarter of them IPv6, half of them ECN-setup
-# (lib/synflood2.py: random sources in net0, random destinations in
+# (ecnproxy.vmtest.syn_flood: random sources in net0, random destinations in
 # 198.18.7.0/24 and fd8e:c9b0:2a17:7::/64, which the router drops).
 # The proxy namespace runs with max_flows=2048 and timeout_handshake=HS
 # (TB_FLOOD_HS, default 90 s x TB_SLOW; init_net's is raised to HS if
@@ -16,7 +16,7 @@
 # 20000 SYNs took 48 s (results/vmtest-flood-hs-20261129/): 90 s leaves a
 # slower CI host almost twice that.
 #
-#   client(N, synflood2.py) -- eth0 PROXY eth1 --+-- router -- server(E)
+#   client(N, syn_flood) -- eth0 PROXY eth1 --+-- router -- server(E)
 #                      max_flows=2048    ^capture |   drops the flood's
 #                                                udp1  prefixes (nft, raw)
 #
@@ -73,7 +73,6 @@ require_cmd python3 jq tcpdump nft
 MAXF=2048
 FLOOD4=198.18.7.0/24
 FLOOD6=fd8e:c9b0:2a17:7::/64
-FLOODER=$TB_LIB_DIR/synflood2.py
 [ -r /proc/slabinfo ] || skip "no /proc/slabinfo"
 
 tb_red_functional
@@ -116,7 +115,7 @@ log_info "proxy: max_flows $MAXF, timeout_handshake $hs s; rp_filter all $(tb_ns
 # flood NAME SECONDS: start TB_FLOOD_SYNS SYNs from the client, spread
 # over at least SECONDS; its JSON summary ends up in $TB_STATE/NAME.log
 flood() {
-	tb_bg "$1" client python3 "$FLOODER" "$SYNS" --src4 198.18.0.0/24 \
+	tb_bg "$1" client python3 -m ecnproxy.vmtest.syn_flood "$SYNS" --src4 198.18.0.0/24 \
 		--dst4 $FLOOD4 --src6 fd8e:c9b0:2a17::/64 --dst6 $FLOOD6 \
 		--v6 0.25 --ecn 0.5 --seconds "$2"
 }
@@ -268,13 +267,12 @@ done
 still=0
 flood_running flood1 && still=1
 tb_capture_stop legit
-# pcapflow, not tshark: tshark takes minutes to start under TCG
-read -r all syn syn_ecn ecn < <(python3 - "$TB_TOP" "$TB_OUT/legit.pcap" <<'PY'
-import os, sys
-sys.path.insert(0, os.path.join(sys.argv[1], "scripts", "analysis"))
-import pcapflow
+# ecnproxy's pcapread, not tshark: tshark takes minutes to start under TCG
+read -r all syn syn_ecn ecn < <(python3 - "$TB_OUT/legit.pcap" <<'PY'
+import sys
+from ecnproxy.analysis import pcapread
 n = syn = syn_ecn = ecn = 0
-for (_t, e, _s, _d, _sp, _dp, _seq, _ack, fl, _w, _l) in pcapflow.read_packets(sys.argv[2]):
+for (_t, e, _s, _d, _sp, _dp, _seq, _ack, fl, _w, _l) in pcapread.read_packets(sys.argv[1]):
     n += 1
     syn += fl & 0x12 == 0x02
     syn_ecn += bool(fl & 0x02 and fl & 0xc0)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The fuzz campaign (issue 11): malformed and adversarial TCP/IPv4/IPv6
-# packets (lib/fuzzgen.py, reproducible from TB_FUZZ_SEED) through both
+# packets (ecnproxy.vmtest.fuzzgen, reproducible from TB_FUZZ_SEED) through both
 # modules at once, the proxy in each feedback mode and impair with a rule
 # of every action, while real proxied connections run beside them.
 #
@@ -14,7 +14,7 @@
 # TB_FUZZ_PACKETS packets in all (make test: 30000; make debugtest:
 # 10^6): 30 % per feedback mode (none, drop, dupack), 10 % for the unload
 # round.  Per mode, in order:
-#   M  header damage (lib/fuzzgen.py): both modules count exactly the
+#   M  header damage (vmtest/fuzzgen.py): both modules count exactly the
 #      packets whose TCP header is broken and that reach the FORWARD hook
 #      (`malformed`), nothing else: IP-level damage dies in IP input,
 #      fragments, cut and overlong extension headers are not TCP to them;
@@ -49,7 +49,6 @@ n_m=$((per_mode * 40 / 100))
 n_o=$((per_mode * 45 / 100))
 n_s=$((per_mode - n_m - n_o))
 n_rm=$((total - 3 * per_mode))
-GEN=$TB_LIB_DIR/fuzzgen.py
 FUZZ4=198.18.7.0/24
 FUZZ6=fd8e:c9b0:2a17:7::/64
 
@@ -125,7 +124,7 @@ softnet_drops() {
 gen() {
 	local ph=$1 n=$2 out=$3
 	shift 3
-	python3 "$GEN" --phase "$ph" --count "$n" --seed "$gseed" --out "$out" \
+	python3 -m ecnproxy.vmtest.fuzzgen --phase "$ph" --count "$n" --seed "$gseed" --out "$out" \
 		--a "$SIDE_A" --b "$SIDE_B" --fuzz4 $FUZZ4 --fuzz6 $FUZZ6 "$@"
 }
 
@@ -226,9 +225,9 @@ fuzz_mode() {
 	rm -f "$TB_OUT"/marks-* "$TB_OUT"/spoof.go
 	for v in 4 6; do
 		port[$v]=$((5100 + v))
-		tb_bg "ph-srv-$v" server python3 "$TB_LIB_DIR/phases.py" server "${port[$v]}" --family $v
+		tb_bg "ph-srv-$v" server python3 -m ecnproxy.vmtest.phases server "${port[$v]}" --family $v
 		tb_wait_port server "${port[$v]}"
-		tb_bg "ph-cli-$v" client python3 "$TB_LIB_DIR/phases.py" client \
+		tb_bg "ph-cli-$v" client python3 -m ecnproxy.vmtest.phases client \
 			"$(tb_addr server $v)" "${port[$v]}" up:300000 down:300000 mark:spoof \
 			up:300000 down:300000 --marks "$TB_OUT/marks-$v"
 	done

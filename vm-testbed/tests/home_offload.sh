@@ -13,7 +13,7 @@
 #   client --[net0]-- eth0 PROXY eth1 --[net1]-- router(RED, 10M down) -- server
 #                     ^ capture cs     ^ capture ss      (fw4 + flowtable)
 #
-# Per family and configuration, one connection (lib/phases.py: the client
+# Per family and configuration, one connection (vmtest/phases.py: the client
 # asks for TB_OFFLOAD_DOWN bytes, which the server sends back through the
 # marking bottleneck, then the client sends as many; the connection stays
 # ESTABLISHED throughout: a half-closed one is never offloaded), with the

@@ -32,10 +32,10 @@ set +e
 # xfer_limited TAG FAM: tb_xfer with a 20 s limit; 0 iff byte-exact
 xfer_limited() {
 	local tag=$1 fam=$2 rc
-	tb_bg "xfer-$tag" server timeout 25 python3 "$TB_LIB_DIR/xfer.py" server \
+	tb_bg "xfer-$tag" server timeout 25 python3 -m ecnproxy.vmtest.xfer server \
 		$XFER_PORT 100000 --family "$fam"
 	tb_wait_port server $XFER_PORT || return 1
-	tb_ns client timeout 20 python3 "$TB_LIB_DIR/xfer.py" client \
+	tb_ns client timeout 20 python3 -m ecnproxy.vmtest.xfer client \
 		"$(tb_addr server "$fam")" $XFER_PORT 100000 \
 		>"$TB_OUT/$tag.client.json" 2>"$TB_OUT/$tag.client.err"
 	rc=$?

@@ -148,7 +148,7 @@ run() {
 
 	RET=0
 	# Every segment N sent once carries ECT toward E, judged against the
-	# N-side capture (pcap_ecn.py "n2e"): the E side alone takes the
+	# N-side capture (vmtest/pcap_ecn.py "n2e"): the E side alone takes the
 	# retransmission of a top segment the proxy dropped for new data.
 	# With offloads off the N-side capture sees exactly what the proxy
 	# saw: all of them.  With offloads on, a segment the N-side capture

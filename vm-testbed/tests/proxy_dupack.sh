@@ -31,7 +31,7 @@
 #     receives a second copy of a segment the proxy told N was lost (an ACK
 #     number of which N received at least 3 more pure ACKs than the server
 #     sent: the injected duplicates and held ACKs exist only on the client's
-#     side; lib/pcap_flow.py), so the suppressed retransmissions stay
+#     side; vmtest/pcap_delivery.py), so the suppressed retransmissions stay
 #     suppressed, and the proxy dropped no new data (segs_dropped = 0).
 #     Except a copy of L let through because E had acked all N sent
 #     (rexmit_passed: with SACK, an application-limited N would otherwise
@@ -48,7 +48,7 @@
 #   - N sees no ECT, CE, ECE or CWR (capture on the proxy's client side).
 # Then a long run: TB_DUPACK_LONG bytes at TB_DUPACK_LONG_RATE with cross
 # traffic, which must complete byte-exact with no stall (no wait of more
-# than 1 s between two reads with data at the server: xfer.py).
+# than 1 s between two reads with data at the server: vmtest/xfer.py).
 #
 # In the extended suite (make vmtest-extended; about 20 minutes), and
 # behind the home router with a 50 MB long run (@home).
@@ -118,7 +118,7 @@ upload() {
 	log_info "$name: $bytes bytes in $(jq -r .seconds "$TB_OUT/$name.client.json") s"
 	log_test "$name: upload byte-exact, proxied"
 	tb_home_check "$name"
-	python3 "$TB_LIB_DIR/pcap_flow.py" "$TB_OUT/$name.srv.pcap" $XFER_PORT \
+	python3 -m ecnproxy.vmtest.pcap_delivery "$TB_OUT/$name.srv.pcap" $XFER_PORT \
 		"$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.srv.json"
 	pcap_ecn "$TB_OUT/$name.cs.pcap" >"$TB_OUT/$name.cs.json"
 }

@@ -68,7 +68,7 @@ total=$((segs * mss * bursts))
 
 # burst_once: one transfer, counters before (0) and after (1)
 burst_once() {
-	tb_bg burst-srv server python3 "$TB_LIB_DIR/xfer.py" server $XFER_PORT 0 --family 4
+	tb_bg burst-srv server python3 -m ecnproxy.vmtest.xfer server $XFER_PORT 0 --family 4
 	tb_wait_port server $XFER_PORT
 	counters 0
 	tb_capture_start cs proxy eth0 "$TB_OUT/burst.cs.pcap" tcp port $XFER_PORT

@@ -9,7 +9,7 @@
 #   client(N) --[net0]-- eth0 PROXY eth1 --[net1]-- router(RED both ways) -- server(E)
 #              ^ capture "n" (N's side)  ^ capture "e" (E's side)
 #
-# Steps of the connection (lib/phases.py): a 300 kB download (the flow is
+# Steps of the connection (ecnproxy.vmtest.phases): a 300 kB download (the flow is
 # proxied, phase 2), then silence for 3 x the proxy's timeouts
 # (timeout_established = timeout_handshake = IDLE_T s, TB_IDLE_TIMEOUT,
 # default 5 x TB_SLOW), then, captured on
@@ -47,7 +47,6 @@ tb_knob_int UP TB_IDLE_UP 3000000 1
 require_cmd tcpdump jq python3
 
 PORT=5003
-PHASES=$TB_LIB_DIR/phases.py
 
 tb_proxy_load
 tb_red_functional
@@ -83,10 +82,10 @@ run() {
 	CASE=$tag
 	proxy_sysctls
 	rm -f "$TB_OUT/$tag".*
-	tb_bg "ph-srv" server python3 "$PHASES" server $PORT --family "$fam"
+	tb_bg "ph-srv" server python3 -m ecnproxy.vmtest.phases server $PORT --family "$fam"
 	tb_wait_port server $PORT
 	srv=$(tb_addr server "$fam")
-	tb_bg "ph-cli" client python3 "$PHASES" client "$srv" $PORT \
+	tb_bg "ph-cli" client python3 -m ecnproxy.vmtest.phases client "$srv" $PORT \
 		down:300000 mark:before idle:$((3 * IDLE_T + 2)) mark:after \
 		down:"$DOWN" mark:mid up:"$UP" --marks "$TB_OUT/$tag.marks"
 
@@ -156,12 +155,12 @@ run() {
 	# kept or remembered, else 200 ms after the first CE reached N's side
 	local after=() t
 	if [ "$case" = reload ]; then
-		t=$(python3 "$TB_LIB_DIR/pcap_ecn.py" --first-ce s2c "$TB_OUT/$tag.n.pcap" $PORT)
+		t=$(python3 -m ecnproxy.vmtest.pcap_ecn --first-ce s2c "$TB_OUT/$tag.n.pcap" $PORT)
 		[ -n "$t" ] && after=(--after "$(awk -v t="$t" 'BEGIN { printf "%.6f", t + 0.2 }')")
 	fi
-	python3 "$TB_LIB_DIR/pcap_ecn.py" "${after[@]}" "$TB_OUT/$tag.n.pcap" $PORT \
+	python3 -m ecnproxy.vmtest.pcap_ecn "${after[@]}" "$TB_OUT/$tag.n.pcap" $PORT \
 		>"$TB_OUT/$tag.n.json"
-	python3 "$TB_LIB_DIR/pcap_ecn.py" "${after[@]}" "$TB_OUT/$tag.e.pcap" $PORT server \
+	python3 -m ecnproxy.vmtest.pcap_ecn "${after[@]}" "$TB_OUT/$tag.e.pcap" $PORT server \
 		"$TB_OUT/$tag.n.pcap" >"$TB_OUT/$tag.e.json"
 
 	RET=0

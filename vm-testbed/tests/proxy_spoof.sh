@@ -66,17 +66,16 @@ field() {
 # The checks on both captures: a spoofed segment is known by its sequence
 # number, ACK number and window (a tag the proxy never changes).
 CHECK_PY='
-import json, os, sys
-sys.path.insert(0, os.path.join(sys.argv[1], "scripts", "analysis"))
-import pcapflow
-spoofed = json.load(open(sys.argv[2]))
+import json, sys
+from ecnproxy.analysis import pcapread
+spoofed = json.load(open(sys.argv[1]))
 want = {(s["seq"], s["ack"], s["win"]): s for s in spoofed}
 res = {}
-for side, pcap in (("e", sys.argv[3]), ("n", sys.argv[4])):
+for side, pcap in (("e", sys.argv[2]), ("n", sys.argv[3])):
     seen = {}
     real_to_n = real_to_e = 0
     for (_t, ecn, _s, _d, sport, dport, seq, ack, flags, win,
-         plen) in pcapflow.read_packets(pcap):
+         plen) in pcapread.read_packets(pcap):
         k = (seq, ack, win)
         if sport == 5001 and k in want and plen == want[k]["len"]:
             seen.setdefault(k, []).append((ecn, flags))
@@ -203,12 +202,11 @@ spoof_run() {
 	peek=$TB_OUT/$name.peek.pcap
 	tb_ns proxy timeout 20 tcpdump -i eth1 -c 5 -n -w "$peek" \
 		"tcp src port $XFER_PORT" 2>/dev/null || true
-	read -r sport dport seq ack < <(python3 - "$TB_TOP" "$peek" <<'PY'
-import os, sys
-sys.path.insert(0, os.path.join(sys.argv[1], "scripts", "analysis"))
-import pcapflow
+	read -r sport dport seq ack < <(python3 - "$peek" <<'PY'
+import sys
+from ecnproxy.analysis import pcapread
 last = None
-for p in pcapflow.read_packets(sys.argv[2]):
+for p in pcapread.read_packets(sys.argv[1]):
     if not p[8] & 0x02:
         last = p
 if last:
@@ -273,7 +271,7 @@ PY
 	log_test "IPv$fam: the flow stays phase 2 DEFAULT, no congestion event, nothing dropped"
 
 	RET=0
-	res=$(python3 -c "$CHECK_PY" "$TB_TOP" "$TB_OUT/$name.spoofed.json" \
+	res=$(python3 -c "$CHECK_PY" "$TB_OUT/$name.spoofed.json" \
 		"$TB_OUT/$name.e.pcap" "$TB_OUT/$name.n.pcap")
 	echo "$res" >"$TB_OUT/$name.spoofed-seen.json"
 	log_info "IPv$fam: spoofed segments in the captures: $res"

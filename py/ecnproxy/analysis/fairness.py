@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Analysis of a fairness results directory (PROFILE=fairness).
+
+report(RESULTS) reads plan.json and runs/*.json (guest/fairness.py)
+and writes runs.csv, summary.md, cwnd.png, share.png and README.md.
+
+Per run, over the steady window (from steady_from_s after each flow's first
+data segment to the end of the shorter flow):
+  share_A        A's bytes / (A's + B's), from the senders' 200 ms iperf3
+                 intervals; jain = Jain's index of the two throughputs.
+  reductions     the sender's window reductions, from its own capture: data
+                 segments with CWR (an ECN sender's response to ECE) plus
+                 loss-recovery episodes (a retransmission at or beyond the
+                 previous episode's recovery point).  For the proxied
+                 sender in upload the capture is taken before the proxy, so
+                 its retransmissions of the simulated loss (which the proxy
+                 suppresses) are seen.
+  ce_rtts        the flow's CE-marked round trips, from the capture after
+                 the bottleneck: CE marks grouped greedily into windows of
+                 one RTT (the sender's median smoothed RTT from iperf3); an
+                 ECN sender answers each such window with one reduction.
+  red_per_ce_rtt reductions / ce_rtts: about 1 for an ECN sender; the
+                 proxy's feedback is right when its sender's value matches.
+"""
+import glob
+import json
+import os
+import statistics
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from . import report as rpt, stats  # noqa: E402
+
+RECOVERY = ("TcpExt.TCPSackRecovery", "TcpExt.TCPRenoRecovery")
+UNDO = ("TcpExt.TCPFullUndo", "TcpExt.TCPPartialUndo", "TcpExt.TCPDSACKUndo",
+        "TcpExt.TCPLossUndo")
+
+
+def ce_round_trips(times, rtt):
+    """Number of windows of length rtt, opened greedily at each CE mark
+    that falls after the previous window, that hold the marks."""
+    n, end = 0, None
+    for t in sorted(times):
+        if end is None or t >= end:
+            n += 1
+            end = t + rtt
+    return n
+
+
+def window_bytes(series, t_from, t_to):
+    """Bytes of the 200 ms intervals ending in (t_from, t_to] (relative s)."""
+    return sum(b for t, b, *_ in series if t_from < t <= t_to)
+
+
+def in_window(times, t0, t1):
+    return [t for t in times if t0 <= t < t1]
+
+
+def run_row(rec):
+    p = rec["params"]
+    fl = rec["flows"]
+    steady = p.get("steady_from_s", 10)
+    row = {"id": rec["id"], "direction": p["direction"], "pair": p["pair"],
+           "feedback": p["feedback"], "rep": p["rep"], "ok": rec["ok"],
+           "flags": ",".join(rec["fidelity"]["flags"]),
+           "cpu_idle_min": rec["fidelity"]["cpu_idle_min"]}
+    ends = [f["series"][-1][0] for f in fl.values() if f.get("series")]
+    t_end = min(ends) if len(ends) == 2 else None
+    for k in ("A", "B"):
+        f = fl[k]
+        ser = f.get("series") or []
+        if t_end is None or not ser:
+            continue
+        b = window_bytes(ser, steady, t_end)
+        row["bytes_" + k] = b
+        row["mbit_" + k] = round(b * 8 / (t_end - steady) / 1e6, 3)
+        rtts = [r for _, _, _, r, _ in ser if r]
+        rtt = statistics.median(rtts) / 1e6 if rtts else None
+        row["srtt_ms_" + k] = round(rtt * 1e3, 2) if rtt else None
+        sc, ac = f.get("sender_capture"), f.get("after_capture")
+        if sc:
+            t0 = sc["first"] + steady
+            t1 = sc["first"] + t_end
+            cwr = len(in_window(sc["cwr_times"], t0, t1))
+            ep = len(in_window(sc["episode_times"], t0, t1))
+            row["cwr_" + k] = cwr
+            row["episodes_" + k] = ep
+            row["reductions_" + k] = cwr + ep
+            row["red_per_s_" + k] = round((cwr + ep) / (t_end - steady), 3)
+        if ac and rtt:
+            a0 = ac["first"] + steady
+            a1 = ac["first"] + t_end
+            ce = in_window(ac["ce_times"], a0, a1)
+            row["ce_" + k] = len(ce)
+            row["ce_rtts_" + k] = ce_round_trips(ce, rtt)
+            if sc and row["ce_rtts_" + k]:
+                row["red_per_ce_rtt_" + k] = round(row["reductions_" + k]
+                                                   / row["ce_rtts_" + k], 3)
+    if "bytes_A" in row and "bytes_B" in row and row["bytes_A"] + row["bytes_B"]:
+        row["share_A"] = round(row["bytes_A"] / (row["bytes_A"] + row["bytes_B"]), 4)
+        row["ratio_A_B"] = round(row["bytes_A"] / row["bytes_B"], 4) if row["bytes_B"] else None
+        row["jain"] = round(stats.jain([row["bytes_A"], row["bytes_B"]]), 4)
+    # per-namespace TCP counters: one sender per namespace only in upload
+    if p["direction"] == "upload":
+        for k, ns in (("A", "client"), ("B", "udp1")):
+            c = rec["tcp_counters"].get(ns, {})
+            row["nstat_recoveries_" + k] = sum(c.get(x, 0) for x in RECOVERY)
+            row["nstat_undos_" + k] = sum(c.get(x, 0) for x in UNDO)
+            row["nstat_rtos_" + k] = c.get("TcpExt.TCPTimeouts", 0)
+    ps = rec.get("proxy_stats", {})
+    a, b = ps.get("after", {}), ps.get("before", {})
+    for key in ("congestion_events", "dupacks_injected", "segs_dropped", "events_answered"):
+        if key in a:
+            row["proxy_" + key] = a[key] - b.get(key, 0)
+    pr = rec.get("probes") or {}
+    row["rtt_p50_ms"] = (pr.get("rtt") or {}).get("p50_ms")
+    row["rtt_p95_ms"] = (pr.get("rtt") or {}).get("p95_ms")
+    return row
+
+
+def load(d):
+    recs = []
+    for f in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
+        with open(f) as fh:
+            recs.append(json.load(fh))
+    return recs
+
+
+def fmt_range(xs):
+    xs = [x for x in xs if x == x and x is not None]
+    if not xs:
+        return "-"
+    med = stats.median(xs)
+    return "%.2f [%.2f, %.2f]" % (med, min(xs), max(xs)) if len(xs) > 1 else "%.2f" % med
+
+
+def med(xs):
+    xs = [x for x in xs if x == x and x is not None]
+    return "%.2f" % stats.median(xs) if xs else "-"
+
+
+def fmt_interval(est, lo, hi, cov, fmt="%.2f"):
+    """'0.99 [0.96, 1.01]', with the coverage as report.fmt_cov() gives it
+    when short of 95 % (never rounded up to it)."""
+    if est != est:
+        return "-"
+    if lo != lo or cov <= 0:
+        return (fmt % est) + " (no interval)"
+    return "%s [%s, %s]%s" % (fmt % est, fmt % lo, fmt % hi, rpt.fmt_cov(cov))
+
+
+def goal_rows(df):
+    """The goal table: per direction and feedback, A's share in
+    proxy-vs-ecn against A's share in the control ecn-vs-ecn (its range,
+    and the Hodges-Lehmann shift with its exact interval: stats.gm_shift
+    on one cell), and A's reductions per CE-marked round trip as a ratio
+    to the control's (stats.hl_ratio).  verdict: "backs off less" when
+    the whole shift interval is above 0, "backs off more" when below,
+    "not distinguishable" otherwise (or "no interval" with too few runs)."""
+    out = []
+    if "share_A" not in df:
+        return out
+    for direction in ("upload", "download"):
+        ctl = df[(df.direction == direction) & (df.pair == "ecn-vs-ecn")]
+        cs = [x for x in ctl.share_A if x == x]
+        if not cs:
+            continue
+        cr = [x for x in ctl.get("red_per_ce_rtt_A", pd.Series(dtype=float)) if x == x]
+        for fb, g in df[(df.direction == direction) & (df.pair == "proxy-vs-ecn")].groupby(
+                "feedback"):
+            gs = [x for x in g.share_A if x == x]
+            if not gs:
+                continue
+            m = stats.median(gs)
+            sh, lo, hi, cov = stats.gm_shift([gs], [cs])
+            if lo != lo or cov <= 0:
+                verdict = "no interval"
+            elif lo > 0:
+                verdict = "**backs off less**"
+            elif hi < 0:
+                verdict = "backs off more"
+            else:
+                verdict = "not distinguishable"
+            if cov > 0 and cov < 0.9:
+                verdict += " ?"
+            gr = [x for x in g.get("red_per_ce_rtt_A", pd.Series(dtype=float)) if x == x]
+            nan = float("nan")
+            rr = stats.hl_ratio(gr, cr) if gr and cr else (nan, nan, nan, 0.0)
+            out.append({"direction": direction, "feedback": fb, "share": m, "n": len(gs),
+                        "ctl_lo": min(cs), "ctl_hi": max(cs), "n_ctl": len(cs),
+                        "inside": bool(min(cs) <= m <= max(cs)),
+                        "shift": sh, "shift_lo": lo, "shift_hi": hi, "shift_cov": cov,
+                        "verdict": verdict, "resp_a": fmt_range(gr), "resp_ctl": fmt_range(cr),
+                        "resp": rr[0], "resp_lo": rr[1], "resp_hi": rr[2], "resp_cov": rr[3]})
+    return out
+
+
+def cwnd_plot(recs, path):
+    keys = sorted({(r["params"]["direction"], r["params"]["pair"], r["params"]["feedback"])
+                   for r in recs}, key=lambda k: (k[0] != "upload", k[1], k[2]))
+    if not keys:
+        return
+    fig, axes = plt.subplots(len(keys), 1, figsize=(10, 1.9 * len(keys)), sharex=True,
+                             squeeze=False)
+    for ax, key in zip(axes[:, 0], keys):
+        rec = min((r for r in recs if (r["params"]["direction"], r["params"]["pair"],
+                                       r["params"]["feedback"]) == key),
+                  key=lambda r: r["params"]["rep"])
+        for k, col in (("A", "#d6604d"), ("B", "#2166ac")):
+            ser = rec["flows"][k].get("series") or []
+            ax.plot([s[0] for s in ser], [(s[2] or 0) / 1448 for s in ser], color=col,
+                    lw=0.8, label="%s (%s)" % (k, "through proxy" if k == "A" else "beside"))
+        ax.set_ylabel("cwnd (MSS)")
+        pair = key[1] if key[1] != "ecn-vs-ecn" else "ecn-vs-ecn (control)"
+        ax.set_title("%s, %s, feedback %s, rep %d" % (key[0], pair, key[2],
+                                                     rec["params"]["rep"]), fontsize=8)
+        ax.legend(fontsize=6, loc="upper right")
+    axes[-1, 0].set_xlabel("s since the flow started (sender's iperf3 intervals)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def share_plot(df, path):
+    if "share_A" not in df:
+        return
+    groups = [g for g in df.groupby(["direction", "pair", "feedback"])]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    labels = []
+    for i, (key, g) in enumerate(groups):
+        ax.scatter([i] * len(g), g.share_A, color="#d6604d", s=14)
+        labels.append("%s\n%s\n%s" % key)
+    ax.axhline(0.5, color="#999999", lw=0.8, ls="--")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(labels, fontsize=6)
+    ax.set_ylabel("A's share of the bytes")
+    ax.set_title("Throughput share of the flow through the proxy (A), per run", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def report(d):
+    with open(os.path.join(d, "plan.json")) as f:
+        plan = json.load(f)
+    prof = plan["profile"]
+    recs = load(d)
+    df = pd.DataFrame([run_row(r) for r in recs])
+    df.to_csv(os.path.join(d, "runs.csv"), index=False)
+    cwnd_plot(recs, os.path.join(d, "cwnd.png"))
+    share_plot(df, os.path.join(d, "share.png"))
+    L = ["# Fairness and responsiveness of the proxy's feedback", "",
+         prof.get("description", ""), "",
+         "Runs: %d of %d planned; generated by `scripts/ecnproxy analyze %s` from "
+         "`runs/*.json`." % (len(recs), len(plan["runs"]), os.path.basename(d)), ""]
+    verdicts = {}
+    if len(df):
+        L += ["A is the flow through the proxy (client), B the flow beside it (udp1). "
+              "Values are median [min, max] over the runs; shares and reductions from "
+              "%d s on." % prof.get("steady_from_s", 10), "",
+              "| direction | pair | feedback | n | A's share | Jain | A Mbit/s | B Mbit/s "
+              "| reductions/s A | B | per CE-marked RTT A | B | proxy events/s | RTT p50 ms "
+              "| flagged |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for key, g in df.groupby(["direction", "pair", "feedback"]):
+            span = prof["duration_s"]  # the proxy counters cover the whole run
+            ev = [x / span for x in g.get("proxy_congestion_events", pd.Series(dtype=float))
+                  if x == x]
+            L.append("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                     "| %d |" % (
+                         key[0], key[1], key[2], len(g),
+                         fmt_range(list(g.get("share_A", []))), med(list(g.get("jain", []))),
+                         med(list(g.get("mbit_A", []))), med(list(g.get("mbit_B", []))),
+                         med(list(g.get("red_per_s_A", []))), med(list(g.get("red_per_s_B", []))),
+                         fmt_range(list(g.get("red_per_ce_rtt_A", []))),
+                         fmt_range(list(g.get("red_per_ce_rtt_B", []))),
+                         med(ev) if key[1] != "ecn-vs-ecn" else "-",
+                         med(list(g.get("rtt_p50_ms", []))),
+                         sum(1 for x in g["flags"] if x)))
+        L.append("")
+        # the goal: a proxied sender's share against an ECN sender within the
+        # control's own spread (same direction), and the difference from the
+        # control with an interval (goal_rows)
+        rows = goal_rows(df)
+        L += ["## Goal: the proxied sender backs off as much as an ECN sender", "",
+              "A's share in `proxy-vs-ecn` against A's share in the control "
+              "`ecn-vs-ecn` (the same path, A an end-to-end ECN sender there): the "
+              "median and the control's range (the issue's \"within the control's "
+              "spread\"), then the Hodges-Lehmann shift of A's share from the "
+              "control's and the ratio of A's window reductions per CE-marked round "
+              "trip to the control's, with exact intervals and their coverage.  "
+              "`backs off less`: the whole share interval above 0 (the proxied sender "
+              "takes more than an ECN sender in its place); `backs off more`: below 0; "
+              "`not distinguishable` otherwise; `?`: an interval that covers less than 90 % "
+              "(too few runs to decide).", "",
+              "| direction | feedback | A's share, proxy-vs-ecn | control A's share range "
+              "| inside | share shift from the control [interval] (coverage) | verdict "
+              "| A per CE-RTT | control A per CE-RTT | ratio [interval] (coverage) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            verdicts["%s/%s" % (r["direction"], r["feedback"])] = {
+                "share_A": r["share"], "control": [r["ctl_lo"], r["ctl_hi"]],
+                "inside": r["inside"], "shift": [r["shift"], r["shift_lo"], r["shift_hi"]],
+                "shift_coverage": r["shift_cov"], "verdict": r["verdict"],
+                "red_per_ce_rtt_ratio": [r["resp"], r["resp_lo"], r["resp_hi"]]}
+            L.append("| %s | %s | %.3f (n=%d) | [%.3f, %.3f] (n=%d) | %s | %s | %s | %s | %s "
+                     "| %s |" % (
+                         r["direction"], r["feedback"], r["share"], r["n"], r["ctl_lo"],
+                         r["ctl_hi"], r["n_ctl"], "yes" if r["inside"] else "**no**",
+                         fmt_interval(r["shift"], r["shift_lo"], r["shift_hi"],
+                                      r["shift_cov"], "%+.3f"),
+                         r["verdict"], r["resp_a"], r["resp_ctl"],
+                         fmt_interval(r["resp"], r["resp_lo"], r["resp_hi"],
+                                      r["resp_cov"])))
+        L.append("")
+        if "nstat_recoveries_A" in df:
+            L += ["## Upload senders' own counters (nstat in each sender's namespace)", "",
+                  "| pair | feedback | n | A recoveries | A undos | A RTOs | B recoveries "
+                  "| B undos | B RTOs | proxy events | proxy segs dropped |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+            up = df[df.direction == "upload"]
+            for key, g in up.groupby(["pair", "feedback"]):
+                L.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    key[0], key[1], len(g),
+                    *(med(list(g.get(c, []))) for c in (
+                        "nstat_recoveries_A", "nstat_undos_A", "nstat_rtos_A",
+                        "nstat_recoveries_B", "nstat_undos_B", "nstat_rtos_B",
+                        "proxy_congestion_events", "proxy_segs_dropped"))))
+            L.append("")
+    L += ["Plots: `cwnd.png` (both senders' cwnd, first repetition of each cell), "
+          "`share.png` (A's share per run).", ""]
+    with open(os.path.join(d, "summary.md"), "w") as f:
+        f.write("\n".join(L))
+    with open(os.path.join(d, "headline.json"), "w") as f:
+        json.dump({"kind": "fairness", "profile": prof["name"], "runs": len(recs),
+                   "flagged": int(sum(1 for r in recs if r["fidelity"]["flags"])),
+                   "verdicts": verdicts}, f, indent=1)
+    with open(os.path.join(d, "README.md"), "w") as f:
+        f.write("# %s\n\nFairness experiment (`make fairness`, profile `%s`). "
+                "See `summary.md`; raw records in `runs/`.\n" % (os.path.basename(d),
+                                                                 prof["name"]))
+    return verdicts

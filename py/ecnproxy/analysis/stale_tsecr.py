@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ACKs that reach a dupack-proxied sender with a TSecr older than its
+retransmission of L (what Linux's Eifel check, tcp_packet_delayed(),
+undoes a reduction for).
+
+  scripts/ecnproxy stale-tsecr CLIENT_SIDE_PCAP[.xz] [WINDOW_S]
+  (the capture next to the sender, N)
+
+The data connection is the one with the most payload.  A retransmission
+is a data segment that ends at or below the highest sequence sent
+before.  For each, the first ACK within WINDOW_S (default 0.05 s) whose
+TSecr is non-zero and before the retransmission's TSval is reported:
+its delay after the retransmission, its ACK number minus the
+retransmitted sequence (0: held at L; above: a release) and whether it
+carries SACK blocks.  Prints the counts and the first 15.
+"""
+import bisect
+import collections
+import sys
+
+from . import pcapread
+
+
+def older(a, b):
+    return a != b and ((b - a) & 0xFFFFFFFF) < 1 << 31
+
+
+def main(argv):
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    window = float(argv[1]) if len(argv) > 1 else 0.05
+    pk = list(pcapread.read_segments(argv[0]))
+    by = collections.Counter()
+    for p in pk:
+        by[(p[4], p[5])] += p[10]
+    (cport, sport), _ = by.most_common(1)[0]
+    hi, rexmits, acks = None, [], []
+    for t, _e, _s, _d, sp, dp, seq, ack, _fl, _w, plen, o in pk:
+        opts = pcapread.tcp_options(o)
+        if sp == cport and plen:
+            end = (seq + plen) & 0xFFFFFFFF
+            if hi is not None and not older(hi, end):
+                rexmits.append((t, seq, opts.get("ts", (0, 0))[0]))
+            if hi is None or older(hi, end):
+                hi = end
+        elif sp == sport and not plen:
+            acks.append((t, ack, opts.get("ts", (0, 0))[1], bool(opts.get("sack"))))
+    at = [a[0] for a in acks]
+    found = []
+    for t, seq, tsval in rexmits:
+        for a in acks[bisect.bisect_right(at, t):]:
+            if a[0] > t + window:
+                break
+            if a[2] and older(a[2], tsval):
+                found.append((round((a[0] - t) * 1000, 2), (a[1] - seq) & 0xFFFFFFFF,
+                              tsval - a[2], a[3]))
+                break
+    print("retransmissions %d; followed within %.0f ms by an ACK with an older TSecr: %d "
+          "(held at L: %d, releases: %d)" % (
+              len(rexmits), window * 1000, len(found), sum(1 for f in found if not f[1]),
+              sum(1 for f in found if f[1])))
+    print("first 15 (ms after, ACK - L, TSval - TSecr, SACK):", found[:15])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

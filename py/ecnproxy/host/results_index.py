@@ -1,0 +1,696 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The index of results/: which directory holds what, and which is current.
+
+  results-index [--results DIR]            write DIR/README.md (default results/)
+  results-index [--results DIR] --check    exit 1 if README.md is not what this
+                                           would write, or an about.json is
+                                           missing or malformed
+  results-index --about RESULT_DIR --kind KIND --summary TEXT [--status S]
+                                           write RESULT_DIR/about.json (the
+                                           publishing scripts), then the index
+
+Each directory results/NAME/ carries about.json:
+
+  {"kind": "vmtest", "date": "2026-11-29", "commit": "<sha>",
+   "commit_source": "command.txt", "kernel": "6.1.0-56-amd64",
+   "status": "current", "summary": "one line"}
+
+kind is one of KINDS below; date the day the run started (YYYY-MM-DD, as
+the directory's name says); commit the git commit the results were made
+from, read from the directory's own records (commit_source names the
+file), or, where it records none, the commit that added the directory to
+git (commit_source "git-add"); commits lists them all when a run spanned
+several; dirty is true when a record says the tree had uncommitted changes;
+kernel the guest kernel the records name (null when they name none); status
+one of current, superseded (with superseded_by, the directory that replaced
+it), aborted (superseded_by optional: where to look instead) or wip; summary
+one line on what the directory shows.  Other fields are kept as they are.
+
+A directory without about.json is indexed from what its records say
+(meta.json, plan.json, headline.json, command.txt, kernel.txt, ...), with
+status wip.  --check accepts that only for the directories scripts/matrix
+writes (those with a plan.json: make matrix, make fairness, make
+experiments), so that a new matrix run indexes itself (scripts/ecnproxy
+analyze runs this script) until someone writes its about.json;
+every other directory must have one.
+
+Python 3 standard library only.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+from ..paths import RESULTS
+
+FIELDS = ("kind", "date", "commit", "kernel", "status", "summary")
+ORDER = ("kind", "date", "commit", "commit_source", "commits", "dirty", "kernel",
+         "status", "superseded_by", "summary")
+STATUSES = ("current", "superseded", "aborted", "wip")
+MB = 1 << 20
+
+# kind: (section title, what makes such a directory and where to start)
+KINDS = {
+    "matrix": ("Throughput matrix (make matrix)",
+               "`scripts/matrix` (`make matrix PROFILE=...`): completion times of the six "
+               "configurations; `summary.md` has the headline ratios, raw records in `runs/`."),
+    "fairness": ("Fairness (make fairness)",
+                 "`scripts/matrix` with a fairness profile: two long flows through one RED "
+                 "queue, A's share of the bytes; `summary.md`, raw records in `runs/`."),
+    "experiments": ("Impairment experiments (make experiments)",
+                    "`scripts/matrix` with an `exp-*` profile: a study's claim reproduced with "
+                    "the impairment module; `summary.md` says paper said / we measured."),
+    "vmtest": ("VM test runs (publish-vmtest, publish-vmtest-run)",
+               "`vm-testbed/run-vm-tests.sh` output published by `scripts/publish-vmtest-run` "
+               "(or `scripts/publish-vmtest` for one test): `summary.md`, `results.tap`, "
+               "`tests/NAME/log`, `command.txt`."),
+    "debugtest": ("Debug kernel runs (make debugtest)",
+                  "`scripts/debugtest` runs published by `scripts/publish-debugtest`: one "
+                  "subdirectory per run, `summary.md` per guest; `kernel.txt` names the "
+                  "kernel and commit of each run."),
+    "debugkernel": ("Debug kernel builds (make debugkernel)",
+                    "`scripts/debugkernel`: how long the build took (`complete`, `time.txt`)."),
+    "bench": ("Benchmarks (make bench-*)",
+              "`scripts/bench-*` and `kmod/tests/bench/`: `results.md` from the raw "
+              "`runs.jsonl` / `raw.txt`; `command.txt` has the command."),
+    "cross": ("Cross builds (make cross)",
+              "`scripts/cross`: the modules for arm64, arm and mips; `cross.log`, "
+              "`pahole-*.txt`."),
+    "selftest": ("Self-tests against reintroduced bugs",
+                 "a test shown to fail on the old code; the directory's `README.md` says how."),
+    "other": ("Other", "see the directory's own README."),
+}
+
+# top-level files other than this index
+FILES = {
+    "ci-durations.tsv": "`make test`'s wall time at each CI stop (one line per stop)",
+}
+
+HEADER = """\
+# results
+
+Published results, one directory per run (`NAME-DATE[-N]/`), made by
+scripts from raw data and not edited by hand, except each directory's
+`about.json`.  This index is generated by `scripts/results-index` from
+those files; do not edit it.  `scripts/results-index --check` (run by
+`scripts/tests/test_results_index.py`, so by `make unit` and `make test`)
+fails when this file is stale, when a directory has no `about.json`
+(directories written by `scripts/matrix`, with a `plan.json`, are indexed
+from their records until they get one, as `wip`), or when an `about.json`
+is malformed.  After adding or changing a directory run
+`scripts/results-index`; `scripts/publish-vmtest`, `publish-vmtest-run`
+and `publish-debugtest` write a new directory's `about.json` and run it,
+and `scripts/ecnproxy analyze` runs it after a matrix run.
+
+Start with a directory's `summary.md` (or `README.md`, `results.md`: the
+link in the tables goes there).
+
+## Status
+
+- **current**: the latest run of its question: the same profile and
+  feedback mode (matrix, fairness, experiments), the same benchmark
+  command, the same VM tests, the current debug kernel's configuration.
+- **superseded**: a later run replaced it (named in the table; "now" is
+  the end of that chain).  It stays, as the evidence for what it showed
+  then (the docs cite several), but a current figure comes from its
+  successor.  A VM test run is superseded when every test it ran was run
+  again later on newer code.
+- **aborted**: stopped before its plan was done, or not a result (the
+  summary says why); kept as evidence.
+- **wip**: in progress, or not yet given an `about.json`.
+
+Each `about.json` holds `kind`, `date` (the day the run started, as the
+name says), `commit` (the git commit the results were made from, read from
+the directory's own records, `commit_source` naming which; `git-add`
+where the records name none and the commit that added the directory is
+given instead; `commits` when a run spanned several; `dirty` when a
+record says the tree had uncommitted changes), `kernel` (the guest
+kernel its records name, or null), `status`, `superseded_by` and a
+one-line `summary`.  In the tables a commit marked `(git-add)` is such
+a stand-in, `+N` counts further commits and `(modified)` means dirty.
+"""
+
+STORAGE = """\
+## What is kept raw and what compressed
+
+Everything a script reads is kept raw: the runs' records (`runs/*.json`,
+`plan.json`, `meta.json`, `session.json`, `sessions/`, `headline.json`,
+`runs.jsonl`, `*.csv`), which `scripts/ecnproxy analyze`,
+`py/ecnproxy/analysis/`, `scripts/matrix` (to resume) and the table scripts
+(`py/ecnproxy/tables/`, `analysis/sack_rtt_scan.py`, `analysis/ss_scan.py`)
+read by name, and the logs that `tables/proxy_dupack.py`,
+`tables/variants.py` and `scripts/publish-*` read (`log`,
+`results.tap`, `durations.txt`, `endcheck.log`, `run.tap`).  Logs,
+consoles and `dmesg.txt` under 1 MB stay raw as well, so that `grep -r`
+finds what the docs quote (README.md and `kmod/ecn_proxy/*.md` cite
+many by path); git compresses them in its own store anyway.  Compressed
+with `xz`: the files under `captures/`, packet captures and `ss -ti`
+samples (kept only where a finding needs them: the publishing scripts
+leave captures out; `sack_rtt_scan.py` and `ss_scan.py` read the `.xz`
+as it is), any file over 1 MB that
+`scripts/publish-debugtest` copies (a guest log with a storm of kernel
+reports; its summary reads the console log either way), and the debug
+kernel's `.config` (`config.xz`, once per directory).  `xzcat FILE.xz`
+reads one; `xzgrep` searches.
+"""
+
+
+def rel_date(name):
+    m = re.search(r"(20\d\d)(\d\d)(\d\d)", name)
+    return "%s-%s-%s" % m.groups() if m else None
+
+
+def read(path, limit=None):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read(limit) if limit else f.read()
+    except OSError:
+        return None
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def git(results, *args):
+    try:
+        p = subprocess.run(["git", "-C", results] + list(args), capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def full_sha(results, sha):
+    """SHA expanded to 40 digits when this repository knows it."""
+    if sha and len(sha) < 40:
+        return git(results, "rev-parse", "--verify", "-q", sha + "^{commit}") or sha
+    return sha
+
+
+def derive_kind(d, name):
+    plan = read_json(os.path.join(d, "plan.json"))
+    if plan:
+        k = (plan.get("profile") or {}).get("kind", "matrix")
+        return {"impair": "experiments", "fairness": "fairness"}.get(k, "matrix")
+    for prefix, kind in (("vmtest-", "vmtest"), ("debugtest-", "debugtest"),
+                         ("debugkernel-", "debugkernel"), ("cross-", "cross"),
+                         ("selftest-", "selftest")):
+        if name.startswith(prefix):
+            return kind
+    if "bench" in name:
+        return "bench"
+    cmd = read(os.path.join(d, "command.txt")) or ""
+    if "publish-vmtest" in cmd:
+        return "vmtest"
+    if "publish-debugtest" in cmd:
+        return "debugtest"
+    return "other"
+
+
+def sessions(d):
+    """Session records of a matrix directory, oldest first: sessions/NN/
+    session.json, then meta.json's (the last session's, rewritten at its
+    end)."""
+    out = []
+    for s in sorted(glob.glob(os.path.join(d, "sessions", "*", "session.json"))):
+        j = read_json(s)
+        if isinstance(j, dict) and j.get("git_commit"):
+            out.append(j)
+    meta = read_json(os.path.join(d, "meta.json"))
+    for s in (meta or {}).get("sessions") or []:
+        if s.get("git_commit") and not any(
+                o.get("start") == s.get("start") and o.get("git_commit") == s["git_commit"]
+                for o in out):
+            out.append(s)
+    return out
+
+
+def derive_commit(d, name, results):
+    """{commit, commit_source[, commits][, dirty]} from the directory's own
+    records, else from the commit that added it to git."""
+    ss = sessions(d)
+    if ss:
+        commits = []
+        for s in ss:
+            if s["git_commit"] not in commits:
+                commits.append(s["git_commit"])
+        out = {"commit": ss[-1]["git_commit"],
+               "commit_source": "meta.json" if read_json(os.path.join(d, "meta.json"))
+               else "sessions/*/session.json"}
+        if len(commits) > 1:
+            out["commits"] = commits
+        if any(s.get("git_dirty") for s in ss):
+            out["dirty"] = True
+        return out
+    cmd = read(os.path.join(d, "command.txt")) or ""
+    m = re.search(r"^ran:.*?\bcommit ([0-9a-f]{7,40})\b", cmd, re.M)
+    g = re.search(r"^git: ([0-9a-f]{7,40})(.*)$", cmd, re.M)
+    if m or g:
+        out = {"commit": full_sha(results, (m or g).group(1)),
+               "commit_source": "command.txt" + (" (ran:)" if m else "")}
+        if g and not m and "modified" in g.group(2):
+            out["dirty"] = True
+        return out
+    runs = []
+    for k in glob.glob(os.path.join(d, "*", "kernel.txt")) + glob.glob(os.path.join(d, "kernel.txt")):
+        t = read(k) or ""
+        sha = re.search(r"^git: ([0-9a-f]{7,40})", t, re.M)
+        when = re.search(r"^date: (\S+)", t, re.M)
+        if sha:
+            runs.append((when.group(1) if when else "", sha.group(1)))
+    if runs:
+        runs.sort()
+        commits = []
+        for _, sha in runs:
+            if sha not in commits:
+                commits.append(sha)
+        out = {"commit": runs[-1][1], "commit_source": "kernel.txt"}
+        if len(commits) > 1:
+            out["commits"] = commits
+        return out
+    m = re.match(r"make cross, \S+, ([0-9a-f]{7,40})", read(os.path.join(d, "cross.log"), 200) or "")
+    if m:
+        return {"commit": full_sha(results, m.group(1)), "commit_source": "cross.log"}
+    added = git(results, "log", "--diff-filter=A", "--format=%H", "--", name)
+    if added:
+        return {"commit": added.split()[-1], "commit_source": "git-add"}
+    return {"commit": None, "commit_source": None}
+
+
+LINUX = re.compile(r"Linux version (\S+)")
+
+
+def derive_kernel(d):
+    runs = sorted(glob.glob(os.path.join(d, "runs", "*.json")))
+    if runs:
+        j = read_json(runs[0]) or {}
+        env = j.get("env") or {}
+        k = ((j.get("versions") or {}).get("kernel") or env.get("kernel")
+             or (env.get("versions") or {}).get("kernel"))
+        if k:
+            return k
+    meta = read_json(os.path.join(d, "meta.json"))
+    if isinstance(meta, dict) and isinstance(meta.get("kernel"), str):
+        return meta["kernel"]
+    kt = glob.glob(os.path.join(d, "*", "kernel.txt")) + glob.glob(os.path.join(d, "kernel.txt"))
+    if kt:
+        rel, keys = set(), []
+        for k in sorted(kt):
+            t = read(k) or ""
+            r = re.search(r"^release: (\S+)", t, re.M)
+            key = re.search(r"^key: (\S+)", t, re.M)
+            if r:
+                rel.add(r.group(1))
+            if key and key.group(1) not in keys:
+                keys.append(key.group(1))
+        if rel:
+            return "%s debug (key %s)" % ("/".join(sorted(rel)), ", ".join(keys))
+    t = read(os.path.join(d, "complete"))
+    if t:
+        r = re.search(r"^release: (\S+)", t, re.M)
+        s = re.search(r"^source: (.+)$", t, re.M)
+        key = re.search(r"^key: (\S+)", t, re.M)
+        if r:
+            return "%s debug (%s%s)" % (r.group(1), s.group(1) if s else "?",
+                                        ", key " + key.group(1) if key else "")
+    m = re.search(r"^source: (linux-source\S* \S+)", read(os.path.join(d, "cross.log"), 1000) or "",
+                  re.M)
+    if m:
+        return m.group(1) + " (cross builds)"
+    m = re.search(r"^kernel: (?:Linux version )?(\S+)",
+                  (read(os.path.join(d, "command.txt")) or "") + "\n" +
+                  (read(os.path.join(d, "guest.txt")) or ""), re.M)
+    if m:
+        return m.group(1)
+    # said in passing ("... on kmod/ of X; kernel 6.1.0-56-amd64 (the guest's)")
+    m = re.search(r"\bkernel (\d+\.\d+\.\d+-\S*[a-z0-9])", read(os.path.join(d, "command.txt")) or "")
+    if m:
+        return m.group(1)
+    for f in ["dmesg.txt", "console.log"] + sorted(
+            glob.glob(os.path.join(d, "sessions", "*", "dmesg.txt"))):
+        m = LINUX.search(read(os.path.join(d, f), 256 * 1024) or "")
+        if m:
+            return m.group(1)
+    # iperf3's JSON in a VM test's directory: "system_info": "Linux HOST RELEASE ..."
+    for f in sorted(glob.glob(os.path.join(d, "tests", "*", "*.json"))):
+        m = re.search(r'"system_info":\s*"Linux \S+ (\S+)', read(f, 64 * 1024) or "")
+        if m:
+            return m.group(1)
+    return None
+
+
+def runs_done(d):
+    plan = read_json(os.path.join(d, "plan.json")) or {}
+    ids = [r["id"] for r in plan.get("runs") or [] if isinstance(r, dict) and "id" in r]
+    done = sum(os.path.exists(os.path.join(d, "runs", i + ".json")) for i in ids)
+    return done, len(ids)
+
+
+def fmt3(v):
+    return "%.2f [%.2f, %.2f]" % tuple(v[:3])
+
+
+def fmt_cells(cells):
+    """The first two headline pairs of a matrix headline.json with
+    "cells" (every cell, and a pooled figure only where they agree): the
+    pooled figure with the range of the cells, "cells disagree" and the
+    range, or the one cell."""
+    out = []
+    for k, v in list(cells.items())[:2]:
+        name = k.replace(" cross-on ", ": ").replace(" cross-off ", " (no cross traffic): ")
+        p = v.get("pooled") or {}
+        if len(v["cells"]) == 1:
+            out.append("%s %s" % (name, fmt3(next(iter(v["cells"].values()))["ratio"])))
+        elif p.get("cells_agree") is False or not p.get("ratio"):
+            out.append("%s cells disagree (%.2f-%.2f)" % (name, p["cell_min"], p["cell_max"]))
+        else:
+            out.append("%s %s (cells %.2f-%.2f)" % (name, fmt3(p["ratio"]), p["cell_min"],
+                                                    p["cell_max"]))
+    return "; ".join(out)
+
+
+def derive_summary(d, kind):
+    if kind in ("matrix", "fairness", "experiments"):
+        done, planned = runs_done(d)
+        plan = read_json(os.path.join(d, "plan.json")) or {}
+        prof = (plan.get("profile") or {}).get("name", "?")
+        fb = plan.get("feedback")
+        s = "profile %s%s, %d of %d runs" % (prof, ", FEEDBACK=%s" % fb if fb else "", done, planned)
+        h = read_json(os.path.join(d, "headline.json"))
+        if done < planned or not isinstance(h, dict):
+            return s + " (no report yet)"
+        try:
+            if h.get("kind") == "impair":
+                heads = ", ".join("%d %s" % (n, v) for v, n in sorted(h["verdicts"].items()))
+            elif h.get("kind") == "fairness":
+                heads = "; ".join("%s: A's share %.2f, control %.2f-%.2f" % (
+                    k, v["share_A"], v["control"][0], v["control"][1])
+                    for k, v in h["verdicts"].items())
+            elif isinstance(h.get("cells"), dict):
+                heads = fmt_cells(h["cells"])
+            else:
+                heads = "; ".join("%s %s" % (k.replace(" cross-on ", ": "), fmt3(v))
+                                  for k, v in list(h["headline"].items())[:2])
+        except (KeyError, TypeError, ValueError, IndexError):
+            heads = ""
+        return s + (": " + heads if heads else "")
+    if kind == "vmtest":
+        taps = [os.path.join(d, "results.tap")]
+    else:
+        taps = glob.glob(os.path.join(d, "*", "*", "results.tap"))
+    ok = bad = 0
+    for t in taps:
+        for line in (read(t) or "").splitlines():
+            ok += line.startswith("ok")
+            bad += line.startswith("not ok")
+    if ok or bad:
+        return "%d of %d checks passed" % (ok, ok + bad)
+    return "(no summary)"
+
+
+def derive(d, name, results, need=FIELDS):
+    """The fields NEED of directory D, from its records."""
+    out = {}
+    kind = derive_kind(d, name)
+    if "kind" in need:
+        out["kind"] = kind
+    if "date" in need:
+        out["date"] = rel_date(name)
+    if "commit" in need:
+        out.update(derive_commit(d, name, results))
+    if "kernel" in need:
+        out["kernel"] = derive_kernel(d)
+    if "status" in need:
+        out["status"] = "wip"
+    if "summary" in need:
+        out["summary"] = derive_summary(d, out.get("kind", kind))
+    return out
+
+
+def ordered(about):
+    out = {k: about[k] for k in ORDER if k in about}
+    out.update({k: v for k, v in about.items() if k not in out})
+    return out
+
+
+def validate(name, about, names):
+    """Problems of one about.json (a list of strings)."""
+    if not isinstance(about, dict):
+        return ["about.json is not a JSON object"]
+    errs = ["field '%s' missing" % f for f in FIELDS if f not in about]
+    for f in ("kind", "date", "status", "summary"):
+        if f in about and not (isinstance(about[f], str) and about[f].strip()):
+            errs.append("'%s' must be a non-empty string" % f)
+    for f in ("commit", "kernel"):
+        if f in about and not (about[f] is None or isinstance(about[f], str) and about[f]):
+            errs.append("'%s' must be a string or null" % f)
+    if isinstance(about.get("kind"), str) and about["kind"] not in KINDS:
+        errs.append("kind '%s' is not one of %s" % (about["kind"], ", ".join(KINDS)))
+    if isinstance(about.get("date"), str) and not re.fullmatch(r"20\d\d-\d\d-\d\d", about["date"]):
+        errs.append("date '%s' is not YYYY-MM-DD" % about["date"])
+    if isinstance(about.get("summary"), str) and "\n" in about["summary"]:
+        errs.append("summary is more than one line")
+    st = about.get("status")
+    if isinstance(st, str) and st not in STATUSES:
+        errs.append("status '%s' is not one of %s" % (st, ", ".join(STATUSES)))
+    by = about.get("superseded_by")
+    if st == "superseded" and not by:
+        errs.append("status superseded without superseded_by")
+    if by is not None:
+        if st not in ("superseded", "aborted"):
+            errs.append("superseded_by with status '%s'" % st)
+        if not isinstance(by, str) or by not in names:
+            errs.append("superseded_by '%s' is not a directory of results/" % (by,))
+        elif by == name:
+            errs.append("superseded_by names the directory itself")
+    if "commits" in about and not (isinstance(about["commits"], list) and
+                                   all(isinstance(c, str) for c in about["commits"])):
+        errs.append("'commits' must be a list of strings")
+    return errs
+
+
+def load(results):
+    """[(name, fields, problems, derived)] for every directory of RESULTS,
+    sorted by name: fields from about.json, what it lacks from the
+    records; derived is true when there is no usable about.json."""
+    names = sorted(n for n in os.listdir(results)
+                   if os.path.isdir(os.path.join(results, n)) and not n.startswith("."))
+    out = []
+    for name in names:
+        d = os.path.join(results, name)
+        path = os.path.join(d, "about.json")
+        problems = []
+        about = None
+        if os.path.exists(path):
+            try:
+                with open(path) as f:
+                    about = json.load(f)
+            except (OSError, ValueError) as e:
+                problems.append("about.json is not valid JSON (%s)" % e)
+            if about is not None:
+                problems += validate(name, about, names)
+        elif not os.path.exists(os.path.join(d, "plan.json")):
+            problems.append("no about.json")
+        fields = dict(about) if isinstance(about, dict) else {}
+        missing = [f for f in FIELDS if f not in fields]
+        derived = not isinstance(about, dict)
+        if missing:
+            fields.update(derive(d, name, results, missing))
+        if derived:
+            fields["status"] = "wip"
+        for f in ("kind", "status"):
+            if fields.get(f) not in (KINDS if f == "kind" else STATUSES):
+                fields[f] = "other" if f == "kind" else "wip"
+        out.append((name, fields, problems, derived))
+    # superseded_by chains must end
+    by = {n: f.get("superseded_by") for n, f, _, _ in out}
+    for name, _, problems, _ in out:
+        seen = [name]
+        n = by.get(name)
+        while n in by and n not in seen:
+            seen.append(n)
+            n = by.get(n)
+        if n in seen:
+            problems.append("superseded_by chain loops: %s" % " -> ".join(seen + [n]))
+    return out
+
+
+def esc(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def link(results, name):
+    for f in ("summary.md", "README.md", "results.md"):
+        if os.path.exists(os.path.join(results, name, f)):
+            return "[`%s/`](%s/%s)" % (name, name, f)
+    return "[`%s/`](%s/)" % (name, name)
+
+
+def final(name, by):
+    seen = {name}
+    while by.get(name) and by[name] not in seen:
+        name = by[name]
+        seen.add(name)
+    return name
+
+
+def storage(results):
+    """The generated part of "What is kept raw": the compressed files and
+    any raw file over 1 MB."""
+    caps, logs, configs, big = {}, [], [], []
+    for root, dirs, files in os.walk(results):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            rel = os.path.relpath(p, results)
+            top = rel.split(os.sep)[0]
+            if f.endswith(".xz"):
+                if "captures" in rel.split(os.sep) or re.search(r"\.pcap(ng)?\.xz$", f):
+                    caps[top] = caps.get(top, 0) + 1
+                elif f == "config.xz":
+                    configs.append(top)
+                else:
+                    logs.append(rel)
+            elif os.path.getsize(p) > MB:
+                big.append(rel)
+    L = ["Compressed now:", ""]
+    L.append("- captures (packets, and `ss -ti` samples): %d files, in %s" % (sum(caps.values()), ", ".join(
+        "`%s/` (%d)" % (k, v) for k, v in sorted(caps.items())) or "none"))
+    L.append("- logs: %s" % (", ".join("`%s`" % x for x in logs) or "none"))
+    L.append("- the debug kernel's `.config`: `config.xz` in %s" % (
+        ", ".join("`%s/`" % x for x in configs) or "none"))
+    L.append("- raw files over 1 MB: %s" % (", ".join("`%s`" % x for x in big) or "none"))
+    return L
+
+
+def render(results, entries):
+    by = {n: f.get("superseded_by") for n, f, _, _ in entries}
+    L = [HEADER]
+    L += ["## Contents", "",
+          "| kind | current | superseded | aborted | wip | directories |",
+          "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    kinds = [k for k in KINDS if any(f["kind"] == k for _, f, _, _ in entries)]
+    for k in kinds:
+        sts = [f["status"] for _, f, _, _ in entries if f["kind"] == k]
+        L.append("| [%s](#%s) | %s | %d |" % (
+            k, re.sub(r"[^a-z0-9 -]", "", KINDS[k][0].lower()).replace(" ", "-"),
+            " | ".join(str(sts.count(s)) for s in STATUSES), len(sts)))
+    sts = [f["status"] for _, f, _, _ in entries]
+    L.append("| all | %s | %d |" % (" | ".join(str(sts.count(s)) for s in STATUSES), len(sts)))
+    L.append("")
+    files = sorted(f for f in os.listdir(results)
+                   if f != "README.md" and not f.startswith(".")
+                   and os.path.isfile(os.path.join(results, f)))
+    if files:
+        L.append("Files: " + "; ".join(
+            "[`%s`](%s)%s" % (f, f, ": " + FILES[f] if f in FILES else "") for f in files) + ".")
+        L.append("")
+    for k in kinds:
+        L += ["## %s" % KINDS[k][0], "", KINDS[k][1], "",
+              "| directory | date | commit | kernel | status | summary |",
+              "| --- | --- | --- | --- | --- | --- |"]
+        for name, f, _, derived in entries:
+            if f["kind"] != k:
+                continue
+            c = f.get("commit")
+            commit = "-" if not c else "`%s`" % c[:7]
+            if c and f.get("commit_source") == "git-add":
+                commit += " (git-add)"
+            if len(f.get("commits") or []) > 1:
+                commit += " +%d" % (len(f["commits"]) - 1)
+            if f.get("dirty"):
+                commit += " (modified)"
+            st = f["status"]
+            if f.get("superseded_by") in by:
+                s = f["superseded_by"]
+                st += (" by " if st == "superseded" else "; see ") + "[`%s/`](%s/)" % (s, s)
+                end = final(s, by)
+                if end != s:
+                    st += ", now [`%s/`](%s/)" % (end, end)
+            if derived:
+                st += " (no about.json)"
+            L.append("| %s | %s | %s | %s | %s | %s |" % (
+                link(results, name), f.get("date") or "-", commit, esc(f.get("kernel") or "-"),
+                st, esc(f.get("summary") or "")))
+        L.append("")
+    L.append(STORAGE)
+    L += storage(results)
+    return "\n".join(L) + "\n"
+
+
+def write_about(results, d, kind, summary, status):
+    """RESULT_DIR/about.json for a directory just published: derived from
+    its records; an existing one keeps its status and summary, and gets the
+    records' commit and kernel again (publish-debugtest adds runs to a
+    directory)."""
+    d = os.path.abspath(d)
+    name = os.path.basename(d)
+    if os.path.dirname(d) != os.path.abspath(results):
+        raise SystemExit("results-index: %s is not a directory of %s" % (d, results))
+    path = os.path.join(d, "about.json")
+    old = read_json(path) if os.path.exists(path) else None
+    fresh = derive(d, name, results, ("date", "commit", "kernel"))
+    # a name without a date (publish-debugtest NAME): the day it is published
+    fresh["date"] = fresh["date"] or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    if isinstance(old, dict):
+        about = dict(old)
+        for k in ("commits", "dirty"):
+            about.pop(k, None)
+        about.update({k: v for k, v in fresh.items() if v is not None})
+    else:
+        about = {"kind": kind, **fresh, "status": status, "summary": summary}
+    with open(path + ".tmp", "w") as f:
+        json.dump(ordered(about), f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="results-index",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--results", default=RESULTS, help="the results directory (default: %(default)s)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if README.md is stale or an about.json is missing or malformed")
+    ap.add_argument("--about", metavar="RESULT_DIR",
+                    help="write RESULT_DIR/about.json (status current), then the index")
+    ap.add_argument("--kind", choices=list(KINDS), help="with --about")
+    ap.add_argument("--summary", help="with --about: one line on what it shows")
+    ap.add_argument("--status", default="current", choices=STATUSES, help="with --about")
+    a = ap.parse_args(argv)
+    results = os.path.abspath(a.results)
+    if a.about:
+        if not a.kind or not a.summary:
+            ap.error("--about needs --kind and --summary")
+        write_about(results, a.about, a.kind, " ".join(a.summary.split()), a.status)
+    entries = load(results)
+    problems = ["%s: %s" % (n, p) for n, _, ps, _ in entries for p in ps]
+    text = render(results, entries)
+    index = os.path.join(results, "README.md")
+    if a.check:
+        if read(index) != text:
+            problems.append("README.md is not what scripts/results-index writes "
+                            "(run scripts/results-index)")
+        for p in problems:
+            print("results-index: %s" % p, file=sys.stderr)
+        return 1 if problems else 0
+    for p in problems:
+        print("results-index: warning: %s" % p, file=sys.stderr)
+    if read(index) != text:
+        with open(index + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(index + ".tmp", index)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Table of scripts/bench-hook and scripts/bench-hook-kernel results:
+scripts/ecnproxy bench-hook-table OUTDIR
+
+Reads OUTDIR/runs.jsonl and OUTDIR/meta.json (written in the guest) and
+prints, per packet size, each configuration's forwarding rate (packets per
+second through the proxy node, median of the interleaved repetitions), its
+ratio to "no module" (Hodges-Lehmann estimate with the exact 95 %
+distribution-free interval, analysis/stats.py; its true level when
+the repetitions cannot reach 95 %), the cost per packet in ns of guest CPU
+(median of CPUs x busy share / rate, minus the same for no module) and the
+guest's median CPU idle share.  One flow is forwarded by one CPU's softirq,
+so the guest is not fully busy: the limit is that CPU and the other
+endpoints' work on it, not a link (no qdisc, veth).  Then
+the issue's goals, each with the numbers it is judged on: met when the
+whole interval meets it, not met when none of it does, undecided when the
+interval spans the goal (the point estimate alone decides nothing); the
+strip rule against TCPOPTSTRIP by the ratio of their rates in the same
+run, with its interval.
+
+bench-hook-kernel's runs (meta "method": "kernel") carry each packet's
+forwarding cost in ns timed in the kernel (kmod/selftest/hookbench.c);
+their "pps" is what one CPU forwards at that cost (1e9 / ns), so the same
+ratios and goals apply, and the cost per packet is the median ns minus
+no module's.
+"""
+import json
+import os
+import statistics
+import sys
+
+from ..analysis.stats import goal_verdict, hl_ratio
+
+LABEL = {
+    "nomod": "no module",
+    "proxy-off": "ecn_proxy loaded, enabled=0",
+    "proxy-neither": "proxy on, neither end ECN",
+    "proxy-both": "proxy on, both ends ECN",
+    "proxy-drop": "proxy on, proxied flow, drop",
+    "proxy-dupack": "proxy on, proxied flow, dupack",
+    "impair-norules": "impair loaded, no rules",
+    "impair-strip-ts": "impair `strip timestamp`",
+    "xt-tcpoptstrip-ts": "xt TCPOPTSTRIP --strip-options timestamp",
+    "nft-reset-ts": "nft `reset tcp option timestamp`",
+    "impair-ecn-bleach": "impair `ecn-bleach`",
+    "nft-ecn-set": "nft `ip ecn set not-ect`",
+    "conntrack": "conntrack alone (nft `ct state`)",
+    "proxy-unseen": "proxy on, a connection it never saw open",
+}
+
+
+def decide(lo, hi, lim):
+    """A goal "ratio >= lim" judged on an interval [lo, hi]."""
+    v = goal_verdict(lo, hi, at_least=lim)
+    return v if v != "undecided" else "undecided (the interval spans %.2f)" % lim
+
+
+def main(out):
+    meta = json.load(open(os.path.join(out, "meta.json")))
+    runs = [json.loads(line) for line in open(os.path.join(out, "runs.jsonl")) if line.strip()]
+    cpus = meta.get("cpus", 2)
+    kernel = meta.get("method") == "kernel"
+    unit = "instructions" if meta.get("clock") == "icount" else "ns"
+    if kernel:
+        bad = [r for r in runs if not r["ok"]]
+        clock = ("guest clock counting instructions (QEMU -icount shift=0): the costs are "
+                 "instructions executed, not time" if unit == "instructions" else
+                 "guest clock: ns")
+        print("Forwarding cost of the proxy node per packet, timed in the kernel "
+              "(kmod/selftest/hookbench.c: one TCP connection played through the node's "
+              "receive path, %d timed packets per run, data and ACKs 2 to 1, dropped at the "
+              "egress device's tc filter; %s), and the rate one CPU would forward at that "
+              "cost (1e9 / cost); %d interleaved repetitions, %d guest CPUs (TCG), kernel "
+              "%s.  Runs whose filters did not see every packet forwarded: %d of %d%s.\n"
+              % (meta["packets"], clock, meta["reps"], cpus, meta["kernel"], len(bad),
+                 len(runs),
+                 "" if not bad else " (%s)" % ", ".join(sorted({"%s %s" % (r["config"], r["size"])
+                                                             for r in bad}))))
+    else:
+        print("Forwarding rate of the proxy node (iperf3 upload, no qdisc or link limit on "
+              "the path), %d interleaved repetitions of %d s, %d guest CPUs (TCG), "
+              "kernel %s.\n" % (meta["reps"], meta["secs"], cpus, meta["kernel"]))
+    res = {}
+    rates = {}
+
+    def cpu_ns(r):
+        """guest CPU time per forwarded packet, ns (busy share x CPUs / rate,
+        or as timed in the kernel)"""
+        if kernel:
+            return r["ns"]
+        return cpus * (1 - r["cpu_idle"]) / r["pps"] * 1e9
+
+    def idle(r):
+        return "-" if kernel else "%.3f" % r
+
+    for size in ("full", "small"):
+        rs = [r for r in runs if r["size"] == size and r["ok"] and r["pps"] > 0]
+        base = [r["pps"] for r in rs if r["config"] == "nomod"]
+        if not base:
+            continue
+        bmed = statistics.median(base)
+        if kernel:
+            what = "%d data bytes" % meta["payload"][size]
+        else:
+            what = "MSS 1448" if size == "full" else "MSS 88"
+        print("### %s packets (%s)\n" % (size, what))
+        if kernel:
+            print("No module: %.0f %s per packet forwarded.\n"
+                  % (statistics.median(cpu_ns(r) for r in rs if r["config"] == "nomod"), unit))
+        print("| configuration | runs | packets/s (median) | ratio to no module [95 %% interval] "
+              "| CPU %s per packet vs no module | CPU idle |" % unit)
+        print("|---|---|---|---|---|---|")
+        for cfg in meta["configs"]:
+            x = [r["pps"] for r in rs if r["config"] == cfg]
+            idles = [r.get("cpu_idle", 0) for r in rs if r["config"] == cfg]
+            if not x:
+                print("| %s | 0 | - | - | - | - |" % LABEL.get(cfg, cfg))
+                continue
+            med = statistics.median(x)
+            rates[(cfg, size)] = x
+            est, lo, hi, cov = hl_ratio(x, base)
+            lvl = "" if cov >= 0.95 - 1e-9 else " (%.0f %%)" % (100 * cov)
+            ns = (statistics.median(cpu_ns(r) for r in rs if r["config"] == cfg) -
+                  statistics.median(cpu_ns(r) for r in rs if r["config"] == "nomod"))
+            res[(cfg, size)] = (est, lo, hi, ns)
+            print("| %s | %d | %.0f | %.3f [%.3f, %.3f]%s | %s | %s |" % (
+                LABEL.get(cfg, cfg), len(x), med, est, lo, hi, lvl,
+                "-" if cfg == "nomod" else "%+.0f" % ns, idle(statistics.median(idles))))
+        print()
+
+    def g(cfg, size):
+        return res.get((cfg, size))
+
+    print("### Goals\n")
+    for size in ("full", "small"):
+        if not g("nomod", size):
+            continue
+        for cfg, lim in (("proxy-off", 0.99), ("proxy-neither", 0.99), ("proxy-both", 0.99),
+                         ("proxy-drop", 0.97), ("proxy-dupack", 0.97)):
+            r = g(cfg, size)
+            if r:
+                print("- %s, %s: ratio %.3f [%.3f, %.3f], goal >= %.2f: %s" % (
+                    LABEL[cfg], size, r[0], r[1], r[2], lim,
+                    decide(r[1], r[2], lim)))
+        a, b = rates.get(("impair-strip-ts", size)), rates.get(("xt-tcpoptstrip-ts", size))
+        if a and b:
+            est, lo, hi, _ = hl_ratio(a, b)
+            print("- impair strip / xt TCPOPTSTRIP rate, %s: %.3f [%.3f, %.3f], goal >= 1 "
+                  "(costs no more): %s" % (size, est, lo, hi, decide(lo, hi, 1.0)))
+        a, b = g("impair-ecn-bleach", size), g("nft-ecn-set", size)
+        if a and b:
+            print("- impair ecn-bleach vs nft ip ecn set, %s: %.3f vs %.3f" % (size, a[0], b[0]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
