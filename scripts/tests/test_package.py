@@ -25,6 +25,7 @@ import pytest
 
 from ecnproxy import cli
 from ecnproxy.paths import PY, TOP, python_env
+from test_license import tracked_files  # git's files but results/, kernel-patches/, build/
 
 PKG = os.path.join(PY, "ecnproxy")
 SUBPACKAGES = ("host", "guest", "vmtest", "tables", "analysis")
@@ -159,18 +160,6 @@ def test_imports_follow_the_layers():
 # so that this file does not match itself
 SYS_PATH_EDIT = re.compile(r"\bsys" + r"\.path\s*(\.\s*(insert|append|extend|remove|pop|clear)\s*\("
                            r"|(\[[^\]]*\])?\s*\+?=(?!=))|\bsite" + r"\.addsitedir\s*\(")
-
-
-def tracked_files():
-    try:
-        out = subprocess.run(["git", "-C", TOP, "ls-files"], check=True,
-                             stdout=subprocess.PIPE, text=True).stdout.split("\n")
-    except (OSError, subprocess.CalledProcessError):
-        out = [os.path.relpath(os.path.join(d, f), TOP)
-               for d, _, fs in os.walk(TOP) for f in fs]
-    return sorted(f for f in out if f and not f.startswith(("results/", "kernel-patches/",
-                                                             "build/", ".venv/", ".git/"))
-                  and os.path.isfile(os.path.join(TOP, f)))
 
 
 def text(f):
