@@ -5,10 +5,14 @@
 # `## GROUP: text` line right above each target (docs/development.md has
 # them in detail, and the variables).
 
-# Guest kernel: the newest installed Debian kernel that has headers.
-# Evaluated again by the sub-make that runs after `deps` has installed it.
+# Guest kernel (scripts/kver.sh): Debian's 6.1 unless KVER says otherwise.
+# KVER=6.12 picks the newest installed 6.12 (image and headers),
+# KVER=6.12.117+deb12-amd64 that one.  Evaluated again by the sub-make that
+# runs after `deps` has installed it.
 ifeq ($(KVER),)
 KVER := $(shell scripts/kver.sh)
+else ifeq ($(word 3,$(subst ., ,$(KVER))),)
+override KVER := $(shell scripts/kver.sh $(KVER))
 endif
 KDIR ?= /lib/modules/$(KVER)/build
 VENV ?= $(CURDIR)/.venv
@@ -41,8 +45,13 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -MMD -MP \
 	-I kmod/core -I kmod/tests/unit
 UNIT_LDLIBS := -lcmocka
 
-# make deps puts its tools in the checkout's build/tools, whatever BUILD is
+# make deps puts its tools in the checkout's build/tools, whatever BUILD is:
+# checkpatch.pl of linux-source-6.1 and of linux-source-6.12
 CHECKPATCH := $(CURDIR)/build/tools/checkpatch/scripts/checkpatch.pl
+CHECKPATCH_612 := $(CURDIR)/build/tools/checkpatch-6.12/scripts/checkpatch.pl
+# make check: sparse against these kernels (default: every supported one
+# installed, scripts/kver.sh --supported)
+CHECK_KVERS ?=
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
 .PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended vmtest-home hosttest \
@@ -67,7 +76,7 @@ modules: build-modules
 
 build-modules:
 	@test -f "$(KDIR)/Makefile" || { \
-		echo "modules: no kernel headers at KDIR=$(KDIR) (KVER=$(KVER): the newest kernel with both /boot/vmlinuz-V and /lib/modules/V/build)" >&2; \
+		echo "modules: no kernel headers at KDIR=$(KDIR) (KVER=$(KVER): scripts/kver.sh, the newest 6.1, or of the series KVER names, with both /boot/vmlinuz-V and /lib/modules/V/build)" >&2; \
 		echo "modules: install the headers of the kernel to build for, e.g. apt-get install linux-headers-$$(uname -r), or set KVER= or KDIR=" >&2; \
 		exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
@@ -102,10 +111,19 @@ check: deps
 
 run-check:
 	$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(KSRC)
+	$(CHECKPATCH_612) --strict --no-tree --quiet --show-types -f $(KSRC)
 	@mkdir -p $(BUILD)
-	$(MAKE) $(KBUILD_ARGS) C=2 modules 2>&1 | tee $(BUILD)/sparse.log
-	@! grep -E '(warning|error):' $(BUILD)/sparse.log
-	@echo "check: checkpatch --strict and sparse are clean"
+	@kvers="$(or $(CHECK_KVERS),$(shell scripts/kver.sh --supported))"; \
+	[ -n "$$kvers" ] || { echo "check: no supported kernel installed (make deps)" >&2; exit 1; }; \
+	for k in $$kvers; do \
+		echo "check: sparse against $$k"; \
+		$(MAKE) -C /lib/modules/$$k/build M=$(KMOD) W=1 C=2 modules \
+			>$(BUILD)/sparse-$$k.log 2>&1; rc=$$?; \
+		cat $(BUILD)/sparse-$$k.log; \
+		[ $$rc -eq 0 ] || exit 1; \
+		! grep -E '(warning|error):' $(BUILD)/sparse-$$k.log || exit 1; \
+	done; \
+	echo "check: checkpatch --strict (6.1's and 6.12's) and sparse ($$kvers) are clean"
 
 ## tests: every test (CI's command); ends "N passed, M failed"
 test: deps
@@ -233,7 +251,7 @@ debugtest: deps
 ## set-up: remove the build output
 clean:
 	-test -d "$(KDIR)" && $(MAKE) $(KBUILD_ARGS) clean
-	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/cross $(BUILD)/sparse.log
+	rm -rf $(BUILD)/unit $(BUILD)/vm $(BUILD)/cross $(BUILD)/sparse*.log
 
 # `make help`: each target's `## GROUP: text` line, by group in this order
 # (a group without a target, or a target in another group, fails).

@@ -12,10 +12,14 @@ venv=${VENV:-$top/.venv}
 # Debian 12's; dpkg records them, and every VM record logs them).
 mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$top/scripts/deps.debian")
 
+# NAME=VERSION: that version (apt-get install takes the same syntax)
 missing=()
 for p in "${pkgs[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
+	st=$(dpkg-query -W -f='${Status} ${Version}' "${p%%=*}" 2>/dev/null || true)
+	case $p in
+	*=*) [ "$st" = "install ok installed ${p#*=}" ] || missing+=("$p") ;;
+	*) [ "${st% *}" = "install ok installed" ] || missing+=("$p") ;;
+	esac
 done
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -30,10 +34,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The guest boots the Debian kernel whose headers we build against; make
-# sure the pair exists (linux-image-amd64 and linux-headers-amd64 pull in
-# the current ABI's packages).
-if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-	echo "deps: no kernel image in /boot after install" >&2
+# sure the pair exists for the default kernel, 6.1 (linux-image-amd64 and
+# linux-headers-amd64 pull in the current ABI's packages).
+if [ -z "$("$top/scripts/kver.sh")" ]; then
+	echo "deps: no 6.1 kernel with both /boot/vmlinuz-V and /lib/modules/V/build after install" >&2
 	exit 1
 fi
 
@@ -46,15 +50,18 @@ if [ ! -x "$venv/bin/vng" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/null
 	echo "$want" > "$venv/.requirements.sha256"
 fi
 
-# checkpatch.pl and its data files from Debian's linux-source-6.1.
-ck=$top/build/tools/checkpatch
-if [ ! -x "$ck/scripts/checkpatch.pl" ]; then
-	src=$(ls /usr/src/linux-source-*.tar.xz | sort -V | tail -n 1)
+# checkpatch.pl and its data files from Debian's linux-source-6.1
+# (build/tools/checkpatch) and linux-source-6.12 (build/tools/
+# checkpatch-6.12); make check runs both.
+for s in 6.1 6.12; do
+	ck=$top/build/tools/checkpatch
+	[ "$s" = 6.1 ] || ck+=-$s
+	[ ! -x "$ck/scripts/checkpatch.pl" ] || continue
 	mkdir -p "$ck"
-	tar -xf "$src" -C "$ck" --strip-components=1 \
+	tar -xf "/usr/src/linux-source-$s.tar.xz" -C "$ck" --strip-components=1 \
 		--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
-fi
+done
 
 # cmocka's source for the unit tests on other ABIs (scripts/unit-cross builds
 # it with each cross compiler): Debian's source package, pinned, fetched by

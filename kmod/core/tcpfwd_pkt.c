@@ -14,6 +14,7 @@
 #include <net/tcp.h>
 
 #include "tcpfwd.h"
+#include "tcpfwd_compat.h"
 #include "tcpfwd_iph.h"
 
 static void tcpfwd_key_fill(struct tcpfwd_pkt *p, const void *saddr,

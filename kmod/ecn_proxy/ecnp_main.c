@@ -104,6 +104,7 @@
 #include <net/netns/generic.h>
 
 #include "../core/tcpfwd.h"
+#include "../core/tcpfwd_compat.h"
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_ct.h"
 #include "ecnp_fsm.h"
@@ -1132,10 +1133,11 @@ static int ecnp_timeout_max = 86400;
 static int ecnp_flows_max = 1 << 20;
 
 /* proc_dointvec_minmax that says why it rejected a write. */
-static int ecnp_proc_minmax(struct ctl_table *table, int write, void *buffer,
-			    size_t *lenp, loff_t *ppos)
+static int ecnp_proc_minmax(tcpfwd_ctl_table_const struct ctl_table *table,
+			    int write, void *buffer, size_t *lenp, loff_t *ppos)
 {
-	int ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	struct ctl_table tmp = *table;	/* non-const before 6.11 */
+	int ret = proc_dointvec_minmax(&tmp, write, buffer, lenp, ppos);
 
 	if (write && ret == -EINVAL)
 		pr_info_ratelimited("net.ecn_proxy.%s: rejected: not an integer in [%d, %d]\n",
@@ -1150,8 +1152,9 @@ static int ecnp_proc_minmax(struct ctl_table *table, int write, void *buffer,
  * global limits read-only there instead, see README), so that the owner
  * of a user namespace cannot raise what a namespace's flow table may cost.
  */
-static int ecnp_proc_below_init(struct ctl_table *table, int write,
-				void *buffer, size_t *lenp, loff_t *ppos)
+static int ecnp_proc_below_init(tcpfwd_ctl_table_const struct ctl_table *table,
+				int write, void *buffer, size_t *lenp,
+				loff_t *ppos)
 {
 	int bound = READ_ONCE(*(int *)table->extra2);
 	int val = READ_ONCE(*(int *)table->data);
@@ -1170,8 +1173,9 @@ static int ecnp_proc_below_init(struct ctl_table *table, int write,
 	return ret;
 }
 
-static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
-			     size_t *lenp, loff_t *ppos)
+static int ecnp_proc_enabled(tcpfwd_ctl_table_const struct ctl_table *table,
+			     int write, void *buffer, size_t *lenp,
+			     loff_t *ppos)
 {
 	struct ecnp_net *en = container_of(table->data, struct ecnp_net,
 					   enabled);
@@ -1190,8 +1194,9 @@ static int ecnp_proc_enabled(struct ctl_table *table, int write, void *buffer,
 	return ret;
 }
 
-static int ecnp_proc_feedback(struct ctl_table *table, int write,
-			      void *buffer, size_t *lenp, loff_t *ppos)
+static int ecnp_proc_feedback(tcpfwd_ctl_table_const struct ctl_table *table,
+			      int write, void *buffer, size_t *lenp,
+			      loff_t *ppos)
 {
 	struct ecnp_net *en = container_of(table->data, struct ecnp_net,
 					   feedback);
@@ -1252,8 +1257,11 @@ static struct ctl_table ecnp_sysctl_table[] = {
 	ECNP_SYSCTL_INT(timeout_established, SYSCTL_ONE, &ecnp_timeout_max),
 	ECNP_SYSCTL_INT(timeout_closed, SYSCTL_ONE, &ecnp_timeout_max),
 	ECNP_SYSCTL_INT(fallback_timeout, SYSCTL_ONE, &ecnp_timeout_max),
-	{ }
+	{ }	/* the end before 6.6 (tcpfwd_compat.h), not registered since */
 };
+
+/* the entries, without the empty one at the end */
+#define ECNP_SYSCTL_N (ARRAY_SIZE(ecnp_sysctl_table) - 1)
 
 static int ecnp_sysctl_init(struct ecnp_net *en)
 {
@@ -1268,7 +1276,7 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 	 * Turn the template's offsets into this netns's fields; outside
 	 * init_net the limits are bounded by init_net's fields (M3).
 	 */
-	for (i = 0; table[i].procname; i++) {
+	for (i = 0; i < ECNP_SYSCTL_N; i++) {
 		uintptr_t off = (uintptr_t)table[i].data;
 
 		table[i].data = (char *)en + off;
@@ -1278,8 +1286,8 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 			table[i].extra2 = (char *)en->init_en + off;
 		}
 	}
-	en->sysctl_hdr = register_net_sysctl(en->tn.net, "net/ecn_proxy",
-					     table);
+	en->sysctl_hdr = register_net_sysctl_sz(en->tn.net, "net/ecn_proxy",
+						table, ECNP_SYSCTL_N);
 	if (!en->sysctl_hdr) {
 		kfree(table);
 		return -ENOMEM;
@@ -1289,7 +1297,7 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 
 static void ecnp_sysctl_exit(struct ecnp_net *en)
 {
-	struct ctl_table *table = en->sysctl_hdr->ctl_table_arg;
+	const struct ctl_table *table = en->sysctl_hdr->ctl_table_arg;
 
 	unregister_net_sysctl_table(en->sysctl_hdr);
 	kfree(table);

@@ -56,6 +56,7 @@
 #include <net/netns/generic.h>
 
 #include "../core/tcpfwd.h"
+#include "../core/tcpfwd_compat.h"
 #include "../core/tcpfwd_opt.h"
 #include "../core/tcpfwd_iph.h"
 #include "impair_seqadj.h"

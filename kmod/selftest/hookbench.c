@@ -58,7 +58,8 @@
 #include <net/ip.h>
 #include <net/net_namespace.h>
 #include <net/tcp.h>
-#include <asm/unaligned.h>
+
+#include "../core/tcpfwd_compat.h"
 
 #define HOOKBENCH_CHUNK		1000
 #define HOOKBENCH_WARMUP	100

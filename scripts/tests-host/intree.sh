@@ -3,11 +3,14 @@
 #
 # Host test (scripts/run-tests): the in-tree patch series kernel-patches/.
 #   1. it is what scripts/gen-kernel-patches makes from kmod/ today;
-#   2. `git am` applies it to net/netfilter/ of Debian's linux-source-6.1;
-#   3. `patch -p1` applies it to a full linux-source-6.1 tree, kept in a
+#   2. `git am` applies it to net/netfilter/ of Debian's linux-source-S,
+#      S being KVER's major.minor (KVER: scripts/kver.sh, 6.1 unless
+#      KVER says otherwise, e.g. KVER=6.12); the patches are made against
+#      6.1 and go into 6.12 as they are (scripts/gen-kernel-patches);
+#   3. `patch -p1` applies it to a full linux-source-S tree, kept in a
 #      cache outside the checkout ($ECNPROXY_CACHE/intree, default
 #      /var/cache/ecnproxy/intree, ~/.cache/ecnproxy/intree when not
-#      root): extracted once per linux-source version, and only the
+#      root): extracted once per linux-source-S version, and only the
 #      files the series touches are reset before each run;
 #   4. `make olddefconfig` from Debian's config of the guest kernel
 #      (/boot/config-$KVER) with the series' options set to m keeps them m;
@@ -20,8 +23,8 @@
 #      missing, and every kernel symbol becomes an "undefined!" warning.
 #      An M= build reads $(objtree)/Module.symvers when it is there and
 #      only falls back to -w when it is not, so the test copies the
-#      Module.symvers of the guest kernel's headers (the same Debian 6.1
-#      config) into the tree: modpost then runs strict, an unresolved
+#      Module.symvers of KVER's headers (the same Debian config) into
+#      the tree: modpost then runs strict, an unresolved
 #      symbol is an error, and the only accepted output is warning-free;
 #   7. negative control: a W=1-only warning (a missing prototype) in a
 #      probe file compiled the same way is caught by the same check.
@@ -35,7 +38,12 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
 kver=${KVER:-$("$top/scripts/kver.sh")}
-tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# the kernel's series, 6.1 of 6.1.0-57-amd64, 6.12 of 6.12.117+deb12-amd64
+kseries=$(sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p' <<<"$kver")
+src=linux-source-$kseries
+# the tree's tarball (INTREE_TARBALL); the drift check regenerates the
+# series from its own base, linux-source-6.1 (LINUX_SOURCE_TARBALL)
+tarball=${INTREE_TARBALL:-/usr/src/$src.tar.xz}
 cache=$("$top/scripts/cachedir.sh")/intree
 jobs=${INTREE_JOBS:-2}
 log=$build/host/intree.log
@@ -55,8 +63,12 @@ if [ ! -e "${series[0]}" ]; then
 	notok "in-tree: no kernel-patches/*.patch (scripts/gen-kernel-patches makes them)"
 	exit 0
 fi
+if [ -z "$kseries" ] || [ ! -r "/boot/config-$kver" ]; then
+	notok "in-tree: no Debian config /boot/config-$kver of KVER='$kver'"
+	exit 0
+fi
 if [ ! -r "$tarball" ]; then
-	notok "in-tree: no $tarball (make deps installs linux-source-6.1)"
+	notok "in-tree: no $tarball (make deps installs $src)"
 	exit 0
 fi
 
@@ -78,14 +90,15 @@ fi
 mkdir -p "$cache"
 exec 9>"$cache/lock"
 flock -w 1800 9 || { notok "in-tree: $cache/lock busy for 30 min"; exit 0; }
-key=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
+key=$(dpkg-query -W -f='${Version}' "$src" 2>/dev/null) ||
 	key=$(stat -c %s-%Y "$tarball")
-base=$cache/linux-source-6.1_$key
+base=$cache/${src}_$key
 tree=$base/tree
-for d in "$cache"/linux-source-6.1_*; do
+# older trees of this series (linux-source-6.1_* is not linux-source-6.12_*)
+for d in "$cache/${src}"_*; do
 	[ -d "$d" ] && [ "$d" != "$base" ] && rm -rf "$d"
 done
-echo "# tree $tree (linux-source-6.1 $key), log $log"
+echo "# tree $tree ($src $key, for $kver), log $log"
 
 t0=$SECONDS
 if [ ! -e "$base/extracted" ]; then
@@ -140,9 +153,9 @@ done
 	git am -q "${series[@]}"
 ) >>"$log" 2>&1
 if [ $? -eq 0 ]; then
-	ok "git am applies the series (${#series[@]} patches) to linux-source-6.1"
+	ok "git am applies the series (${#series[@]} patches) to $src"
 else
-	notok "git am applies the series (${#series[@]} patches) to linux-source-6.1"
+	notok "git am applies the series (${#series[@]} patches) to $src"
 	show "$log"
 fi
 
@@ -157,7 +170,7 @@ for p in "${series[@]}"; do
 	fi
 done
 [ $applied = 1 ] || exit 0
-ok "patch -p1 applies the series to linux-source-6.1 $key"
+ok "patch -p1 applies the series to $src $key"
 
 # 4. Debian's config with the new options as modules
 syms=$(sed -n 's/^+config \([A-Z0-9_]*\)$/\1/p' "${series[@]}")

@@ -8,7 +8,8 @@ undoes a reduction for).
 
 The data connection is the one with the most payload.  A retransmission
 is a data segment that ends at or below the highest sequence sent
-before.  For each, the first ACK within WINDOW_S (default 0.05 s) whose
+before: the proxy's "lost" segment L, and N's own retransmissions too
+(this capture alone cannot tell them apart).  For each, the first ACK within WINDOW_S (default 0.05 s) whose
 TSecr is non-zero and before the retransmission's TSval is reported:
 its delay after the retransmission, its ACK number minus the
 retransmitted sequence (0: held at L; above: a release) and whether it

@@ -349,9 +349,10 @@ class Testbed:
 
     def set_delay(self, ms):
         """netem delay on the server's link (topology.sh's TB_DELAY_MS),
-        changed between blocks; 0 removes it.  -> True if it changed."""
-        ms = ms or 0
-        if ms == self.delay:
+        changed between blocks of a profile with "delays"; 0 removes it.
+        None (a run without delay_ms) leaves the topology's as it is.
+        -> True if it changed."""
+        if ms is None or ms == self.delay:
             return False
         if ms:
             sh("tc -n server qdisc replace dev eth0 root netem delay %dms limit 100000" % ms)
