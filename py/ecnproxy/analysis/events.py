@@ -5,7 +5,8 @@ around each window reduction (issue 40's diagnosis).
   scripts/ecnproxy events RESULTS [--json OUT] [--plot RUN_ID ...]
   (RESULTS from `KEEP_PCAPS=1 make matrix PROFILE=diag-upload`)
 
-Reads, per run of RESULTS/runs/*.json whose captures were kept:
+Reads, per run of RESULTS/runs/*.json whose captures were kept (in
+RESULTS/captures/ when published, else RESULTS/pcaps/):
   pcaps/ID.client_side.pcap   the proxy's eth0: N's segments as N sent
                               them, the ACKs as N received them
   pcaps/ID.server_side.pcap   the proxy's eth1: the segments toward the
@@ -55,6 +56,16 @@ ACK, ECE, CWR, SYN, FIN, RST = 16, 64, 128, 2, 1, 4
 # an event whose link idle exceeds this is a stall (E's delayed-ACK timer,
 # 40 ms, or a retransmission timeout), not the gap of a smaller window
 LONG_IDLE = 0.02
+
+
+def capture_prefix(resdir, rid):
+    """RESULTS/captures/RUN_ID (published, xz) if there, else
+    RESULTS/pcaps/RUN_ID (kept by KEEP_PCAPS=1, never committed:
+    results/.gitignore)."""
+    pub = os.path.join(resdir, "captures", rid)
+    if any(os.path.exists(pub + s + x) for s in (".client_side.pcap",) for x in ("", ".xz")):
+        return pub
+    return os.path.join(resdir, "pcaps", rid)
 
 
 def load(path):
@@ -214,7 +225,7 @@ def med(xs):
 
 def analyse_run(resdir, rec):
     rid = rec["id"]
-    pre = os.path.join(resdir, "pcaps", rid)
+    pre = capture_prefix(resdir, rid)
     cs, sv, bo = (load(pre + s) for s in (".client_side.pcap", ".server_side.pcap",
                                           ".bottleneck_out.pcap"))
     if cs is None or sv is None:

@@ -34,7 +34,7 @@ def panel(ax, resdir, rid, pick):
     else:
         e0 = evs[pick]
     t0 = e0["t_reduce"]
-    pre = os.path.join(resdir, "pcaps", rid)
+    pre = ev.capture_prefix(resdir, rid)
     port = rec["params"]["port"]
     cs = ev.load(pre + ".client_side.pcap")
     sv = ev.load(pre + ".server_side.pcap")
