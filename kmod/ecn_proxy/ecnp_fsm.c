@@ -1318,9 +1318,8 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
  * received everything in order, so it acked every second segment as
  * usual, and N, whose pipe still counted the dropped copy, could be left
  * with one segment in flight.  E then held its ACK for its delayed-ACK
- * timer (40 ms or more, Linux's TCP_DELACK_MIN) while N sent nothing: one
- * simulated loss in five at the testbed's load-1 upload ended that way
- * (results/diag-upload-20261201, scripts/ecnproxy events).  A byte E
+ * timer (40 ms or more, Linux's TCP_DELACK_MIN) while N sent nothing
+ * (DUPACK.md, step 3).  A byte E
  * already has is a duplicate: Linux answers it at once with its
  * cumulative ACK and a D-SACK and enters quick-ACK mode
  * (tcp_send_dupack()); it reaches E behind everything N sent before the

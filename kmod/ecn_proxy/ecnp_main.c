@@ -104,6 +104,7 @@
 #include <net/netns/generic.h>
 
 #include "../core/tcpfwd.h"
+#include "../core/tcpfwd_iph.h"
 #include "../core/tcpfwd_compat.h"
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_ct.h"
@@ -710,21 +711,23 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
  * offset, and the pseudo-header's length), so a wrong one stays wrong;
  * under CHECKSUM_PARTIAL only the pseudo-header's seed changes.
  */
-static int ecnp_trim_payload(struct sk_buff *skb, u8 family,
-			     const struct tcpfwd_pkt *p)
+static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 {
 	unsigned int keep = p->thoff + p->thlen + 1;
 	unsigned int tcplen = skb->len - p->thoff;
 	unsigned int cut = skb->len - keep;
 	struct tcphdr *th;
 	__wsum gone;
-	__be16 old;
+	u32 unused;
 
 	if (p->payload < 2 || skb->len != p->thoff + p->thlen + p->payload)
 		return -EINVAL;
 	if (skb_ensure_writable(skb, keep))
 		return -ENOMEM;
 	gone = skb_checksum(skb, keep, cut, 0);
+	/* the IP length and header checksum; a BIG TCP packet has none */
+	if (tcpfwd_ip_shrink(skb_network_header(skb), cut, &unused))
+		return -EINVAL;
 	if (pskb_trim(skb, keep))
 		return -ENOMEM;
 	if (skb_is_gso(skb))
@@ -737,16 +740,6 @@ static int ecnp_trim_payload(struct sk_buff *skb, u8 family,
 					false, false);
 	inet_proto_csum_replace4(&th->check, skb, htonl(tcplen),
 				 htonl(tcplen - cut), true);
-	if (family == NFPROTO_IPV4) {
-		struct iphdr *iph = ip_hdr(skb);
-
-		old = iph->tot_len;
-		iph->tot_len = htons(ntohs(old) - cut);
-		csum_replace2(&iph->check, old, iph->tot_len);
-	} else {
-		old = ipv6_hdr(skb)->payload_len;
-		ipv6_hdr(skb)->payload_len = htons(ntohs(old) - cut);
-	}
 	return 0;
 }
 
@@ -1017,7 +1010,7 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (ret & ECNP_ACT_DROP)
 		return NF_DROP;
 	/* a copy E does not need: if it cannot be trimmed, none of it */
-	if ((ret & ECNP_ACT_TRIM) && ecnp_trim_payload(skb, state->pf, p)) {
+	if ((ret & ECNP_ACT_TRIM) && ecnp_trim_payload(skb, p)) {
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		return NF_DROP;
 	}

@@ -139,9 +139,15 @@ check_delivery() {
 		check_err 1 "a gap of $gap s in delivered data"
 	[ "$dup" -le $((aborts + passed)) ] ||
 		check_err 1 "the server received $dup duplicates of the $lost segments N was told were lost, $aborts after a give-up, $passed let through"
-	# with SACK, the byte of each suppressed copy that goes on
+	# with SACK, the byte of each suppressed copy goes on; without, none
 	[ "$stub" -le "$sup" ] ||
 		check_err 1 "the server received $stub one-byte copies of 'lost' segments, $sup suppressed"
+	case $name in
+	*sack0*) [ "$stub" = 0 ] ||
+		check_err 1 "without SACK, $stub one-byte copies reached the server" ;;
+	*) [ "$stub" -gt 0 ] || [ "$sup" = 0 ] ||
+		check_err 1 "with SACK, $sup copies suppressed and no one-byte copy at the server" ;;
+	esac
 	[ $((100 * aborts)) -le "$lost" ] || [ "$aborts" -le 1 ] ||
 		check_err 1 "$aborts give-ups for $lost simulated losses (> 1 %)"
 	[ "$dropped" = 0 ] || check_err 1 "the proxy dropped $dropped segments"
