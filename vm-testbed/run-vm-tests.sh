@@ -42,10 +42,17 @@ fi
 # always in the core suite.
 # TB_SUITE selects: core (the default), extended, or all; with TESTS set
 # the default is all, so that TESTS names any run.
+#
+# make test boots two kernels (scripts/run-tests): the core suite is split
+# between them, so that each core run is made once, on one of the two.
+# A script with the header line "# tb-make-test: second-kernel" runs (its
+# core runs) in the second kernel's guest, one with "# tb-make-test:
+# both-kernels" in both, any other in the first kernel's.  TB_SUITE
+# core-first and core-second select those halves; core is their union.
 suite=${TB_SUITE:-}
 [ -n "$suite" ] || { [ -n "${TESTS:-}" ] && suite=all || suite=core; }
-case $suite in core | extended | all) ;;
-*) echo "run-vm-tests: TB_SUITE must be core, extended or all, not '$suite'" >&2
+case $suite in core | core-first | core-second | extended | all) ;;
+*) echo "run-vm-tests: TB_SUITE must be core, core-first, core-second, extended or all, not '$suite'" >&2
    exit 2 ;;
 esac
 runs=()
@@ -54,18 +61,29 @@ for t in "$here"/tests/*.sh; do
 	name=$(basename "$t" .sh)
 	s=core
 	grep -q '^# tb-suite: extended' "$t" && s=extended
-	runs+=("$s $name $t")
+	# which kernel's guest make test runs its core runs in
+	k=first
+	grep -q '^# tb-make-test: second-kernel$' "$t" && k=second
+	grep -q '^# tb-make-test: both-kernels$' "$t" && k=both
+	runs+=("$s $k $name $t")
 	while read -r kind variant env; do
 		vs=$s
 		[ "$kind" = tb-variant-extended: ] && vs=extended
 		[ "$kind" = tb-variant-core: ] && vs=core
-		runs+=("$vs $name@$variant $t $env")
+		runs+=("$vs $k $name@$variant $t $env")
 	done < <(grep -E '^# tb-variant(-extended|-core)?: ' "$t" | cut -c3-)
 done
 
 for r in "${runs[@]}"; do
-	read -r s name t env <<<"$r"
-	[ "$suite" = all ] || [ "$s" = "$suite" ] || continue
+	read -r s k name t env <<<"$r"
+	case $suite in
+	all) ;;
+	core-first | core-second)
+		[ "$s" = core ] || continue
+		[ "$k" = both ] || [ "core-$k" = "$suite" ] || continue
+		;;
+	*) [ "$s" = "$suite" ] || continue ;;
+	esac
 	# shellcheck disable=SC2053
 	[ -n "${TESTS:-}" ] && [[ $name != $TESTS ]] && continue
 	if [ $list = 1 ]; then

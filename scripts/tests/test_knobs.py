@@ -6,6 +6,7 @@ pass a run as a skip).  The helpers are run here in bash, and every test
 script and benchmark guest script is run on the host (in a network
 namespace of its own) with each of its settings mistyped: it must stop at
 once, failed."""
+import glob
 import os
 import re
 import shutil
@@ -246,9 +247,28 @@ def test_run_list_is_the_suite(tmp_path):
     assert rc == 0 and [r[0] for r in sel][:1] == ["proxy_modes"] and len(sel) >= 2
 
 
+def test_make_test_splits_the_core_suite(tmp_path):
+    """make test's two guests (scripts/run-tests): core-first (KVER's
+    kernel) and core-second (VM2_KVER's) together make every core run, and
+    only the scripts marked "both-kernels" are made in both."""
+    names = {}
+    for suite in ("core", "core-first", "core-second"):
+        rc, runs, err = list_runs(tmp_path, TB_SUITE=suite)
+        assert rc == 0, err
+        names[suite] = [r[0] for r in runs]
+    first, second = set(names["core-first"]), set(names["core-second"])
+    assert len(first) == len(names["core-first"]) and len(second) == len(names["core-second"])
+    assert first | second == set(names["core"])
+    both = {os.path.basename(t)[:-3] for t in glob.glob(os.path.join(VMT, "tests", "*.sh"))
+            if "# tb-make-test: both-kernels\n" in open(t).read()}
+    assert first & second == both and "connectivity" in both
+    # the proxy over the home router's NAT runs on the second kernel
+    assert "proxy_modes@home" in second and "proxy_configs" in first
+
+
 @pytest.mark.parametrize("extra,msg", [
     ({"TESTS": "nope"}, "no test in the all suite matches TESTS='nope'"),
-    ({"TB_SUITE": "quick"}, "TB_SUITE must be core, extended or all, not 'quick'")])
+    ({"TB_SUITE": "quick"}, "TB_SUITE must be core, core-first, core-second, extended or all, not 'quick'")])
 def test_run_list_refuses(tmp_path, extra, msg):
     rc, runs, err = list_runs(tmp_path, **extra)
     assert rc == 2 and runs == [] and msg in err
@@ -271,7 +291,7 @@ def test_run_list_refuses(tmp_path, extra, msg):
     ({"TESTS": "home_offload", "TB_OFFLOAD_FLOWS": "1"}, None),
     ({"TESTS": "impair_opts", "TB_RATE_LOW": "10M"}, None),
     ({"TESTS": "nope"}, "run-vm-tests: no test in the all suite matches TESTS='nope'\n"),
-    ({"TB_SUITE": "quick"}, "run-vm-tests: TB_SUITE must be core, extended or all, not 'quick'\n")])
+    ({"TB_SUITE": "quick"}, "run-vm-tests: TB_SUITE must be core, core-first, core-second, extended or all, not 'quick'\n")])
 def test_check_settings_runs(tmp_path, extra, msg):
     p = subprocess.run([CHECK, "--runs"], env=clean_env(tmp_path, **extra),
                        capture_output=True, text=True, timeout=120)
@@ -290,7 +310,7 @@ def test_variant_refusal_names_the_variant(tmp_path):
 @pytest.mark.parametrize("extra,msg", [
     ({"TB_FUZZ_PACKETS": "3"}, "TB_FUZZ_PACKETS must be a whole number at least 100"),
     ({"TESTS": "nope"}, "no test in the all suite matches TESTS='nope'"),
-    ({"TB_SUITE": "quick"}, "TB_SUITE must be core, extended or all")])
+    ({"TB_SUITE": "quick"}, "TB_SUITE must be core, core-first, core-second, extended or all")])
 def test_run_tests_refuses_before_booting(tmp_path, extra, msg):
     """make test / make vmtest (scripts/run-tests): a bad setting is one
     "not ok" line and no guest.  VENV points nowhere, so that a runner that

@@ -39,6 +39,7 @@
 # tcpfwd` succeeds, and the kernel log shows no BUG, WARNING, Oops, KASAN
 # or UBSAN report since the start.  Leaks: guest-init.sh's kmemleak scans
 # at the end of the guest (the debug kernel) see what the churn left.
+# tb-make-test: second-kernel
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/impair_lib.sh"

@@ -8,6 +8,7 @@
 #   client --[net0]-- proxy --[net1/br1]-- router --[net2/br2]-- server
 #                                 |                      |
 #                               udp1                   udp2
+# tb-make-test: both-kernels
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT

@@ -8,6 +8,7 @@
 # under it; each check counts the references left on every segment and on
 # the GSO packet).  Under make debugtest the same checks run with KASAN.
 # No topology.
+# tb-make-test: both-kernels
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 require_cmd dmesg

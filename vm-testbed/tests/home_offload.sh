@@ -28,6 +28,7 @@
 # seen offloaded (flows_offloaded_proxied stays 0).
 # TB_OFFLOAD_FAMILIES (comma-separated): 4 in make test, 6 in the extended
 # suite (@v6).
+# tb-make-test: second-kernel
 # tb-variant-extended: v6 TB_OFFLOAD_FAMILIES=6
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"

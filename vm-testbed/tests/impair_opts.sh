@@ -10,6 +10,7 @@
 #   client eth0 -- eth0 PROXY eth1 -- router -- eth0 server
 #   capture c: B's segments as they arrive    capture s: A's as they arrive
 #                    capture p: A's after the rules
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 # tb-variant-extended: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"

@@ -8,6 +8,7 @@
 # under traffic.
 #
 #   client -- PROXY (impair.ko rules) -- router -- server
+# tb-make-test: second-kernel
 # tb-variant-extended: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"

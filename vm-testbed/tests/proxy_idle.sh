@@ -31,6 +31,7 @@
 # (congestion_events); byte-exact in every step.
 # TB_IDLE_FAMILIES (comma-separated): 4 in make test; IPv6 (@v6) and the
 # home router (@home, both families) in the extended suite.
+# tb-make-test: second-kernel
 # tb-variant-extended: v6 TB_IDLE_FAMILIES=6
 # tb-variant-extended: home TB_ROUTER=home TB_IDLE_FAMILIES=4,6
 set -e

@@ -28,6 +28,7 @@
 # make test runs it behind the home router; the plain testbed's run is in
 # the extended suite.
 # tb-suite: extended
+# tb-make-test: second-kernel
 # tb-variant-core: home TB_ROUTER=home
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"

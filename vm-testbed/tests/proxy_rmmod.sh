@@ -17,6 +17,7 @@
 # the unload itself lost or corrupted nothing.
 #
 #   client -- PROXY (rmmod during the transfer) -- router -- server
+# tb-make-test: second-kernel
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT

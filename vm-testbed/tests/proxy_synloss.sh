@@ -18,6 +18,7 @@
 # put the server into the proxy's SYN fallback cache (only a plain answer to
 # the plain retransmission of an upgraded SYN may).  Also: the fallback cache
 # file lists entries, "flush" empties it, anything else is rejected.
+# tb-suite: extended (make vmtest-extended; not in make test, for time)
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
