@@ -1167,6 +1167,17 @@ static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
 }
 
+/*
+ * Without SACK, a held pure ACK (no FIN, SYN or RST) is counted in
+ * dup_shown with its copies (ecnp_dupacks_due()); other held ACKs are not.
+ */
+static bool ecnp_hold_counts(const struct ecnp_fsm *f,
+			     const struct ecnp_pkt *p)
+{
+	return !ecnp_sack_ok(f) && !p->len &&
+	       !(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST));
+}
+
 /* An E->N ACK while the simulated loss is in progress. */
 static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -1254,7 +1265,7 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
 			return ecnp_give_up(f, p);
 		}
-		if (p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST))
+		if (!ecnp_hold_counts(f, p))
 			return ECNP_ACT_HOLD_ACK;
 		n = ecnp_dupacks_due(f, p);
 		if (!n)
@@ -1422,10 +1433,14 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->limit = true;
 		e->sack_limit = f->hold_end;
 		e->copies = (ret & ECNP_ACT_COPY_MASK) >> ECNP_ACT_COPY_SHIFT;
+		if (ecnp_hold_counts(f, p))
+			e->shown = 1 + e->copies;
 	}
 	/* the forwarded original reports E's D-SACK once, not its copies */
-	if (ret & ECNP_ACT_INJECT_DUPACKS)
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
 		e->no_dsack = true;
+		e->shown = ECNP_DUPACKS;
+	}
 	/*
 	 * A stale TSecr goes out as 0, "no echo" (tcp_parse_options(): N
 	 * then has neither an RTT sample nor an undo from it).  Raised to
@@ -1463,6 +1478,50 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->sack_start = e->lost_end;
 		e->sack_end = p->ack;
 	}
+}
+
+/**
+ * ecnp_fsm_complete - what the plumbing could not do of a step's actions
+ * @f: the flow's state (locked again: other segments may have been
+ *	stepped since)
+ * @p: the segment as it was stepped
+ * @ret: what ecnp_fsm_step() returned for it
+ * @e: its ecnp_fsm_ack_edit() (with ECNP_ACT_ACK_EDITS), else NULL
+ * @flags_done: the ECNP_ACT_FLAG_EDITS were applied
+ * @shown: without SACK, the duplicate ACKs that reached N: the injected
+ *	copies sent (ECNP_ACT_INJECT_DUPACKS), or the held ACK rewritten
+ *	(1) and its copies sent (ECNP_ACT_HOLD_ACK); @e->shown if all were
+ *
+ * The step records its actions as done; this takes back what was not:
+ * a CWR that could not be set is pending again (E echoes ECE until it
+ * sees one), and duplicates counted as shown to N (dup_shown) but never
+ * sent are not, as long as the same simulated loss lasts, so that E's
+ * next ACKs above L stand for them (ecnp_dupacks_due()).  Nothing is
+ * changed when everything was done: the plumbing calls it only then.
+ *
+ * Return: true if the state changed.
+ */
+bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
+		       const struct ecnp_ack_edit *e, bool flags_done,
+		       unsigned int shown)
+{
+	bool changed = false;
+	u32 missing;
+
+	if (!ecnp_fsm_in_phase2(f))
+		return false;
+	/* a phase 2 SET_CWR is the pending CWR, except on A's SYN again */
+	if (!flags_done && (ret & ECNP_ACT_SET_CWR) &&
+	    !(p->flags & ECNP_TCP_SYN)) {
+		f->flags |= ECNP_FL_CWR_PENDING;
+		changed = true;
+	}
+	if (!e || shown >= e->shown || !(f->dflags & ECNP_DF_HOLD) ||
+	    f->saved_ack != e->ack || ecnp_sack_ok(f))
+		return changed;
+	missing = e->shown - shown;
+	f->dup_shown = f->dup_shown > missing ? f->dup_shown - missing : 0;
+	return true;
 }
 
 /* E->N segment in phase 2. */

@@ -292,6 +292,11 @@ struct ecnp_ack_edit {
 	bool limit;
 	bool no_dsack;		/* E's D-SACK block is left out */
 	u8 copies;		/* HOLD_ACK: exact copies to send after it */
+	u8 shown;		/* without SACK: duplicate ACKs the step
+				 * counted as shown to N (dup_shown): the
+				 * injected copies, or the held ACK and its
+				 * copies; see ecnp_fsm_complete()
+				 */
 };
 
 /*
@@ -410,6 +415,9 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       u32 ret, struct ecnp_ack_edit *e);
+bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
+		       const struct ecnp_ack_edit *e, bool flags_done,
+		       unsigned int shown);
 const char *ecnp_state_name(unsigned int state);
 
 static inline bool ecnp_fsm_in_phase2(const struct ecnp_fsm *f)

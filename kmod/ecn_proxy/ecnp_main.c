@@ -792,7 +792,8 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 				   const struct nf_hook_state *state,
 				   const struct tcpfwd_pkt *p,
 				   const struct ecnp_ack_edit *e,
-				   unsigned int n, enum ecnp_stat stat)
+				   unsigned int n, enum ecnp_stat stat,
+				   unsigned int *sent)
 {
 	struct sk_buff *dup[ECNP_DUPACKS];
 	unsigned int i, k = 0;
@@ -811,6 +812,7 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 	}
 	if (k < n)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	*sent = k;
 	tcpfwd_add(&en->tn, stat, k);
 	tcpfwd_pass_on(state, skb);
 	for (i = 0; i < k; i++)
@@ -925,6 +927,7 @@ static void ecnp_offload_check(struct ecnp_net *en, struct ecnp_flow *ef,
 struct ecnp_step {
 	u32 ret;			/* ECNP_ACT_* | ECNP_EV_* */
 	struct ecnp_ack_edit edit;	/* with ECNP_ACT_ACK_EDITS */
+	struct ecnp_pkt ep;		/* the segment as stepped */
 };
 
 /*
@@ -944,7 +947,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 {
 	int mode = READ_ONCE(en->feedback);
 	bool no_upgrade = false, syn_from_a, was_p2;
-	struct ecnp_pkt ep;
+	struct ecnp_pkt *ep = &st->ep;
 	u8 was_state;
 
 	/*
@@ -955,17 +958,17 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (ef->base.dead)
 		goto out_unlock;
 	ecnp_fill_pkt(ef, skb, p, mode,
-		      pk->on && ef->fsm.state == ECNP_S_INIT, &ep);
-	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
+		      pk->on && ef->fsm.state == ECNP_S_INIT, ep);
+	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, ep, mode)) {
 		if (may_segment && !tcpfwd_bridged(skb)) {
 			*segment = true;
 			goto out_unlock;
 		}
-		ep.pflags |= ECNP_PF_NO_DROP;
+		ep->pflags |= ECNP_PF_NO_DROP;
 	}
 	/* the FSM reads the fallback cache for SYNs from A and until B answers */
-	syn_from_a = ep.dir == ECNP_DIR_A &&
-		     (ep.flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
+	syn_from_a = ep->dir == ECNP_DIR_A &&
+		     (ep->flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
 		     ECNP_TCP_SYN;
 	if (syn_from_a || ef->fsm.state == ECNP_S_A_C ||
 	    ef->fsm.state == ECNP_S_A_NC) {
@@ -977,11 +980,11 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	was_p2 = ecnp_fsm_in_phase2(&ef->fsm);
 	was_state = ef->fsm.state;
 	if (pk->on && ef->fsm.state == ECNP_S_INIT)
-		st->ret = ecnp_fsm_pickup(&ef->fsm, &ep, pk->e, pk->sack, mode);
+		st->ret = ecnp_fsm_pickup(&ef->fsm, ep, pk->e, pk->sack, mode);
 	else
-		st->ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
+		st->ret = ecnp_fsm_step(&ef->fsm, ep, mode, no_upgrade);
 	if (st->ret & ECNP_ACT_ACK_EDITS)
-		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
+		ecnp_fsm_ack_edit(&ef->fsm, ep, st->ret, &st->edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, p, st->ret);
 	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
@@ -996,6 +999,76 @@ out_unlock:
 	return false;
 }
 
+/*
+ * Tell the state machine what of a step's actions could not be done
+ * (ecnp_fsm_complete()); the flow's lock is taken again only then.
+ */
+static void ecnp_complete(struct ecnp_flow *ef, const struct ecnp_step *st,
+			  bool flags_done, unsigned int shown)
+{
+	const struct ecnp_ack_edit *e = st->ret & ECNP_ACT_ACK_EDITS ?
+					&st->edit : NULL;
+
+	if (flags_done && (!e || shown >= e->shown))
+		return;
+	spin_lock_bh(&ef->base.lock);
+	if (!ef->base.dead)
+		ecnp_fsm_complete(&ef->fsm, &st->ep, st->ret, e, flags_done,
+				  shown);
+	spin_unlock_bh(&ef->base.lock);
+}
+
+/*
+ * The dupack ACK edits: rewrite the ACK, send its copies or the injected
+ * duplicates.  *@shown: the duplicate ACKs that reached N (see
+ * ecnp_fsm_complete()).  Return: NF_STOLEN if sent on here, else the
+ * verdict for @skb.
+ */
+static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
+				  const struct nf_hook_state *state,
+				  const struct tcpfwd_pkt *p,
+				  const struct ecnp_step *st, unsigned int *shown)
+{
+	unsigned int sent = 0, verdict;
+	u32 ret = st->ret;
+
+	*shown = st->edit.shown;
+	/* never both: the copies are made from this skb, as parsed in p */
+	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
+	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
+		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit)) {
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+			*shown = 0;
+			return NF_ACCEPT;
+		}
+		if (st->edit.set_tsecr)
+			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
+		if (st->edit.copies) {
+			*shown = min_t(unsigned int, *shown, 1);
+			if (tcpfwd_bridged(skb)) {
+				ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+				return NF_ACCEPT;
+			}
+			verdict = ecnp_send_dups(en, skb, state, p, NULL,
+						 st->edit.copies,
+						 ECNP_STAT_ACKS_COPIED, &sent);
+			*shown += sent;
+			return verdict;
+		}
+	}
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
+		*shown = 0;
+		if (tcpfwd_bridged(skb)) {
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+			return NF_ACCEPT;
+		}
+		return ecnp_send_dups(en, skb, state, p, &st->edit,
+				      ECNP_DUPACKS, ECNP_STAT_DUPACKS_INJECTED,
+				      shown);
+	}
+	return NF_ACCEPT;
+}
+
 /* Apply a step to the packet: drop, edit, or send it on with duplicates. */
 static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 			     struct sk_buff *skb,
@@ -1004,6 +1077,8 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 			     const struct ecnp_step *st)
 {
 	u32 ret = st->ret;
+	bool flags_done = true;
+	unsigned int verdict = NF_ACCEPT, shown = 0;
 
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_fb_insert(en, ecnp_b_addr(&ef->base), p->key.family);
@@ -1014,33 +1089,14 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		return NF_DROP;
 	}
-	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret))
+	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret)) {
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	/* never both: the copies are made from this skb, as parsed in p */
-	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
-	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
-		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit)) {
-			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-			return NF_ACCEPT;
-		}
-		if (st->edit.set_tsecr)
-			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
-		if (st->edit.copies) {
-			if (!tcpfwd_bridged(skb))
-				return ecnp_send_dups(en, skb, state, p, NULL,
-						      st->edit.copies,
-						      ECNP_STAT_ACKS_COPIED);
-			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-		}
+		flags_done = false;
 	}
-	if (ret & ECNP_ACT_INJECT_DUPACKS) {
-		if (!tcpfwd_bridged(skb))
-			return ecnp_send_dups(en, skb, state, p, &st->edit,
-					      ECNP_DUPACKS,
-					      ECNP_STAT_DUPACKS_INJECTED);
-		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	}
-	return NF_ACCEPT;
+	if (ret & ECNP_ACT_ACK_EDITS)
+		verdict = ecnp_act_acks(en, skb, state, p, st, &shown);
+	ecnp_complete(ef, st, flags_done, shown);
+	return verdict;
 }
 
 /*

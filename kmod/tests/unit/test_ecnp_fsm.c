@@ -5492,6 +5492,97 @@ static void test_window_scaling(void **state)
 	}
 }
 
+/* ---- what the plumbing could not do (ecnp_fsm_complete()) -------------- */
+
+/*
+ * Without SACK the signal is E's ACK and ECNP_DUPACKS injected copies,
+ * counted as shown to N when the step returns.  If the plumbing sent only
+ * one of them, N has seen one duplicate: E's next ACK above L must make
+ * up for the rest, not be absorbed as one too many.
+ */
+static void test_complete_dupacks_not_sent(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 r, u;
+	int k;
+
+	(void)state;
+	CTX("dupack without SACK: one of three duplicates sent");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x1000, 0x7000);
+	for (k = 0; k < 10; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 8 * MSS;
+	r = e_ack(&fl, ECE, u, 0, 0, 500);
+	EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.shown, ECNP_DUPACKS);
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+	/* all sent: nothing to learn */
+	EXPECT(!ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, ECNP_DUPACKS));
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+	/* one sent */
+	EXPECT(ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, 1));
+	EXPECT_EQ(fl.f.dup_shown, 1);
+	/* E acks two segments above L: one more duplicate is due, shown */
+	r = e_ack(&fl, 0, u + 3 * MSS, 0, 0, 600);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(fl.f.dup_shown, 2);
+
+	CTX("dupack without SACK: a held ACK's copies not sent");
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.shown, 1);
+	/* the held ACK could not be rewritten: N saw no duplicate */
+	EXPECT(ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, 0));
+	EXPECT_EQ(fl.f.dup_shown, 1);
+	r = e_ack(&fl, 0, u + 6 * MSS, 0, 0, 600);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(3));
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.shown, 4);
+	EXPECT_EQ(fl.f.dup_shown, 5);
+	/* the ACK and one copy went out */
+	EXPECT(ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, 2));
+	EXPECT_EQ(fl.f.dup_shown, 3);
+
+	CTX("a completion for an earlier simulated loss changes nothing");
+	p = last_e;
+	e.ack = u - MSS;
+	EXPECT(!ecnp_fsm_complete(&fl.f, &p, r, &e, true, 0));
+	EXPECT_EQ(fl.f.dup_shown, 3);
+}
+
+/* A CWR that could not be set stays pending: E echoes until it sees one. */
+static void test_complete_cwr_not_set(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 r;
+
+	(void)state;
+	CTX("drop mode: the CWR after the drop could not be set");
+	flow_open(&fl, false, ECNP_FB_DROP, 0x1000, 0x7000);
+	reach(&fl, ECNP_S_DUPACK);
+	EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	p = n_next(&fl, 0, MSS);
+	r = n_send(&fl, 0, MSS);
+	EXPECT_R(r, SET_ECT0 | SET_CWR);
+	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
+	EXPECT(!ecnp_fsm_complete(&fl.f, &p, r, NULL, true, 0));
+	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
+	EXPECT(ecnp_fsm_complete(&fl.f, &p, r, NULL, false, 0));
+	EXPECT(fl.f.flags & ECNP_FL_CWR_PENDING);
+	/* the next new data carries it */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+
+	CTX("a failed edit without SET_CWR leaves nothing pending");
+	p = n_next(&fl, 0, MSS);
+	r = n_send(&fl, 0, MSS);
+	EXPECT(!ecnp_fsm_complete(&fl.f, &p, r, NULL, false, 0));
+	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
+}
+
 /* ======================= small things =================================== */
 
 static void test_struct_layout(void **state)
@@ -5632,6 +5723,8 @@ int main(void)
 		cmocka_unit_test(test_window_handshake),
 		cmocka_unit_test(test_window_tolerance),
 		cmocka_unit_test(test_window_scaling),
+		cmocka_unit_test(test_complete_dupacks_not_sent),
+		cmocka_unit_test(test_complete_cwr_not_set),
 		cmocka_unit_test(test_struct_layout),
 		cmocka_unit_test(test_state_names),
 	};
