@@ -213,7 +213,7 @@ static void tcpfwd_gc_work(struct work_struct *work)
 	n = tcpfwd_flowtab_gc(tn, budget);
 	if (n)
 		tcpfwd_add(tn, tn->ops->stat_expired, n);
-	/* idle while empty: tcpfwd_flow_insert() queues us again */
+	/* idle while empty: tcpfwd_flow_add() queues us again */
 	if (tcpfwd_flow_count(tn))
 		queue_delayed_work(system_power_efficient_wq, &tn->gc_work,
 				   TCPFWD_GC_INTERVAL);

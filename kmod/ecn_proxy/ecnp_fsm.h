@@ -300,6 +300,19 @@ struct ecnp_ack_edit {
 };
 
 /*
+ * Which connection a proxied flow was (ecnp_fsm_conn_id()), kept when
+ * its flow expires: a segment picks the connection up only if it lies
+ * near where each end's sequence numbers stood (ecnp_conn_id_match()),
+ * not one of a later connection on the same 4-tuple.
+ */
+struct ecnp_conn_id {
+	u32 e_nxt;	/* E's next sequence number, as far as seen */
+	u32 n_nxt;	/* N's (f->n_nxt) */
+	u32 win;	/* how far from them a segment may lie */
+	bool sack;	/* the connection negotiated SACK */
+};
+
+/*
  * Result of ecnp_fsm_step(): header edits (low 16 bits) and events (high 16
  * bits).  An edit bit is returned only when it changes the segment, so the
  * bits can be counted directly.  ACT_DROP means: drop this segment, apply
@@ -409,6 +422,11 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade);
 u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 		    bool sack, enum ecnp_feedback mode);
+void ecnp_fsm_pickup_init(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
+			  bool sack);
+void ecnp_fsm_conn_id(const struct ecnp_fsm *f, struct ecnp_conn_id *id);
+bool ecnp_conn_id_match(const struct ecnp_conn_id *id,
+			const struct ecnp_pkt *p, bool from_e);
 bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 			 enum ecnp_feedback mode);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
