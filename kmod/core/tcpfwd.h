@@ -15,8 +15,10 @@
  *               with incremental checksums (skb->csum too under
  *               CHECKSUM_COMPLETE; tcpfwd_csum_complete_add() for a user's
  *               own edits of an IPv6 header, see tcpfwd_iph.h);
- *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_insert()
- *               bounded by the caller's limit, tcpfwd_flow_count(); the
+ *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_add() (the
+ *               user's state set up before the flow is visible) or
+ *               tcpfwd_flow_insert() bounded by the caller's limit,
+ *               tcpfwd_flow_count(); the
  *               table is an rhashtable, sized by its number of flows, and
  *               /proc/net/<name>/flows lists them with ops->flow_show;
  *   sending on  tcpfwd_gso_each() segments a GSO packet and decides on
@@ -210,10 +212,23 @@ void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff);
 unsigned int tcpfwd_default_max_flows(void);
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
 				       const struct tcpfwd_flow_key *key);
-struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
-				       const struct tcpfwd_flow_key *key,
-				       bool a_is_lo, unsigned int max,
-				       enum tcpfwd_insert_err *err);
+struct tcpfwd_flow *tcpfwd_flow_add(struct tcpfwd_net *tn,
+				    const struct tcpfwd_flow_key *key,
+				    bool a_is_lo, unsigned int max,
+				    void (*init)(struct tcpfwd_flow *f, void *arg),
+				    void *arg, enum tcpfwd_insert_err *err);
+
+/*
+ * A flow whose user state starts all zero: another CPU may lock it
+ * before the caller, so the user's zero state must be one any packet may
+ * find (else tcpfwd_flow_add() with an init function).
+ */
+static inline struct tcpfwd_flow *
+tcpfwd_flow_insert(struct tcpfwd_net *tn, const struct tcpfwd_flow_key *key,
+		   bool a_is_lo, unsigned int max, enum tcpfwd_insert_err *err)
+{
+	return tcpfwd_flow_add(tn, key, a_is_lo, max, NULL, NULL, err);
+}
 
 /* The packet's sender is the flow's initiator A. */
 static inline bool tcpfwd_from_a(const struct tcpfwd_flow *f,

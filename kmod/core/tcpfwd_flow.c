@@ -132,26 +132,32 @@ static struct tcpfwd_flow *tcpfwd_flow_alloc(struct tcpfwd_net *tn)
 }
 
 /**
- * tcpfwd_flow_insert - add a flow, unless the table is full
+ * tcpfwd_flow_add - add a flow, unless the table is full
  * @tn: the user's netns state (its table, and its collector, which is
  *	idle while the table is empty)
  * @key: canonical key
  * @a_is_lo: the initiator is @key's lo endpoint
  * @max: the table's limit
+ * @init: optional: sets up the user's state of the new flow (zeroed
+ *	beyond struct tcpfwd_flow, key and a_is_lo set) before any other
+ *	CPU can find it; not called for a flow that is not added
+ * @arg: passed to @init
  * @err: why NULL was returned
  *
- * Under rcu_read_lock(), from the packet path.  The new flow is zeroed
- * beyond struct tcpfwd_flow, expires now + 1 s unless the user sets a
- * timeout, and may be returned to a concurrent lookup at once, so the user
- * initialises its state under flow->lock.  If another CPU inserted the same
- * key first, that flow is returned with @err = TCPFWD_INSERT_EXISTS.
+ * Under rcu_read_lock(), from the packet path.  The new flow expires now
+ * + 1 s unless the user sets a timeout, and may be returned to a
+ * concurrent lookup as soon as it is in the table: another CPU may lock
+ * it before the caller does, and finds it as @init left it.  If another
+ * CPU inserted the same key first, that flow is returned with @err =
+ * TCPFWD_INSERT_EXISTS.
  *
  * Return: the flow, or NULL with @err set.
  */
-struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
-				       const struct tcpfwd_flow_key *key,
-				       bool a_is_lo, unsigned int max,
-				       enum tcpfwd_insert_err *err)
+struct tcpfwd_flow *tcpfwd_flow_add(struct tcpfwd_net *tn,
+				    const struct tcpfwd_flow_key *key,
+				    bool a_is_lo, unsigned int max,
+				    void (*init)(struct tcpfwd_flow *f, void *arg),
+				    void *arg, enum tcpfwd_insert_err *err)
 {
 	struct tcpfwd_flowtab *t = &tn->ft;
 	struct tcpfwd_flow *f, *old;
@@ -169,6 +175,8 @@ struct tcpfwd_flow *tcpfwd_flow_insert(struct tcpfwd_net *tn,
 	f->a_is_lo = a_is_lo;
 	f->expires = jiffies + HZ;
 	spin_lock_init(&f->lock);
+	if (init)
+		init(f, arg);
 
 	old = rhashtable_lookup_get_insert_fast(&t->ht, &f->node,
 						tcpfwd_ht_params);
@@ -191,7 +199,7 @@ nomem:
 	*err = TCPFWD_INSERT_NOMEM;
 	return NULL;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_flow_insert);
+EXPORT_SYMBOL_GPL(tcpfwd_flow_add);
 
 /* Remove @f if it has expired; the walk holds rcu_read_lock(). */
 static bool tcpfwd_flow_reap(struct tcpfwd_net *tn, struct tcpfwd_flow *f,

@@ -14,7 +14,7 @@
  * than TCPFWD_GC_MAX_RUN flows a run (100,000 a second: a pass over 10^6
  * flows takes 10 s, and an expired flow may stay that long); it leaves RCU
  * to reschedule every TCPFWD_GC_BATCH flows, and does not run while the
- * table is empty (tcpfwd_flow_insert() wakes it).
+ * table is empty (tcpfwd_flow_add() wakes it).
  */
 #define TCPFWD_GC_SLICES	8
 #define TCPFWD_GC_INTERVAL	(HZ / TCPFWD_GC_SLICES)

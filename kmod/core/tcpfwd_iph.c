@@ -28,7 +28,6 @@ u32 tcpfwd_ip6_change_dsfield(u8 *nh, u8 mask, u8 value)
 	tcpfwd_csum_acc(&diff, old_sum, tcpfwd_csum_bytes(nh, 0, 2));
 	return diff;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_ip6_change_dsfield);
 
 unsigned int tcpfwd_ip_len(const u8 *nh)
 {

@@ -213,7 +213,7 @@ static void tcpfwd_gc_work(struct work_struct *work)
 	n = tcpfwd_flowtab_gc(tn, budget);
 	if (n)
 		tcpfwd_add(tn, tn->ops->stat_expired, n);
-	/* idle while empty: tcpfwd_flow_insert() queues us again */
+	/* idle while empty: tcpfwd_flow_add() queues us again */
 	if (tcpfwd_flow_count(tn))
 		queue_delayed_work(system_power_efficient_wq, &tn->gc_work,
 				   TCPFWD_GC_INTERVAL);
@@ -339,16 +339,10 @@ void tcpfwd_net_exit(struct tcpfwd_net *tn)
 }
 EXPORT_SYMBOL_GPL(tcpfwd_net_exit);
 
-static int __init tcpfwd_init(void)
-{
-	return 0;
-}
-
-static void __exit tcpfwd_exit(void)
-{
-}
-
-module_init(tcpfwd_init);
-module_exit(tcpfwd_exit);
+/*
+ * No module_init()/module_exit(): tcpfwd.ko has no state of its own, and a
+ * module with neither can still be unloaded (delete_module() refuses only
+ * one that has an init function but no exit function).
+ */
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("TCP forward-path plumbing shared by ecn_proxy and impair");

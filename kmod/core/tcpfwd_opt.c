@@ -112,7 +112,6 @@ int tcpfwd_opt_find(const u8 *opts, unsigned int len, u8 kind,
 		return ret;
 	return found ? 1 : 0;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_opt_find);
 
 /* ---- checksum arithmetic ---- */
 
@@ -310,7 +309,6 @@ unsigned int tcpfwd_sack_max_blocks(unsigned int space)
 	n = (space - 2 - TCPFWD_OPTLEN_SACK_BASE) / TCPFWD_OPTLEN_SACK_PERBLOCK;
 	return n < TCPFWD_SACK_MAX_BLOCKS ? n : TCPFWD_SACK_MAX_BLOCKS;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_sack_max_blocks);
 
 int tcpfwd_sack_build(u8 *out, unsigned int space,
 		      const struct tcpfwd_sack_block *blocks, unsigned int n)

@@ -467,6 +467,10 @@ static void ecnp_win_update(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
 	u32 end = ecnp_seg_end(p), edge;
 
+	/* (a picked-up flow's too: which connection it is, ecnp_conn_id) */
+	if ((p->flags & ECNP_TCP_ACK) && ecnp_fsm_in_phase2(f) &&
+	    !ecnp_from_e(f, p) && after(p->ack, f->n_ack))
+		f->n_ack = p->ack;
 	if (!(s->wflags & r->wflags & ECNP_WF_SEEN))
 		return;
 	if (after(end, s->end))
@@ -478,9 +482,6 @@ static void ecnp_win_update(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	edge = p->ack + ecnp_win_shift(s, p->win) + !p->win;
 	if (after(edge, r->maxend))
 		r->maxend = edge;
-	if (ecnp_fsm_in_phase2(f) && !ecnp_from_e(f, p) &&
-	    after(p->ack, f->n_ack))
-		f->n_ack = p->ack;
 }
 
 /*
@@ -1167,6 +1168,17 @@ static u32 ecnp_give_up(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	       (ecnp_tsecr_stale(f, p) ? ECNP_ACT_SET_TSECR : 0);
 }
 
+/*
+ * Without SACK, a held pure ACK (no FIN, SYN or RST) is counted in
+ * dup_shown with its copies (ecnp_dupacks_due()); other held ACKs are not.
+ */
+static bool ecnp_hold_counts(const struct ecnp_fsm *f,
+			     const struct ecnp_pkt *p)
+{
+	return !ecnp_sack_ok(f) && !p->len &&
+	       !(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST));
+}
+
 /* An E->N ACK while the simulated loss is in progress. */
 static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -1254,7 +1266,7 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 		} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
 			return ecnp_give_up(f, p);
 		}
-		if (p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST))
+		if (!ecnp_hold_counts(f, p))
 			return ECNP_ACT_HOLD_ACK;
 		n = ecnp_dupacks_due(f, p);
 		if (!n)
@@ -1422,10 +1434,14 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->limit = true;
 		e->sack_limit = f->hold_end;
 		e->copies = (ret & ECNP_ACT_COPY_MASK) >> ECNP_ACT_COPY_SHIFT;
+		if (ecnp_hold_counts(f, p))
+			e->shown = 1 + e->copies;
 	}
 	/* the forwarded original reports E's D-SACK once, not its copies */
-	if (ret & ECNP_ACT_INJECT_DUPACKS)
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
 		e->no_dsack = true;
+		e->shown = ECNP_DUPACKS;
+	}
 	/*
 	 * A stale TSecr goes out as 0, "no echo" (tcp_parse_options(): N
 	 * then has neither an RTT sample nor an undo from it).  Raised to
@@ -1463,6 +1479,50 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->sack_start = e->lost_end;
 		e->sack_end = p->ack;
 	}
+}
+
+/**
+ * ecnp_fsm_complete - what the plumbing could not do of a step's actions
+ * @f: the flow's state (locked again: other segments may have been
+ *	stepped since)
+ * @p: the segment as it was stepped
+ * @ret: what ecnp_fsm_step() returned for it
+ * @e: its ecnp_fsm_ack_edit() (with ECNP_ACT_ACK_EDITS), else NULL
+ * @flags_done: the ECNP_ACT_FLAG_EDITS were applied
+ * @shown: without SACK, the duplicate ACKs that reached N: the injected
+ *	copies sent (ECNP_ACT_INJECT_DUPACKS), or the held ACK rewritten
+ *	(1) and its copies sent (ECNP_ACT_HOLD_ACK); @e->shown if all were
+ *
+ * The step records its actions as done; this takes back what was not:
+ * a CWR that could not be set is pending again (E echoes ECE until it
+ * sees one), and duplicates counted as shown to N (dup_shown) but never
+ * sent are not, as long as the same simulated loss lasts, so that E's
+ * next ACKs above L stand for them (ecnp_dupacks_due()).  Nothing is
+ * changed when everything was done: the plumbing calls it only then.
+ *
+ * Return: true if the state changed.
+ */
+bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
+		       const struct ecnp_ack_edit *e, bool flags_done,
+		       unsigned int shown)
+{
+	bool changed = false;
+	u32 missing;
+
+	if (!ecnp_fsm_in_phase2(f))
+		return false;
+	/* a phase 2 SET_CWR is the pending CWR, except on A's SYN again */
+	if (!flags_done && (ret & ECNP_ACT_SET_CWR) &&
+	    !(p->flags & ECNP_TCP_SYN)) {
+		f->flags |= ECNP_FL_CWR_PENDING;
+		changed = true;
+	}
+	if (!e || shown >= e->shown || !(f->dflags & ECNP_DF_HOLD) ||
+	    f->saved_ack != e->ack || ecnp_sack_ok(f))
+		return changed;
+	missing = e->shown - shown;
+	f->dup_shown = f->dup_shown > missing ? f->dup_shown - missing : 0;
+	return true;
 }
 
 /* E->N segment in phase 2. */
@@ -1906,24 +1966,25 @@ static u32 ecnp_verify(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 }
 
 /**
- * ecnp_fsm_pickup - start a flow from a segment of a connection the proxy
- *	has no state for (pickup, FSM.md)
- * @f: the new flow's state, all zero (ECNP_S_INIT)
- * @p: the segment (no SYN, no RST); its sender is the flow's A
+ * ecnp_fsm_pickup_init - set up a flow for a segment of a connection the
+ *	proxy has no state for (pickup, FSM.md), before the flow is visible
+ * @f: the new flow's state
+ * @p: the segment that creates it (no SYN, no RST); its sender is the
+ *	flow's A
  * @e: ECNP_DIR_A or ECNP_DIR_B if the proxy knows the connection's E (it
  *	proxied it before and remembered it when the flow expired), else -1
  * @sack: with @e, whether the connection negotiated SACK
- * @mode: congestion feedback mode toward N
  *
- * With @e the flow is in phase 2 at once and @p is stepped as one of its
- * segments.  Without, @p must be data marked CE (its sender negotiated
- * ECN): the flow waits in ECNP_S_PICKUP for B's answer, and SACK is
- * assumed (Linux's default).  Any other segment makes the flow PASS.
- *
- * Return: as ecnp_fsm_step().
+ * With @e the flow is in phase 2 at once (its sequence numbers from @p);
+ * without, @p must be data marked CE (its sender negotiated ECN): the
+ * flow waits in ECNP_S_PICKUP for B's answer, and SACK is assumed
+ * (Linux's default).  Any other segment makes the flow PASS.  Nothing is
+ * stepped: whichever segment of the connection takes the flow's lock
+ * first, @p or one from the other end, is the flow's first
+ * ecnp_fsm_step(), and finds the roles set up.
  */
-u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
-		    bool sack, enum ecnp_feedback mode)
+void ecnp_fsm_pickup_init(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
+			  bool sack)
 {
 	ecnp_fsm_init(f);
 	f->win[ECNP_DIR_A].wflags = ECNP_WF_LIBERAL;
@@ -1931,7 +1992,7 @@ u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 	if (p->dir != ECNP_DIR_A ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST))) {
 		f->state = ECNP_S_PASS;
-		return ECNP_EV_OUT_PASS;
+		return;
 	}
 	if (e == ECNP_DIR_A || e == ECNP_DIR_B) {
 		if (e == ECNP_DIR_A)
@@ -1943,19 +2004,101 @@ u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 			ecnp_pickup_phase2(f, p->ack, p->ack, p->seq, false);
 		else
 			ecnp_pickup_phase2(f, p->seq, p->seq, p->ack, false);
-		return ecnp_fsm_step(f, p, mode, false);
+		return;
 	}
 	/* AE: an AccECN connection's ACE counter, never edited */
 	if (p->ecn != ECNP_ECN_CE || !p->len || (p->flags & ECNP_TCP_AE)) {
 		f->state = ECNP_S_PASS;
-		return ECNP_EV_OUT_PASS;
+		return;
 	}
 	f->state = ECNP_S_PICKUP;
 	f->flags |= ECNP_FL_E_IS_A;
 	f->dflags |= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 	f->hold_end = p->seq + p->len;
 	f->hold_ack = p->ack;
-	return 0;
+}
+
+/**
+ * ecnp_fsm_pickup - ecnp_fsm_pickup_init(), then @p's step
+ * @f: the new flow's state
+ * @p: the segment (no SYN, no RST); its sender is the flow's A
+ * @e: as for ecnp_fsm_pickup_init()
+ * @sack: as for ecnp_fsm_pickup_init()
+ * @mode: congestion feedback mode toward N
+ *
+ * Return: as ecnp_fsm_step(); ECNP_EV_OUT_PASS if @p cannot start one.
+ */
+u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
+		    bool sack, enum ecnp_feedback mode)
+{
+	ecnp_fsm_pickup_init(f, p, e, sack);
+	if (f->state == ECNP_S_PASS)
+		return ECNP_EV_OUT_PASS;
+	if (f->state == ECNP_S_PICKUP)
+		return 0;
+	return ecnp_fsm_step(f, p, mode, false);
+}
+
+/*
+ * @x lies within @win of @ref, either way.
+ */
+static bool ecnp_near(u32 x, u32 ref, u32 win)
+{
+	return !before(x, ref - win) && !after(x, ref + win);
+}
+
+/**
+ * ecnp_fsm_conn_id - which connection a proxied flow is
+ * @f: the flow's state, in phase 2
+ * @id: filled in
+ *
+ * E's next sequence number is its highest end seen, or, without its
+ * handshake (a flow picked up), N's highest ACK.  A segment of the same
+ * connection lies within one of the larger window either side offered
+ * (at least ECNP_MAXACKWIN, and that alone when the windows are
+ * unknown): a connection idle until its flow expired resumes exactly
+ * where it stopped, or with a retransmission of its last flight.
+ */
+void ecnp_fsm_conn_id(const struct ecnp_fsm *f, struct ecnp_conn_id *id)
+{
+	u8 e = ecnp_fsm_e_is_a(f) ? ECNP_DIR_A : ECNP_DIR_B;
+	const struct ecnp_win *we = &f->win[e], *wn = &f->win[!e];
+	bool known = we->wflags & wn->wflags & ECNP_WF_SEEN;
+	u32 w;
+
+	id->n_nxt = f->n_nxt;
+	id->e_nxt = known && after(we->end, f->n_ack) ? we->end : f->n_ack;
+	id->win = ECNP_MAXACKWIN;
+	id->sack = ecnp_sack_ok(f);
+	if (!known)
+		return;
+	w = ecnp_win_bytes(we);
+	if (ecnp_win_bytes(wn) > w)
+		w = ecnp_win_bytes(wn);
+	if (w > id->win)
+		id->win = w;
+}
+
+/**
+ * ecnp_conn_id_match - a segment belongs to the connection @id names
+ * @id: from ecnp_fsm_conn_id()
+ * @p: the segment (seq, ack, flags)
+ * @from_e: its sender was the connection's E
+ *
+ * Its sequence number lies near its sender's, its ACK (if any) near the
+ * other end's.  A later connection on the same 4-tuple has new ISNs: it
+ * matches by chance with a probability of about (2 * win / 2^32)^2.
+ *
+ * Return: true if it may be one of the connection's segments.
+ */
+bool ecnp_conn_id_match(const struct ecnp_conn_id *id,
+			const struct ecnp_pkt *p, bool from_e)
+{
+	u32 snd = from_e ? id->e_nxt : id->n_nxt;
+	u32 rcv = from_e ? id->n_nxt : id->e_nxt;
+
+	return ecnp_near(p->seq, snd, id->win) &&
+	       (!(p->flags & ECNP_TCP_ACK) || ecnp_near(p->ack, rcv, id->win));
 }
 
 /*

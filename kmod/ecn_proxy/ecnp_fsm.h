@@ -292,6 +292,24 @@ struct ecnp_ack_edit {
 	bool limit;
 	bool no_dsack;		/* E's D-SACK block is left out */
 	u8 copies;		/* HOLD_ACK: exact copies to send after it */
+	u8 shown;		/* without SACK: duplicate ACKs the step
+				 * counted as shown to N (dup_shown): the
+				 * injected copies, or the held ACK and its
+				 * copies; see ecnp_fsm_complete()
+				 */
+};
+
+/*
+ * Which connection a proxied flow was (ecnp_fsm_conn_id()), kept when
+ * its flow expires: a segment picks the connection up only if it lies
+ * near where each end's sequence numbers stood (ecnp_conn_id_match()),
+ * not one of a later connection on the same 4-tuple.
+ */
+struct ecnp_conn_id {
+	u32 e_nxt;	/* E's next sequence number, as far as seen */
+	u32 n_nxt;	/* N's (f->n_nxt) */
+	u32 win;	/* how far from them a segment may lie */
+	bool sack;	/* the connection negotiated SACK */
 };
 
 /*
@@ -404,12 +422,20 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		  enum ecnp_feedback mode, bool dst_no_upgrade);
 u32 ecnp_fsm_pickup(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 		    bool sack, enum ecnp_feedback mode);
+void ecnp_fsm_pickup_init(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
+			  bool sack);
+void ecnp_fsm_conn_id(const struct ecnp_fsm *f, struct ecnp_conn_id *id);
+bool ecnp_conn_id_match(const struct ecnp_conn_id *id,
+			const struct ecnp_pkt *p, bool from_e);
 bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 			 enum ecnp_feedback mode);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       u32 ret, struct ecnp_ack_edit *e);
+bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
+		       const struct ecnp_ack_edit *e, bool flags_done,
+		       unsigned int shown);
 const char *ecnp_state_name(unsigned int state);
 
 static inline bool ecnp_fsm_in_phase2(const struct ecnp_fsm *f)

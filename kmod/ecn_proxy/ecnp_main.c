@@ -48,10 +48,14 @@
  *     when the table is full (net.ecn_proxy.max_flows) or an atomic
  *     allocation fails, the flow passes untouched and is counted;
  *   - pickup (FSM.md): a still-open connection whose proxied flow expired
- *     leaves a tombstone (which end was E) and is proxied again from its
- *     next segment; one met without a tombstone (the module was reloaded)
- *     is picked up when its E's data arrives marked CE and the other end
- *     acks it without echoing: both bounded by max_flows like SYNs;
+ *     leaves a tombstone (which end was E, and its sequence numbers:
+ *     ecnp_tomb.c, net.ecn_proxy.max_tombstones slots, evictions
+ *     counted) and is proxied again from its next segment near them; a
+ *     SYN on the 4-tuple forgets it; one met without a tombstone (the
+ *     module was reloaded) is picked up when its E's data arrives marked
+ *     CE and the other end acks it without echoing: both bounded by
+ *     max_flows like SYNs, the flow set up before it is in the table
+ *     (tcpfwd_flow_add()), the tombstone forgotten only once it is;
  *   - flow offloading: a flow the proxy proxies is kept off nftables'
  *     flowtable fast path (IPS_NAT_CLASH on its conntrack entry, ecnp_ct.c),
  *     which would otherwise carry it past this hook half-ECN;
@@ -110,6 +114,7 @@
 #include "ecnp_ct.h"
 #include "ecnp_fsm.h"
 #include "ecnp_opt.h"
+#include "ecnp_tomb.h"
 
 static bool enable_init_net = true;
 module_param(enable_init_net, bool, 0444);
@@ -119,7 +124,6 @@ MODULE_PARM_DESC(enable_init_net,
 #define ECNP_FB_SLOTS		256
 #define ECNP_FB_NAME_MAX	16
 /* proxied connections whose flow expired, remembered for pickup */
-#define ECNP_TOMB_SLOTS		256
 #define ECNP_TOMB_SECS		432000	/* conntrack's established timeout */
 
 enum ecnp_stat {
@@ -165,6 +169,7 @@ enum ecnp_stat {
 	ECNP_STAT_PICKUPS_OFFLOADED,
 	ECNP_STAT_FLOWS_VERIFY,
 	ECNP_STAT_REXMIT_PASSED,
+	ECNP_STAT_TOMBSTONES_EVICTED,
 	ECNP_STAT_NR,
 };
 
@@ -211,6 +216,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_PICKUPS_OFFLOADED]		= "pickups_offloaded",
 	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
 	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
+	[ECNP_STAT_TOMBSTONES_EVICTED]		= "tombstones_evicted",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -231,16 +237,16 @@ struct ecnp_fb_slot {
 };
 
 /*
- * A proxied connection whose flow expired while it was idle: which end
- * was E, so that the connection is proxied again at once when it wakes up
- * (ecnp_pickup_wanted()).  hash 0: an empty slot.
+ * The tombstones (ecnp_tomb.h): proxied connections whose flow expired
+ * while they were idle, which end was E and which connection it was, so
+ * that the connection is proxied again at once when it wakes up
+ * (ecnp_pickup_wanted()).  Expiry in get_jiffies_64(), as ecnp_fb_slot.
+ * Replaced whole when max_tombstones changes (ecnp_proc_tombs()): the
+ * packet path reads it under RCU.
  */
-struct ecnp_tomb {
-	struct tcpfwd_flow_key key;
-	u32 hash;
-	bool e_is_lo;			/* E is key.lo_* */
-	bool sack;
-	u64 expires;			/* get_jiffies_64(), as ecnp_fb_slot */
+struct ecnp_tomb_tab {
+	struct rcu_head rcu;
+	struct ecnp_tombs t;	/* last: its slots follow */
 };
 
 struct ecnp_net {
@@ -257,14 +263,15 @@ struct ecnp_net {
 	int timeout_established;
 	int timeout_closed;
 	int fallback_timeout;
+	int max_tombstones;		/* slots of *tombs */
 
 	spinlock_t fb_lock;		/* protects fb[] */
 	u32 fb_seed;
 	struct ecnp_fb_slot fb[ECNP_FB_SLOTS];
 
-	spinlock_t tomb_lock;		/* protects tomb[] (hash read without) */
-	atomic_t tombs;			/* slots ever filled: 0 skips lookups */
-	struct ecnp_tomb tomb[ECNP_TOMB_SLOTS];
+	spinlock_t tomb_lock;		/* protects *tombs (hints read without) */
+	struct mutex tomb_mutex;	/* serialises replacing it */
+	struct ecnp_tomb_tab __rcu *tombs;
 };
 
 struct ecnp_flow_counters {
@@ -287,6 +294,7 @@ struct ecnp_flow {
 	bool closed;		/* RST or both FINs: closed timeout */
 	bool decided;		/* SAME/PASS: expiry fixed, not refreshed */
 	bool offloaded;		/* seen offloaded in phase 2 (counted once) */
+	bool stepped;		/* its first segment was stepped */
 	struct ecnp_flow_counters cnt;
 };
 
@@ -363,60 +371,97 @@ static void ecnp_fb_insert(struct ecnp_net *en, const struct in6_addr *addr,
 static u32 ecnp_tomb_hash(const struct ecnp_net *en,
 			  const struct tcpfwd_flow_key *key)
 {
-	return jhash2((const u32 *)key, sizeof(*key) / sizeof(u32),
-		      en->fb_seed) | 1;
+	BUILD_BUG_ON(sizeof(*key) != ECNP_TOMB_KEY_WORDS * sizeof(u32));
+	return jhash2((const u32 *)key, ECNP_TOMB_KEY_WORDS, en->fb_seed) | 1;
 }
 
-/* The collector expired a flow in phase 2: remember its E (and SACK). */
+static struct ecnp_tomb_tab *ecnp_tomb_tab_alloc(u32 n)
+{
+	struct ecnp_tomb_tab *tab;
+
+	tab = kvzalloc(struct_size(tab, t.slot, n), GFP_KERNEL_ACCOUNT);
+	if (tab)
+		ecnp_tombs_init(&tab->t, n);
+	return tab;
+}
+
+/* The collector expired a flow in phase 2: remember the connection. */
 static void ecnp_tomb_insert(struct ecnp_net *en,
 			     const struct tcpfwd_flow_key *key, bool e_is_lo,
-			     bool sack)
+			     const struct ecnp_conn_id *id)
 {
-	u32 h = ecnp_tomb_hash(en, key);
-	struct ecnp_tomb *t = &en->tomb[h % ECNP_TOMB_SLOTS];
+	struct ecnp_tomb_tab *tab;
+	struct ecnp_tomb tomb = {
+		.hash = ecnp_tomb_hash(en, key),
+		.e_is_lo = e_is_lo,
+		.id = *id,
+	};
+	u64 now = get_jiffies_64();
+	bool evicted;
 
+	memcpy(tomb.key, key, sizeof(tomb.key));
+	tomb.expires = now + (u64)ECNP_TOMB_SECS * HZ;
 	spin_lock_bh(&en->tomb_lock);
-	if (!t->hash)
-		atomic_inc(&en->tombs);
-	t->key = *key;
-	t->e_is_lo = e_is_lo;
-	t->sack = sack;
-	t->expires = get_jiffies_64() + (u64)ECNP_TOMB_SECS * HZ;
-	WRITE_ONCE(t->hash, h);
+	tab = rcu_dereference_protected(en->tombs,
+					lockdep_is_held(&en->tomb_lock));
+	evicted = tab && ecnp_tombs_put(&tab->t, &tomb, now);
 	spin_unlock_bh(&en->tomb_lock);
+	if (evicted)
+		ecnp_count(en, ECNP_STAT_TOMBSTONES_EVICTED);
 }
 
 /*
- * Take the connection of @key out of the tombstones, if it is there.  On
- * the packet path for every segment of a connection without a flow, so
- * the common case (no tombstone, or another connection's) costs a hash
- * and one unlocked read of the slot's hash.
+ * The tombstone of @key, left in place (ecnp_tomb_forget() takes it once
+ * the connection has its flow again).  On the packet path for every
+ * segment of a connection without a flow, under RCU, so the common case
+ * (no tombstone, or another connection's) costs a hash and unlocked reads
+ * of the table's count and of the slot's hash.
  */
-static bool ecnp_tomb_take(struct ecnp_net *en,
-			   const struct tcpfwd_flow_key *key, bool *e_is_lo,
-			   bool *sack)
+static bool ecnp_tomb_find(struct ecnp_net *en,
+			   const struct tcpfwd_flow_key *key,
+			   struct ecnp_tomb *out)
 {
-	struct ecnp_tomb *t;
+	struct ecnp_tomb_tab *tab = rcu_dereference(en->tombs);
+	u64 now = get_jiffies_64();
+	struct ecnp_tomb *slot;
 	bool hit;
 	u32 h;
 
-	if (!atomic_read(&en->tombs))
+	if (!tab || !READ_ONCE(tab->t.live) ||
+	    time_after_eq64(now, READ_ONCE(tab->t.last)))
 		return false;
 	h = ecnp_tomb_hash(en, key);
-	t = &en->tomb[h % ECNP_TOMB_SLOTS];
-	if (READ_ONCE(t->hash) != h)
+	slot = ecnp_tombs_slot(&tab->t, h);
+	if (!slot || READ_ONCE(slot->hash) != h)
 		return false;
 	spin_lock_bh(&en->tomb_lock);
-	hit = t->hash == h && !memcmp(&t->key, key, sizeof(*key)) &&
-	      time_before64(get_jiffies_64(), t->expires);
-	if (hit) {
-		*e_is_lo = t->e_is_lo;
-		*sack = t->sack;
-		WRITE_ONCE(t->hash, 0);
-		atomic_dec(&en->tombs);
-	}
+	/* the table in place now (a resize may have replaced @tab) */
+	tab = rcu_dereference_protected(en->tombs,
+					lockdep_is_held(&en->tomb_lock));
+	hit = ecnp_tombs_find(&tab->t, h, (const u32 *)key, now, out);
 	spin_unlock_bh(&en->tomb_lock);
 	return hit;
+}
+
+/* Forget @key's tombstone: taken by a pickup, or a new connection. */
+static void ecnp_tomb_forget(struct ecnp_net *en,
+			     const struct tcpfwd_flow_key *key)
+{
+	struct ecnp_tomb_tab *tab = rcu_dereference(en->tombs);
+	struct ecnp_tomb *slot;
+	u32 h;
+
+	if (!tab || !READ_ONCE(tab->t.live))
+		return;
+	h = ecnp_tomb_hash(en, key);
+	slot = ecnp_tombs_slot(&tab->t, h);
+	if (!slot || READ_ONCE(slot->hash) != h)
+		return;
+	spin_lock_bh(&en->tomb_lock);
+	tab = rcu_dereference_protected(en->tombs,
+					lockdep_is_held(&en->tomb_lock));
+	ecnp_tombs_forget(&tab->t, h, (const u32 *)key);
+	spin_unlock_bh(&en->tomb_lock);
 }
 
 /* the collector unlinked @f (under f->lock) */
@@ -424,14 +469,15 @@ static void ecnp_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
 	struct ecnp_net *en = container_of(tn, struct ecnp_net, tn);
 	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
-	u8 sack = ECNP_DF_SACK_A | ECNP_DF_SACK_B;
+	struct ecnp_conn_id id;
 
 	if (!ecnp_fsm_in_phase2(&ef->fsm) || ef->closed)
 		return;
 	/* a connection still open: half-ECN if it wakes up unrecognised */
 	ecnp_count(en, ECNP_STAT_FLOWS_EXPIRED_PROXIED);
+	ecnp_fsm_conn_id(&ef->fsm, &id);
 	ecnp_tomb_insert(en, &f->key, ecnp_fsm_e_is_a(&ef->fsm) == f->a_is_lo,
-			 (ef->fsm.dflags & sack) == sack);
+			 &id);
 }
 
 /* --- packet path --------------------------------------------------------- */
@@ -482,13 +528,10 @@ static void ecnp_fill_opts(const struct sk_buff *skb,
 	}
 }
 
-/*
- * Options are walked only when the state machine reads them (always for
- * the segment a pickup starts from, @all_opts).
- */
+/* Options are walked only when the state machine reads them. */
 static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 			  const struct tcpfwd_pkt *p, enum ecnp_feedback mode,
-			  bool all_opts, struct ecnp_pkt *ep)
+			  struct ecnp_pkt *ep)
 {
 	const struct tcpfwd_flow *f = &ef->base;
 
@@ -502,7 +545,7 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 	ep->win = ntohs(p->th.window);
 	ep->seg_len = min_t(u32, skb_is_gso(skb) ? skb_shinfo(skb)->gso_size :
 			    p->payload, U16_MAX);
-	if (all_opts || ecnp_fsm_wants_opts(&ef->fsm, ep->flags, mode))
+	if (ecnp_fsm_wants_opts(&ef->fsm, ep->flags, mode))
 		ecnp_fill_opts(skb, p, ep);
 }
 
@@ -792,7 +835,8 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 				   const struct nf_hook_state *state,
 				   const struct tcpfwd_pkt *p,
 				   const struct ecnp_ack_edit *e,
-				   unsigned int n, enum ecnp_stat stat)
+				   unsigned int n, enum ecnp_stat stat,
+				   unsigned int *sent)
 {
 	struct sk_buff *dup[ECNP_DUPACKS];
 	unsigned int i, k = 0;
@@ -811,6 +855,7 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 	}
 	if (k < n)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	*sent = k;
 	tcpfwd_add(&en->tn, stat, k);
 	tcpfwd_pass_on(state, skb);
 	for (i = 0; i < k; i++)
@@ -823,71 +868,107 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 
 /* How a flow created for a segment of a connection without one starts. */
 struct ecnp_pickup {
-	bool on;		/* with ecnp_fsm_pickup() */
 	int e;			/* its E (enum ecnp_dir), -1 if unknown */
 	bool sack;
+	bool tomb;		/* from a tombstone: forget it once added */
+	const struct sk_buff *skb;
+	const struct tcpfwd_pkt *p;
 };
 
 /*
  * A segment (no SYN, no RST) of a connection without a flow: pick the
  * connection up (FSM.md, "Pickup") if the proxy proxied it before and its
- * flow expired (a tombstone names E), or if the segment is data marked CE
- * (its sender negotiated ECN and may be a proxied connection's E that
- * lost its proxy: the state machine asks the other side).  Never a
- * connection conntrack has put into a flowtable: the proxy would see
- * only the packets that leave the fast path.
+ * flow expired (a tombstone names E, and the segment lies in that
+ * connection's sequence space, ecnp_conn_id_match()), or if the segment
+ * is data marked CE, without AccECN's AE (its sender negotiated ECN and
+ * may be a proxied connection's E that lost its proxy: the state machine
+ * asks the other side).  Never a connection conntrack has put into a
+ * flowtable: the proxy would see only the packets that leave the fast
+ * path.  The tombstone stays until the flow is in the table.
  */
 static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 			       const struct tcpfwd_pkt *p,
 			       struct ecnp_pickup *pk)
 {
-	bool e_is_lo;
+	struct ecnp_pkt ep = {
+		.seq = ntohl(p->th.seq),
+		.ack = ntohl(p->th.ack_seq),
+		.flags = tcp_flag_byte(&p->th),
+	};
+	struct ecnp_tomb tomb;
 
-	if (ecnp_tomb_take(en, &p->key, &e_is_lo, &pk->sack))
-		pk->e = e_is_lo == p->src_is_lo ? ECNP_DIR_A : ECNP_DIR_B;
-	else if (p->ecn == INET_ECN_CE && p->payload)
+	if (ecnp_tomb_find(en, &p->key, &tomb) &&
+	    ecnp_conn_id_match(&tomb.id, &ep, tomb.e_is_lo == p->src_is_lo)) {
+		pk->e = tomb.e_is_lo == p->src_is_lo ? ECNP_DIR_A : ECNP_DIR_B;
+		pk->sack = tomb.id.sack;
+		pk->tomb = true;
+	} else if (p->ecn == INET_ECN_CE && p->payload && !(p->th.res1 & 1)) {
 		pk->e = -1;
-	else
+	} else {
 		return false;
+	}
 	if (ecnp_ct_offloaded(skb)) {
 		ecnp_count(en, ECNP_STAT_PICKUPS_OFFLOADED);
 		return false;
 	}
-	pk->on = true;
+	pk->skb = skb;
+	pk->p = p;
 	return true;
 }
 
 /*
- * The packet's flow.  A SYN (no ACK, no RST) creates one, and so does a
- * segment of a connection the proxy picks up (ecnp_pickup_wanted(), *pk
- * set); the segment's sender is then the flow's A.
+ * tcpfwd_flow_add()'s init: a flow for a pickup has its roles set up
+ * before another CPU can find it, so that whichever end's segment locks
+ * it first is stepped as one of the connection's (ecnp_fsm_pickup_init()).
+ */
+static void ecnp_flow_init_pickup(struct tcpfwd_flow *f, void *arg)
+{
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+	const struct ecnp_pickup *pk = arg;
+	struct ecnp_pkt ep;
+
+	ecnp_fill_pkt(ef, pk->skb, pk->p, ECNP_FB_NONE, &ep);
+	ecnp_fsm_pickup_init(&ef->fsm, &ep, pk->e, pk->sack);
+}
+
+/*
+ * The packet's flow.  A SYN (no ACK, no RST) creates one, and forgets
+ * any tombstone of the 4-tuple (a new connection); so does a segment of
+ * a connection the proxy picks up (ecnp_pickup_wanted()), whose tombstone
+ * is forgotten once its flow is added.  The segment's sender is then the
+ * flow's A.
  */
 static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
 				       const struct sk_buff *skb,
-				       const struct tcpfwd_pkt *p,
-				       struct ecnp_pickup *pk)
+				       const struct tcpfwd_pkt *p)
 {
-	u8 fl = tcp_flag_byte(&p->th);
+	enum ecnp_tomb_use use = ecnp_tomb_use(tcp_flag_byte(&p->th));
+	bool syn = use == ECNP_TOMB_FORGET;
+	struct ecnp_pickup pk = { };
 	enum tcpfwd_insert_err err;
 	struct tcpfwd_flow *f;
 
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p->key);
 	if (f)
 		return container_of(f, struct ecnp_flow, base);
-	if ((fl & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) != TCPHDR_SYN &&
-	    ((fl & (TCPHDR_SYN | TCPHDR_RST)) ||
-	     !ecnp_pickup_wanted(en, skb, p, pk)))
+	if (syn)
+		ecnp_tomb_forget(en, &p->key);
+	else if (use != ECNP_TOMB_LOOKUP ||
+		 !ecnp_pickup_wanted(en, skb, p, &pk))
 		return NULL;
-	f = tcpfwd_flow_insert(&en->tn, &p->key, p->src_is_lo,
-			       ecnp_limit(&en->max_flows, &en->init_en->max_flows),
-			       &err);
+	f = tcpfwd_flow_add(&en->tn, &p->key, p->src_is_lo,
+			    ecnp_limit(&en->max_flows, &en->init_en->max_flows),
+			    syn ? NULL : ecnp_flow_init_pickup, &pk, &err);
 	if (!f) {
 		ecnp_count(en, err == TCPFWD_INSERT_FULL ?
 			   ECNP_STAT_TABLE_FULL : ECNP_STAT_ALLOC_FAILED);
 		return NULL;
 	}
-	if (err == TCPFWD_INSERT_OK)
+	if (err == TCPFWD_INSERT_OK) {
 		ecnp_count(en, ECNP_STAT_FLOWS_SEEN);
+		if (pk.tomb)
+			ecnp_tomb_forget(en, &p->key);
+	}
 	/* TCPFWD_INSERT_EXISTS: another CPU created it first */
 	return container_of(f, struct ecnp_flow, base);
 }
@@ -925,6 +1006,7 @@ static void ecnp_offload_check(struct ecnp_net *en, struct ecnp_flow *ef,
 struct ecnp_step {
 	u32 ret;			/* ECNP_ACT_* | ECNP_EV_* */
 	struct ecnp_ack_edit edit;	/* with ECNP_ACT_ACK_EDITS */
+	struct ecnp_pkt ep;		/* the segment as stepped */
 };
 
 /*
@@ -939,12 +1021,11 @@ struct ecnp_step {
  */
 static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		      const struct sk_buff *skb, const struct tcpfwd_pkt *p,
-		      const struct ecnp_pickup *pk, bool may_segment,
-		      struct ecnp_step *st, bool *segment)
+		      bool may_segment, struct ecnp_step *st, bool *segment)
 {
 	int mode = READ_ONCE(en->feedback);
-	bool no_upgrade = false, syn_from_a, was_p2;
-	struct ecnp_pkt ep;
+	bool no_upgrade = false, syn_from_a, was_p2, first;
+	struct ecnp_pkt *ep = &st->ep;
 	u8 was_state;
 
 	/*
@@ -954,18 +1035,17 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	spin_lock_bh(&ef->base.lock);
 	if (ef->base.dead)
 		goto out_unlock;
-	ecnp_fill_pkt(ef, skb, p, mode,
-		      pk->on && ef->fsm.state == ECNP_S_INIT, &ep);
-	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, &ep, mode)) {
+	ecnp_fill_pkt(ef, skb, p, mode, ep);
+	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, ep, mode)) {
 		if (may_segment && !tcpfwd_bridged(skb)) {
 			*segment = true;
 			goto out_unlock;
 		}
-		ep.pflags |= ECNP_PF_NO_DROP;
+		ep->pflags |= ECNP_PF_NO_DROP;
 	}
 	/* the FSM reads the fallback cache for SYNs from A and until B answers */
-	syn_from_a = ep.dir == ECNP_DIR_A &&
-		     (ep.flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
+	syn_from_a = ep->dir == ECNP_DIR_A &&
+		     (ep->flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
 		     ECNP_TCP_SYN;
 	if (syn_from_a || ef->fsm.state == ECNP_S_A_C ||
 	    ef->fsm.state == ECNP_S_A_NC) {
@@ -974,14 +1054,14 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		if (no_upgrade && syn_from_a)
 			ecnp_count(en, ECNP_STAT_FALLBACK_HITS);
 	}
-	was_p2 = ecnp_fsm_in_phase2(&ef->fsm);
-	was_state = ef->fsm.state;
-	if (pk->on && ef->fsm.state == ECNP_S_INIT)
-		st->ret = ecnp_fsm_pickup(&ef->fsm, &ep, pk->e, pk->sack, mode);
-	else
-		st->ret = ecnp_fsm_step(&ef->fsm, &ep, mode, no_upgrade);
+	/* a pickup's first step: the state was set up, not stepped into */
+	first = !ef->stepped;
+	ef->stepped = true;
+	was_p2 = !first && ecnp_fsm_in_phase2(&ef->fsm);
+	was_state = first ? ECNP_S_INIT : ef->fsm.state;
+	st->ret = ecnp_fsm_step(&ef->fsm, ep, mode, no_upgrade);
 	if (st->ret & ECNP_ACT_ACK_EDITS)
-		ecnp_fsm_ack_edit(&ef->fsm, &ep, st->ret, &st->edit);
+		ecnp_fsm_ack_edit(&ef->fsm, ep, st->ret, &st->edit);
 	ef->cnt.segs++;
 	ecnp_account(en, ef, p, st->ret);
 	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
@@ -996,6 +1076,76 @@ out_unlock:
 	return false;
 }
 
+/*
+ * Tell the state machine what of a step's actions could not be done
+ * (ecnp_fsm_complete()); the flow's lock is taken again only then.
+ */
+static void ecnp_complete(struct ecnp_flow *ef, const struct ecnp_step *st,
+			  bool flags_done, unsigned int shown)
+{
+	const struct ecnp_ack_edit *e = st->ret & ECNP_ACT_ACK_EDITS ?
+					&st->edit : NULL;
+
+	if (flags_done && (!e || shown >= e->shown))
+		return;
+	spin_lock_bh(&ef->base.lock);
+	if (!ef->base.dead)
+		ecnp_fsm_complete(&ef->fsm, &st->ep, st->ret, e, flags_done,
+				  shown);
+	spin_unlock_bh(&ef->base.lock);
+}
+
+/*
+ * The dupack ACK edits: rewrite the ACK, send its copies or the injected
+ * duplicates.  *@shown: the duplicate ACKs that reached N (see
+ * ecnp_fsm_complete()).  Return: NF_STOLEN if sent on here, else the
+ * verdict for @skb.
+ */
+static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
+				  const struct nf_hook_state *state,
+				  const struct tcpfwd_pkt *p,
+				  const struct ecnp_step *st, unsigned int *shown)
+{
+	unsigned int sent = 0, verdict;
+	u32 ret = st->ret;
+
+	*shown = st->edit.shown;
+	/* never both: the copies are made from this skb, as parsed in p */
+	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
+	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
+		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit)) {
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+			*shown = 0;
+			return NF_ACCEPT;
+		}
+		if (st->edit.set_tsecr)
+			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
+		if (st->edit.copies) {
+			*shown = min_t(unsigned int, *shown, 1);
+			if (tcpfwd_bridged(skb)) {
+				ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+				return NF_ACCEPT;
+			}
+			verdict = ecnp_send_dups(en, skb, state, p, NULL,
+						 st->edit.copies,
+						 ECNP_STAT_ACKS_COPIED, &sent);
+			*shown += sent;
+			return verdict;
+		}
+	}
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
+		*shown = 0;
+		if (tcpfwd_bridged(skb)) {
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+			return NF_ACCEPT;
+		}
+		return ecnp_send_dups(en, skb, state, p, &st->edit,
+				      ECNP_DUPACKS, ECNP_STAT_DUPACKS_INJECTED,
+				      shown);
+	}
+	return NF_ACCEPT;
+}
+
 /* Apply a step to the packet: drop, edit, or send it on with duplicates. */
 static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 			     struct sk_buff *skb,
@@ -1004,6 +1154,8 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 			     const struct ecnp_step *st)
 {
 	u32 ret = st->ret;
+	bool flags_done = true;
+	unsigned int verdict = NF_ACCEPT, shown = 0;
 
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_fb_insert(en, ecnp_b_addr(&ef->base), p->key.family);
@@ -1014,33 +1166,14 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		return NF_DROP;
 	}
-	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret))
+	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret)) {
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	/* never both: the copies are made from this skb, as parsed in p */
-	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
-	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
-		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit)) {
-			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-			return NF_ACCEPT;
-		}
-		if (st->edit.set_tsecr)
-			ecnp_count(en, ECNP_STAT_TSECR_REWRITTEN);
-		if (st->edit.copies) {
-			if (!tcpfwd_bridged(skb))
-				return ecnp_send_dups(en, skb, state, p, NULL,
-						      st->edit.copies,
-						      ECNP_STAT_ACKS_COPIED);
-			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-		}
+		flags_done = false;
 	}
-	if (ret & ECNP_ACT_INJECT_DUPACKS) {
-		if (!tcpfwd_bridged(skb))
-			return ecnp_send_dups(en, skb, state, p, &st->edit,
-					      ECNP_DUPACKS,
-					      ECNP_STAT_DUPACKS_INJECTED);
-		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	}
-	return NF_ACCEPT;
+	if (ret & ECNP_ACT_ACK_EDITS)
+		verdict = ecnp_act_acks(en, skb, state, p, st, &shown);
+	ecnp_complete(ef, st, flags_done, shown);
+	return verdict;
 }
 
 /*
@@ -1053,7 +1186,6 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 				 const struct nf_hook_state *state,
 				 bool may_segment)
 {
-	struct ecnp_pickup pk = { };
 	struct ecnp_step st = { };
 	bool segment = false;
 	struct ecnp_flow *ef;
@@ -1069,10 +1201,10 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	default:
 		return NF_ACCEPT;
 	}
-	ef = ecnp_flow_get(en, skb, &p, &pk);
+	ef = ecnp_flow_get(en, skb, &p);
 	if (!ef)
 		return NF_ACCEPT;
-	if (!ecnp_step(en, ef, skb, &p, &pk, may_segment, &st, &segment)) {
+	if (!ecnp_step(en, ef, skb, &p, may_segment, &st, &segment)) {
 		if (segment)
 			return ecnp_gso_drop(en, skb, state);
 		return NF_ACCEPT;
@@ -1215,6 +1347,57 @@ static int ecnp_proc_feedback(tcpfwd_ctl_table_const struct ctl_table *table,
 	return 0;
 }
 
+/*
+ * Replace the tombstone table by one of en->max_tombstones slots, with
+ * the live tombstones moved over (those that collide in a smaller table
+ * count as evicted).  Process context, under tomb_mutex.
+ */
+static int ecnp_tombs_resize(struct ecnp_net *en)
+{
+	struct ecnp_tomb_tab *old, *tab;
+	u32 lost = 0;
+
+	tab = ecnp_tomb_tab_alloc(READ_ONCE(en->max_tombstones));
+	if (!tab)
+		return -ENOMEM;
+	spin_lock_bh(&en->tomb_lock);
+	old = rcu_dereference_protected(en->tombs,
+					lockdep_is_held(&en->tomb_lock));
+	if (old)
+		lost = ecnp_tombs_move(&tab->t, &old->t, get_jiffies_64());
+	rcu_assign_pointer(en->tombs, tab);
+	spin_unlock_bh(&en->tomb_lock);
+	if (lost)
+		tcpfwd_add(&en->tn, ECNP_STAT_TOMBSTONES_EVICTED, lost);
+	/* the packet path reads the old one under RCU */
+	synchronize_net();
+	kvfree(old);
+	return 0;
+}
+
+/* max_tombstones: a limit like the others, and the table follows it. */
+static int ecnp_proc_tombs(tcpfwd_ctl_table_const struct ctl_table *table,
+			   int write, void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct ecnp_net *en = container_of(table->data, struct ecnp_net,
+					   max_tombstones);
+	int old, ret;
+
+	mutex_lock(&en->tomb_mutex);
+	old = READ_ONCE(en->max_tombstones);
+	if (en == en->init_en)
+		ret = ecnp_proc_minmax(table, write, buffer, lenp, ppos);
+	else
+		ret = ecnp_proc_below_init(table, write, buffer, lenp, ppos);
+	if (write && !ret && READ_ONCE(en->max_tombstones) != old) {
+		ret = ecnp_tombs_resize(en);
+		if (ret)
+			WRITE_ONCE(en->max_tombstones, old);
+	}
+	mutex_unlock(&en->tomb_mutex);
+	return ret;
+}
+
 /* .data holds the field's offset in struct ecnp_net until ecnp_sysctl_init() */
 #define ECNP_SYSCTL_OFF(name) ((void *)offsetof(struct ecnp_net, name))
 
@@ -1250,6 +1433,15 @@ static struct ctl_table ecnp_sysctl_table[] = {
 	ECNP_SYSCTL_INT(timeout_established, SYSCTL_ONE, &ecnp_timeout_max),
 	ECNP_SYSCTL_INT(timeout_closed, SYSCTL_ONE, &ecnp_timeout_max),
 	ECNP_SYSCTL_INT(fallback_timeout, SYSCTL_ONE, &ecnp_timeout_max),
+	{
+		.procname	= "max_tombstones",
+		.data		= ECNP_SYSCTL_OFF(max_tombstones),
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= ecnp_proc_tombs,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &ecnp_flows_max,
+	},
 	{ }	/* the end before 6.6 (tcpfwd_compat.h), not registered since */
 };
 
@@ -1273,11 +1465,13 @@ static int ecnp_sysctl_init(struct ecnp_net *en)
 		uintptr_t off = (uintptr_t)table[i].data;
 
 		table[i].data = (char *)en + off;
-		if (en != en->init_en &&
-		    table[i].proc_handler == ecnp_proc_minmax) {
+		if (en == en->init_en)
+			continue;
+		if (table[i].proc_handler == ecnp_proc_minmax)
 			table[i].proc_handler = ecnp_proc_below_init;
+		if (table[i].proc_handler == ecnp_proc_below_init ||
+		    table[i].proc_handler == ecnp_proc_tombs)
 			table[i].extra2 = (char *)en->init_en + off;
-		}
 	}
 	en->sysctl_hdr = register_net_sysctl_sz(en->tn.net, "net/ecn_proxy",
 						table, ECNP_SYSCTL_N);
@@ -1464,12 +1658,18 @@ static int __net_init ecnp_net_init(struct net *net)
 						  600);
 	spin_lock_init(&en->fb_lock);
 	en->fb_seed = get_random_u32();
+	/* a sixteenth of the flows (4096 above 1 GiB of RAM), at least 256 */
+	en->max_tombstones = ecnp_limit_default(en, &init_en->max_tombstones,
+						max(en->max_flows / 16, 256));
 	spin_lock_init(&en->tomb_lock);
-	atomic_set(&en->tombs, 0);
+	mutex_init(&en->tomb_mutex);
+	RCU_INIT_POINTER(en->tombs, ecnp_tomb_tab_alloc(en->max_tombstones));
+	if (!rcu_access_pointer(en->tombs))
+		return -ENOMEM;
 
 	err = tcpfwd_net_init(&en->tn, net, &ecnp_tcpfwd_ops);
 	if (err)
-		return err;
+		goto err_tombs;
 	err = ecnp_proc_init(en);
 	if (err)
 		goto err_tn;
@@ -1489,6 +1689,8 @@ err_hooks:
 	synchronize_net();	/* packets in the hooks hold flows */
 err_tn:
 	tcpfwd_net_exit(&en->tn);
+err_tombs:
+	kvfree(rcu_dereference_protected(en->tombs, true));
 	return err;
 }
 
@@ -1508,7 +1710,11 @@ static void __net_exit ecnp_net_pre_exit(struct net *net)
 
 static void __net_exit ecnp_net_exit(struct net *net)
 {
-	tcpfwd_net_exit(&ecnp_pernet(net)->tn);
+	struct ecnp_net *en = ecnp_pernet(net);
+
+	/* after the collector, whose flow_gone() fills the tombstones */
+	tcpfwd_net_exit(&en->tn);
+	kvfree(rcu_dereference_protected(en->tombs, true));
 }
 
 static struct pernet_operations ecnp_net_ops = {

@@ -5492,6 +5492,215 @@ static void test_window_scaling(void **state)
 	}
 }
 
+/*
+ * The flow of a pickup is set up before another CPU can find it
+ * (ecnp_fsm_pickup_init()): a segment from the other end that takes the
+ * flow's lock before the one that created it finds the roles, and the
+ * connection is proxied whichever is stepped first.
+ */
+static void test_pickup_other_end_first(void **state)
+{
+	struct ecnp_pkt n_data = mkp(A, ACK, 7000, 3000, MSS, NOT_ECT);
+	struct ecnp_pkt e_data = mkp(B, ACK, 3000, 7000, MSS, CE);
+	struct ecnp_pkt ce = mkp(A, ACK, 5000, 90000, MSS, CE);
+	struct ecnp_pkt q;
+	struct ecnp_fsm f;
+
+	(void)state;
+	CTX("tombstone, E = B: E's CE data locks the flow before N's data");
+	ecnp_fsm_pickup_init(&f, &n_data, B, true);
+	EXPECT_R(ecnp_fsm_step(&f, &e_data, ECNP_FB_DUPACK, false), CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+	EXPECT(!ecnp_fsm_e_is_a(&f));
+	EXPECT(f.flags & ECNP_FL_PICKED_UP);
+	/* then the creator's segment: ECT toward E, and the echo */
+	EXPECT_R(ecnp_fsm_step(&f, &n_data, ECNP_FB_DUPACK, false),
+		 SET_ECT0 | SET_ECE);
+
+	CTX("tombstone, E = A: N's ACK locks the flow before E's data");
+	q = mkp(B, ACK, 3000, 7000, 0, NOT_ECT);
+	ecnp_fsm_pickup_init(&f, &ce, A, false);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DROP, false), 0);
+	EXPECT_STATE(&f, ECNP_S_DEFAULT);
+	EXPECT(ecnp_fsm_e_is_a(&f));
+	EXPECT_R(ecnp_fsm_step(&f, &ce, ECNP_FB_DROP, false), CLR_ECN);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+
+	CTX("CE pickup: B's ACK locks the flow before A's marked data");
+	ecnp_fsm_pickup_init(&f, &ce, -1, true);
+	q = mkp(B, ACK, 90000, 5000, 0, NOT_ECT);
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_PICKUP);
+	EXPECT_R(ecnp_fsm_step(&f, &ce, ECNP_FB_DUPACK, false), 0);
+	EXPECT_STATE(&f, ECNP_S_PICKUP);
+	/* B acks the marked data without ECE: B is N, the echo starts */
+	q.ack = 5000 + MSS;
+	EXPECT_R(ecnp_fsm_step(&f, &q, ECNP_FB_DUPACK, false), SET_ECE);
+	EXPECT_STATE(&f, ECNP_S_ECE);
+
+	CTX("a SYN, a RST or a segment from B cannot set one up");
+	q = mkp(A, SYN, 7000, 0, 0, NOT_ECT);
+	ecnp_fsm_pickup_init(&f, &q, B, true);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+	q = mkp(B, ACK, 7000, 1, MSS, CE);
+	ecnp_fsm_pickup_init(&f, &q, -1, true);
+	EXPECT_STATE(&f, ECNP_S_PASS);
+}
+
+/*
+ * A tombstone names its connection (ecnp_fsm_conn_id()): a segment of
+ * that connection, resuming where it stopped, matches; one of a later
+ * connection on the same 4-tuple (new ISNs) does not.
+ */
+static void test_conn_id(void **state)
+{
+	struct ecnp_conn_id id;
+	struct ecnp_pkt p;
+	struct flow fl;
+	int k;
+
+	(void)state;
+	CTX("a handshake flow, E = B, E's sequence numbers wrap");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x80001000u, 0xfffff000u);
+	flow_sack(&fl);
+	for (k = 0; k < 4; k++) {
+		n_send(&fl, 0, MSS);
+		e_send(&fl, 0, 3 * MSS, NOT_ECT, fl.n_seq);
+	}
+	n_send(&fl, 0, 0);
+	ecnp_fsm_conn_id(&fl.f, &id);
+	EXPECT_EQ(id.n_nxt, fl.n_seq);
+	EXPECT_EQ(id.e_nxt, fl.e_seq);
+	EXPECT_EQ(id.win, 66000);
+	EXPECT(id.sack);
+	/* the connection wakes up: from either end, a retransmission too */
+	EXPECT(ecnp_conn_id_match(&id, (p = n_next(&fl, 0, MSS), &p), false));
+	EXPECT(ecnp_conn_id_match(&id, (p = e_next(&fl, 0, MSS, CE), &p), true));
+	p = n_next(&fl, 0, MSS);
+	p.seq -= 3 * MSS;
+	EXPECT(ecnp_conn_id_match(&id, &p, false));
+	/* the ends the wrong way round: not it */
+	EXPECT(!ecnp_conn_id_match(&id, (p = n_next(&fl, 0, MSS), &p), true));
+	/* a later connection on the 4-tuple: new ISNs */
+	p = mkp(A, ACK, 0x40000001u, 0x90000001u, MSS, NOT_ECT);
+	EXPECT(!ecnp_conn_id_match(&id, &p, false));
+	/* near one end only is not enough */
+	p = n_next(&fl, 0, MSS);
+	p.ack += 0x10000000u;
+	EXPECT(!ecnp_conn_id_match(&id, &p, false));
+	p = n_next(&fl, 0, MSS);
+	p.seq = id.n_nxt + id.win + 1;
+	EXPECT(!ecnp_conn_id_match(&id, &p, false));
+	p.seq = id.n_nxt - id.win;
+	EXPECT(ecnp_conn_id_match(&id, &p, false));
+
+	CTX("a picked-up flow: E's end from N's ACKs");
+	p = mkp(A, ACK, 7000, 3000, MSS, NOT_ECT);
+	ecnp_fsm_pickup(&fl.f, &p, B, false, ECNP_FB_DUPACK);
+	p = mkp(B, ACK, 3000, 8000, 4 * MSS, NOT_ECT);
+	ecnp_fsm_step(&fl.f, &p, ECNP_FB_DUPACK, false);
+	p = mkp(A, ACK, 8000, 3000 + 4 * MSS, 0, NOT_ECT);
+	ecnp_fsm_step(&fl.f, &p, ECNP_FB_DUPACK, false);
+	ecnp_fsm_conn_id(&fl.f, &id);
+	EXPECT_EQ(id.n_nxt, 8000);
+	EXPECT_EQ(id.e_nxt, 3000 + 4 * MSS);
+	EXPECT_EQ(id.win, 66000);
+	EXPECT(!id.sack);
+	p = mkp(B, ACK, 3000 + 4 * MSS, 8000, MSS, CE);
+	EXPECT(ecnp_conn_id_match(&id, &p, true));
+}
+
+/* ---- what the plumbing could not do (ecnp_fsm_complete()) -------------- */
+
+/*
+ * Without SACK the signal is E's ACK and ECNP_DUPACKS injected copies,
+ * counted as shown to N when the step returns.  If the plumbing sent only
+ * one of them, N has seen one duplicate: E's next ACK above L must make
+ * up for the rest, not be absorbed as one too many.
+ */
+static void test_complete_dupacks_not_sent(void **state)
+{
+	struct ecnp_ack_edit e;
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 r, u;
+	int k;
+
+	(void)state;
+	CTX("dupack without SACK: one of three duplicates sent");
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x1000, 0x7000);
+	for (k = 0; k < 10; k++)
+		n_send(&fl, 0, MSS);
+	u = fl.n_seq - 8 * MSS;
+	r = e_ack(&fl, ECE, u, 0, 0, 500);
+	EXPECT_R(r, CLR_ECE | ECNP_ACT_INJECT_DUPACKS | ECNP_EV_CONG_SIGNAL);
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.shown, ECNP_DUPACKS);
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+	/* all sent: nothing to learn */
+	EXPECT(!ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, ECNP_DUPACKS));
+	EXPECT_EQ(fl.f.dup_shown, ECNP_DUPACKS);
+	/* one sent */
+	EXPECT(ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, 1));
+	EXPECT_EQ(fl.f.dup_shown, 1);
+	/* E acks two segments above L: one more duplicate is due, shown */
+	r = e_ack(&fl, 0, u + 3 * MSS, 0, 0, 600);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK);
+	EXPECT_EQ(fl.f.dup_shown, 2);
+
+	CTX("dupack without SACK: a held ACK's copies not sent");
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.shown, 1);
+	/* the held ACK could not be rewritten: N saw no duplicate */
+	EXPECT(ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, 0));
+	EXPECT_EQ(fl.f.dup_shown, 1);
+	r = e_ack(&fl, 0, u + 6 * MSS, 0, 0, 600);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(3));
+	e = edit_of(&fl, r);
+	EXPECT_EQ(e.shown, 4);
+	EXPECT_EQ(fl.f.dup_shown, 5);
+	/* the ACK and one copy went out */
+	EXPECT(ecnp_fsm_complete(&fl.f, &last_e, r, &e, true, 2));
+	EXPECT_EQ(fl.f.dup_shown, 3);
+
+	CTX("a completion for an earlier simulated loss changes nothing");
+	p = last_e;
+	e.ack = u - MSS;
+	EXPECT(!ecnp_fsm_complete(&fl.f, &p, r, &e, true, 0));
+	EXPECT_EQ(fl.f.dup_shown, 3);
+}
+
+/* A CWR that could not be set stays pending: E echoes until it sees one. */
+static void test_complete_cwr_not_set(void **state)
+{
+	struct ecnp_pkt p;
+	struct flow fl;
+	u32 r;
+
+	(void)state;
+	CTX("drop mode: the CWR after the drop could not be set");
+	flow_open(&fl, false, ECNP_FB_DROP, 0x1000, 0x7000);
+	reach(&fl, ECNP_S_DUPACK);
+	EXPECT_R(n_send(&fl, 0, MSS), DROP | ECNP_EV_CONG_SIGNAL);
+	p = n_next(&fl, 0, MSS);
+	r = n_send(&fl, 0, MSS);
+	EXPECT_R(r, SET_ECT0 | SET_CWR);
+	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
+	EXPECT(!ecnp_fsm_complete(&fl.f, &p, r, NULL, true, 0));
+	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
+	EXPECT(ecnp_fsm_complete(&fl.f, &p, r, NULL, false, 0));
+	EXPECT(fl.f.flags & ECNP_FL_CWR_PENDING);
+	/* the next new data carries it */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+
+	CTX("a failed edit without SET_CWR leaves nothing pending");
+	p = n_next(&fl, 0, MSS);
+	r = n_send(&fl, 0, MSS);
+	EXPECT(!ecnp_fsm_complete(&fl.f, &p, r, NULL, false, 0));
+	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
+}
+
 /* ======================= small things =================================== */
 
 static void test_struct_layout(void **state)
@@ -5625,6 +5834,8 @@ int main(void)
 		cmocka_unit_test(test_ect_on_gap_fill),
 		cmocka_unit_test(test_pickup_known_roles),
 		cmocka_unit_test(test_pickup_from_ce),
+		cmocka_unit_test(test_pickup_other_end_first),
+		cmocka_unit_test(test_conn_id),
 		cmocka_unit_test(test_fuzz_invariants),
 		cmocka_unit_test(test_window_each_flag),
 		cmocka_unit_test(test_window_rst),
@@ -5632,6 +5843,8 @@ int main(void)
 		cmocka_unit_test(test_window_handshake),
 		cmocka_unit_test(test_window_tolerance),
 		cmocka_unit_test(test_window_scaling),
+		cmocka_unit_test(test_complete_dupacks_not_sent),
+		cmocka_unit_test(test_complete_cwr_not_set),
 		cmocka_unit_test(test_struct_layout),
 		cmocka_unit_test(test_state_names),
 	};
