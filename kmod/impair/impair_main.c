@@ -32,6 +32,12 @@
  *     BIG TCP packets (no IP length to change); a GSO packet is segmented
  *     first only when a rule would drop one of its segments or an "after
  *     N" boundary falls inside it;
+ *   - split (a data segment cut in two: the first piece a copy sent on
+ *     first, the second the packet itself) and coalesce (a data segment
+ *     held, one per flow, until its in-order successor arrives, then both
+ *     sent as one; released unchanged after coalesce_timeout_ms, when the
+ *     rules are replaced, and freed when the flow expires or the
+ *     namespace goes), with the arithmetic in impair_seg.c;
  *   - per-CPU counters in /proc/net/impair/stats, per-CPU hit counters per
  *     rule.
  */
@@ -49,6 +55,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -110,6 +118,11 @@ static struct impair_param flow_timeout = { 300, 1, 86400 };
 module_param_cb(flow_timeout, &impair_param_ops, &flow_timeout, 0644);
 MODULE_PARM_DESC(flow_timeout, "idle seconds before a flow is forgotten, 1..86400 (default 300)");
 
+static struct impair_param coalesce_timeout = { 50, 1, 10000 };
+module_param_cb(coalesce_timeout_ms, &impair_param_ops, &coalesce_timeout,
+		0644);
+MODULE_PARM_DESC(coalesce_timeout_ms, "how long coalesce holds a segment for its successor, 1..10000 ms (default 50)");
+
 #define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
 #define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
 
@@ -141,6 +154,15 @@ enum impair_stat {
 	IMPAIR_STAT_ALLOC_FAILED,
 	IMPAIR_STAT_MALFORMED,
 	IMPAIR_STAT_EDIT_FAILED,
+	IMPAIR_STAT_SPLIT_DONE,
+	IMPAIR_STAT_SPLIT_SKIPPED,
+	IMPAIR_STAT_COAL_HELD,
+	IMPAIR_STAT_COALESCED,
+	IMPAIR_STAT_COAL_RELEASED,
+	IMPAIR_STAT_COAL_TIMEOUT,
+	IMPAIR_STAT_COAL_FLUSHED,
+	IMPAIR_STAT_COAL_FREED,
+	IMPAIR_STAT_COAL_SKIPPED,
 	IMPAIR_STAT_NR,
 };
 
@@ -172,6 +194,15 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 	[IMPAIR_STAT_ALLOC_FAILED]	= "alloc_failed",
 	[IMPAIR_STAT_MALFORMED]		= "malformed",
 	[IMPAIR_STAT_EDIT_FAILED]	= "edit_failed",
+	[IMPAIR_STAT_SPLIT_DONE]	= "split_done",
+	[IMPAIR_STAT_SPLIT_SKIPPED]	= "split_skipped",
+	[IMPAIR_STAT_COAL_HELD]		= "coalesce_held",
+	[IMPAIR_STAT_COALESCED]		= "coalesced",
+	[IMPAIR_STAT_COAL_RELEASED]	= "coalesce_released",
+	[IMPAIR_STAT_COAL_TIMEOUT]	= "coalesce_timeout_released",
+	[IMPAIR_STAT_COAL_FLUSHED]	= "coalesce_flushed",
+	[IMPAIR_STAT_COAL_FREED]	= "coalesce_freed",
+	[IMPAIR_STAT_COAL_SKIPPED]	= "coalesce_skipped",
 };
 
 /* A rule and its hit counter; shared by consecutive rule sets. */
@@ -191,6 +222,7 @@ struct impair_ruleset {
 	unsigned int n;
 	bool needs_flow;	/* some impair_rule_needs_flow() */
 	bool may_split;		/* some impair_rule_may_split() */
+	bool may_hold;		/* some rule coalesces */
 	struct impair_krule *rules[];
 };
 
@@ -199,6 +231,12 @@ struct impair_net {
 	struct impair_ruleset __rcu *rules;	/* NULL: no rules */
 	struct mutex lock;			/* serialises rule writers */
 	atomic_t seq_flows;	/* flows with seqrand state (seq.on) */
+	/* coalesce: the held segments (struct impair_hold) */
+	spinlock_t hold_lock;		/* the list and every flow's hold */
+	struct list_head held;		/* oldest first */
+	unsigned int nheld;		/* written under hold_lock */
+	bool hold_closing;		/* the namespace goes: hold no more */
+	struct delayed_work hold_work;	/* releases them after the timeout */
 };
 
 /*
@@ -212,6 +250,24 @@ struct impair_seqstate {
 	struct impair_seqadj adj[2];
 };
 
+/*
+ * coalesce's held segment, in its flow, under impair_net.hold_lock (not
+ * the flow's lock: the release work takes only that one).  Listed in
+ * impair_net.held while @skb is set.  The skb keeps its route
+ * (skb_dst_force()) and its input device (dev_hold()).
+ */
+struct impair_hold {
+	struct list_head node;
+	struct sk_buff *skb;
+	int (*okfn)(struct net *net, struct sock *sk, struct sk_buff *skb);
+	unsigned long since;		/* jiffies */
+	struct impair_coal_seg seg;
+	u16 thoff, thlen;
+	u8 dir;				/* 0: sent by A */
+	u8 pf;
+	bool gone;			/* the flow is unlinked */
+};
+
 /* Per-flow state.  Direction 0 is A (initiator) -> B, 1 is B -> A. */
 struct impair_flow {
 	struct tcpfwd_flow base;
@@ -222,6 +278,13 @@ struct impair_flow {
 	bool rst;
 	u8 fin;			/* 1: FIN from A, 2: FIN from B */
 	struct impair_seqstate seq;
+	u32 dsegs[2];		/* data segments sent, per direction */
+	/* the windows each end advertised, for coalesce (flow lock) */
+	u16 win[2];
+	s8 wscale[2];		/* from its SYN, -1: none */
+	bool win_seen[2];
+	bool win_scaled[2];	/* win[] is from a segment other than SYN */
+	struct impair_hold hold;
 };
 
 static unsigned int impair_net_id __read_mostly;
@@ -310,6 +373,7 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 	for (i = 0; i < rs->n; i++) {
 		rs->needs_flow |= impair_rule_needs_flow(&rs->rules[i]->r);
 		rs->may_split |= impair_rule_may_split(&rs->rules[i]->r);
+		rs->may_hold |= !!(rs->rules[i]->r.act & IMPAIR_A_COALESCE);
 	}
 	return rs;
 
@@ -322,6 +386,8 @@ nomem:
 	*err = -ENOMEM;
 	return NULL;
 }
+
+static void impair_hold_drain(struct impair_net *in, bool send);
 
 static int impair_rules_apply(struct impair_net *in, const char *buf,
 			      size_t len, struct impair_rule *parsed)
@@ -360,6 +426,10 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 	mutex_unlock(&in->lock);
 	if (old)
 		call_rcu(&old->rcu, impair_ruleset_free_rcu);
+	/* the held segments go on unchanged (a segment held from now on
+	 * waits for its timeout)
+	 */
+	impair_hold_drain(in, true);
 	return 0;
 }
 
@@ -386,6 +456,8 @@ struct impair_seg {
 	unsigned int nsegs;	/* segments in this (GSO) packet */
 	bool malformed;		/* counted once */
 	bool edit_failed;
+	s8 syn_wscale;		/* a SYN's window scale, -1: none */
+	u32 peer_win;		/* the receiver's window, for coalesce */
 };
 
 static void impair_seg_malformed(struct impair_net *in, struct impair_seg *s)
@@ -448,6 +520,28 @@ static int impair_l2_len(const struct sk_buff *skb)
 }
 
 /*
+ * Remove @by bytes in front of the TCP header at @thoff: move the headers
+ * before it (and @l2len bytes of link-layer header, impair_l2_len())
+ * forward by @by and pull; the caller has made the bytes writable.
+ */
+static void impair_pull_front(struct sk_buff *skb, int l2len,
+			      unsigned int thoff, unsigned int by)
+{
+	unsigned int noff = skb_network_offset(skb);
+	u8 *src = skb->data - l2len;
+
+	/* move everything in front of the TCP header and pull */
+	memmove(src + by, src, l2len + thoff);
+	__skb_pull(skb, by);
+	if (l2len)
+		skb_set_mac_header(skb, -l2len);
+	skb_set_network_header(skb, noff);
+	skb_set_transport_header(skb, thoff);
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+}
+
+/*
  * Remove options and compact the header in place: the rebuilt header ends
  * where the old one ended; the headers in front of it (link layer, see
  * impair_l2_len(), IP and IPv6 extension headers) move forward by the
@@ -469,7 +563,6 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	int l2len = impair_l2_len(skb);
 	struct tcphdr *th;
 	u32 diff;
-	u8 *src;
 	int ret;
 
 	if (noff > thoff || impair_strip_find(in, skb, s, mask, &plan) <= 0)
@@ -503,16 +596,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	/* pseudo-header TCP length (16 bits for IPv4, 32 for IPv6) */
 	inet_proto_csum_replace4(&th->check, skb, htonl(old_tcplen),
 				 htonl(old_tcplen - removed), true);
-	/* move everything in front of the TCP header and pull */
-	src = skb->data - l2len;
-	memmove(src + removed, src, l2len + thoff);
-	__skb_pull(skb, removed);
-	if (l2len)
-		skb_set_mac_header(skb, -l2len);
-	skb_set_network_header(skb, noff);
-	skb_set_transport_header(skb, thoff);
-	if (skb->ip_summed == CHECKSUM_PARTIAL)
-		skb->csum_start = skb_transport_header(skb) - skb->head;
+	impair_pull_front(skb, l2len, thoff, removed);
 
 	/* cannot fail: the length was checked above */
 	tcpfwd_ip_shrink(skb_network_header(skb), removed, &diff);
@@ -697,6 +781,414 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 	impair_add(in, IMPAIR_STAT_SACK_MAPPED, ret);
 }
 
+/* --- split and coalesce ----------------------------------------------------- */
+
+/* The IP length field from skb->len (a packet of at most 64 KiB). */
+static void impair_ip_len_set(struct sk_buff *skb, u8 family)
+{
+	unsigned int len = skb->len - skb_network_offset(skb);
+
+	if (family == NFPROTO_IPV4) {
+		ip_hdr(skb)->tot_len = htons(len);
+		ip_send_check(ip_hdr(skb));
+	} else {
+		ipv6_hdr(skb)->payload_len = htons(len - sizeof(struct ipv6hdr));
+	}
+}
+
+/* The checksum seed of a segment (impair_seg.h); its check field readable. */
+static u32 impair_seed(const struct sk_buff *skb, unsigned int thoff)
+{
+	unsigned int len = skb->len - thoff;
+	bool partial = skb->ip_summed == CHECKSUM_PARTIAL;
+	__sum16 check, *c;
+
+	c = skb_header_pointer(skb, thoff + offsetof(struct tcphdr, check),
+			       sizeof(check), &check);
+	if (!c)
+		return 0;
+	return impair_csum_seed(partial, (__force u16)*c, len,
+				partial ? 0 :
+				(__force u32)skb_checksum(skb, thoff, len, 0));
+}
+
+/*
+ * A new segment's full checksum from @seed; its TCP header at @thoff is
+ * writable.  The receiver verifies it: no CHECKSUM_PARTIAL afterwards.
+ */
+static void impair_csum_set(struct sk_buff *skb, unsigned int thoff, u32 seed)
+{
+	struct tcphdr *th = (struct tcphdr *)(skb->data + thoff);
+	unsigned int len = skb->len - thoff;
+	u16 c;
+
+	th->check = 0;
+	c = impair_csum_finish(seed, len,
+			       (__force u32)skb_checksum(skb, thoff, len, 0));
+	th->check = (__force __sum16)c;
+	skb->ip_summed = CHECKSUM_NONE;
+}
+
+/* seq, data offset and flags of a new segment's writable TCP header. */
+static void impair_th_set(struct sk_buff *skb, unsigned int thoff, u32 seq,
+			  unsigned int hdrlen, u8 flags)
+{
+	u8 *th = skb->data + thoff;
+
+	put_unaligned_be32(seq, th + offsetof(struct tcphdr, seq));
+	th[12] = (u8)((th[12] & 0x0f) | ((hdrlen / 4) << 4));
+	th[13] = flags;
+}
+
+/*
+ * Piece @i of @plan from @skb, whose first @thoff + @thlen + plan->len[0]
+ * bytes are linear and writable: the TCP header (the fixed part only if
+ * the piece gets no options) moves to end where the piece's payload
+ * starts, and the headers in front of it follow (impair_pull_front()).
+ * The first piece is also cut after its payload.
+ */
+static void impair_piece(struct sk_buff *skb, int l2len, unsigned int thoff,
+			 unsigned int thlen,
+			 const struct impair_split_plan *plan, int i, u8 family,
+			 u32 seed)
+{
+	unsigned int h = plan->hdrlen[i];
+	unsigned int end = thoff + thlen + (i ? plan->len[0] : 0);
+
+	if (!i)
+		__skb_trim(skb, thoff + thlen + plan->len[0]);
+	if (end - h != thoff) {
+		memmove(skb->data + end - h, skb->data + thoff, h);
+		impair_pull_front(skb, l2len, thoff, end - h - thoff);
+	}
+	impair_th_set(skb, thoff, plan->seq[i], h, plan->flags[i]);
+	impair_ip_len_set(skb, family);
+	impair_csum_set(skb, thoff, seed);
+}
+
+/*
+ * split: send the first piece (a linear copy, cut) on at once, and make
+ * @skb the second.  True if the segment was split.  Segments without
+ * payload are not for split (not counted); one too short for the cut, a
+ * GSO packet that could not be segmented, a bridged packet (its okfn
+ * needs the bridge's state) or a BIG TCP one is skipped and counted.
+ */
+static bool impair_split(struct impair_net *in, struct sk_buff *skb,
+			 struct impair_seg *s, const struct impair_rule *r,
+			 const struct nf_hook_state *state)
+{
+	unsigned int thoff = s->p.thoff, thlen = s->p.thlen;
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	int l2len = impair_l2_len(skb);
+	struct impair_split_plan plan;
+	struct sk_buff *first;
+	const u8 *th;
+	u32 seed;
+	int why;
+
+	if (!s->p.payload)
+		return false;
+	th = skb_header_pointer(skb, thoff, thlen, buf);
+	if (!th)
+		return false;
+	why = impair_split_plan(get_unaligned_be32(th + 4), th[13], thlen,
+				s->p.payload, r->split_at, r->split_opts, &plan);
+	if (why || skb_is_gso(skb) || l2len < 0 || tcpfwd_bridged(skb) ||
+	    skb_network_offset(skb) > thoff ||
+	    !tcpfwd_ip_len(skb_network_header(skb))) {
+		impair_count(in, IMPAIR_STAT_SPLIT_SKIPPED);
+		return false;
+	}
+	seed = impair_seed(skb, thoff);
+	first = skb_copy(skb, GFP_ATOMIC);
+	if (!first || skb_ensure_writable(skb, thoff + thlen + plan.len[0])) {
+		kfree_skb(first);
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	impair_piece(first, l2len, thoff, thlen, &plan, 0, s->family, seed);
+	impair_piece(skb, l2len, thoff, thlen, &plan, 1, s->family, seed);
+	s->p.thlen = plan.hdrlen[1];
+	s->p.payload = plan.len[1];
+	tcpfwd_pass_on(state, first);
+	impair_count(in, IMPAIR_STAT_SPLIT_DONE);
+	return true;
+}
+
+/* A held segment taken out of its flow, to send or to free. */
+struct impair_rel {
+	struct sk_buff *skb;
+	int (*okfn)(struct net *net, struct sock *sk, struct sk_buff *skb);
+	u8 pf;
+	struct impair_hold h;	/* what was known of it */
+};
+
+/* Under in->hold_lock: take @h's segment out. */
+static void impair_hold_take(struct impair_net *in, struct impair_hold *h,
+			     struct impair_rel *rel)
+{
+	rel->skb = h->skb;
+	rel->okfn = h->okfn;
+	rel->pf = h->pf;
+	rel->h = *h;
+	list_del(&h->node);
+	h->skb = NULL;
+	WRITE_ONCE(in->nheld, in->nheld - 1);
+}
+
+/* Send a released segment on, unchanged, as its hook would have. */
+static void impair_rel_send(struct impair_net *in, struct impair_rel *rel,
+			    enum impair_stat st)
+{
+	struct nf_hook_state state = {
+		.hook	= NF_INET_FORWARD,
+		.pf	= rel->pf,
+		.net	= in->tn.net,
+		.okfn	= rel->okfn,
+	};
+	struct net_device *dev = rel->skb->dev;
+
+	tcpfwd_pass_on(&state, rel->skb);
+	dev_put(dev);
+	impair_count(in, st);
+}
+
+static void impair_rel_free(struct impair_net *in, struct impair_rel *rel)
+{
+	dev_put(rel->skb->dev);
+	kfree_skb(rel->skb);
+	impair_count(in, IMPAIR_STAT_COAL_FREED);
+}
+
+/*
+ * Take the oldest held segment out into *@rel, if there is one and, with
+ * @tmo (jiffies, not 0), it has been held that long; else queue the work
+ * for when it will have been.  True if *@rel got one.
+ */
+static bool impair_hold_next(struct impair_net *in, unsigned long tmo,
+			     struct impair_rel *rel)
+{
+	struct impair_hold *h;
+
+	spin_lock_bh(&in->hold_lock);
+	h = list_first_entry_or_null(&in->held, struct impair_hold, node);
+	if (h && tmo && time_before(jiffies, h->since + tmo)) {
+		if (!in->hold_closing)
+			queue_delayed_work(system_wq, &in->hold_work,
+					   h->since + tmo - jiffies);
+		h = NULL;
+	}
+	if (h)
+		impair_hold_take(in, h, rel);
+	spin_unlock_bh(&in->hold_lock);
+	return h;
+}
+
+/*
+ * Release every held segment: sent on when the rules are replaced, freed
+ * when the namespace goes.
+ */
+static void impair_hold_drain(struct impair_net *in, bool send)
+{
+	struct impair_rel rel;
+
+	while (impair_hold_next(in, 0, &rel)) {
+		if (send)
+			impair_rel_send(in, &rel, IMPAIR_STAT_COAL_FLUSHED);
+		else
+			impair_rel_free(in, &rel);
+	}
+}
+
+/* The timeout: release the segments held for coalesce_timeout_ms. */
+static void impair_hold_work(struct work_struct *work)
+{
+	struct impair_net *in = container_of(to_delayed_work(work),
+					     struct impair_net, hold_work);
+	unsigned long tmo = msecs_to_jiffies(READ_ONCE(coalesce_timeout.val));
+	struct impair_rel rel;
+
+	while (impair_hold_next(in, tmo, &rel))
+		impair_rel_send(in, &rel, IMPAIR_STAT_COAL_TIMEOUT);
+}
+
+/*
+ * The held segment @a and its successor @b as one new segment, with the
+ * headers of the one @opts names; NULL if there is no memory.
+ */
+static struct sk_buff *impair_join(const struct impair_rel *a,
+				   struct sk_buff *b,
+				   const struct impair_seg *sb,
+				   const struct impair_coal_seg *cb, u8 opts)
+{
+	bool second = opts == IMPAIR_OPTS_SECOND;
+	const struct impair_coal_seg *ca = &a->h.seg;
+	unsigned int thoff = second ? sb->p.thoff : a->h.thoff;
+	unsigned int thlen = second ? sb->p.thlen : a->h.thlen;
+	unsigned int add = second ? ca->len : cb->len;
+	struct sk_buff *n, *base = second ? b : a->skb;
+	u8 *pay;
+
+	n = skb_copy_expand(base, skb_headroom(base), add, GFP_ATOMIC);
+	if (!n)
+		return NULL;
+	pay = n->data + thoff + thlen;
+	__skb_put(n, add);
+	if (second) {
+		memmove(pay + add, pay, cb->len);
+		skb_copy_bits(a->skb, a->h.thoff + a->h.thlen, pay, add);
+	} else {
+		skb_copy_bits(b, sb->p.thoff + sb->p.thlen, pay + ca->len, add);
+	}
+	impair_th_set(n, thoff, ca->seq, thlen,
+		      impair_coalesce_flags(ca->flags, cb->flags, opts));
+	impair_ip_len_set(n, sb->family);
+	impair_csum_set(n, thoff, second ? cb->seed : ca->seed);
+	return n;
+}
+
+/*
+ * The coalesce part of a segment of a tracked flow, after the other rules:
+ * a segment in the direction of the held one, or any SYN, FIN or RST,
+ * releases it, joined to this one if @kr (a coalesce rule matched) and
+ * this one is its successor (impair_coalesce_check()), else sent on
+ * first; a segment that matched @kr is held if the flow's slot is free
+ * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
+ * segment held or joined.
+ */
+static unsigned int impair_coalesce(struct impair_net *in,
+				    struct impair_flow *ef,
+				    struct sk_buff *skb, struct impair_seg *s,
+				    const struct impair_krule *kr, bool from_a,
+				    const struct nf_hook_state *state)
+{
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	struct impair_hold *h = &ef->hold;
+	struct impair_coal_seg cs = { };
+	int why = IMPAIR_SEG_NODATA;
+	struct impair_rel rel = { };
+	bool hold = false, gso;
+	unsigned int mtu = 0;
+	u8 dir = !from_a;
+	const u8 *th;
+	u8 opts = 0;
+
+	if (!kr && !READ_ONCE(h->skb))
+		return NF_ACCEPT;
+	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+	if (!th)
+		return NF_ACCEPT;
+	gso = skb_is_gso(skb) || tcpfwd_bridged(skb) ||
+	      skb_network_offset(skb) > s->p.thoff;
+	cs.seq = get_unaligned_be32(th + 4);
+	cs.flags = th[13];
+	cs.len = s->p.payload;
+	cs.hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
+	if (kr) {
+		opts = kr->r.coalesce_opts;
+		if (skb_dst(skb))
+			mtu = dst_mtu(skb_dst(skb));
+		if (gso)
+			mtu = 0;	/* neither held nor joined */
+		if (cs.len && !gso)
+			cs.seed = impair_seed(skb, s->p.thoff);
+	}
+
+	spin_lock_bh(&in->hold_lock);
+	if (h->skb && (h->dir == dir ||
+		       (cs.flags & (IMPAIR_TCP_SYN | IMPAIR_TCP_FIN |
+				    IMPAIR_TCP_RST)))) {
+		if (kr && h->dir == dir)
+			why = impair_coalesce_check(&h->seg, &cs, opts, mtu,
+						    s->peer_win);
+		impair_hold_take(in, h, &rel);
+	}
+	if (kr && cs.len && why != IMPAIR_SEG_OK && !h->skb && !h->gone &&
+	    !in->hold_closing && !impair_coalesce_can_hold(&cs, mtu) &&
+	    skb->dev && skb_dst_force(skb)) {
+		h->skb = skb;
+		h->okfn = state->okfn;
+		h->pf = state->pf;
+		h->since = jiffies;
+		h->seg = cs;
+		h->thoff = s->p.thoff;
+		h->thlen = s->p.thlen;
+		h->dir = dir;
+		dev_hold(skb->dev);
+		list_add_tail(&h->node, &in->held);
+		WRITE_ONCE(in->nheld, in->nheld + 1);
+		if (!delayed_work_pending(&in->hold_work))
+			queue_delayed_work(system_wq, &in->hold_work,
+					   msecs_to_jiffies(READ_ONCE(coalesce_timeout.val)));
+		hold = true;
+	}
+	spin_unlock_bh(&in->hold_lock);
+
+	if (rel.skb && why == IMPAIR_SEG_OK) {
+		struct sk_buff *n = impair_join(&rel, skb, s, &cs, opts);
+
+		if (n) {
+			tcpfwd_pass_on(state, n);
+			dev_put(rel.skb->dev);
+			consume_skb(rel.skb);
+			consume_skb(skb);
+			impair_count(in, IMPAIR_STAT_COALESCED);
+			tcpfwd_stats_add(kr->hits, 0, 2);
+			return NF_STOLEN;
+		}
+		impair_seg_edit_failed(in, s);
+	}
+	if (rel.skb)
+		impair_rel_send(in, &rel, IMPAIR_STAT_COAL_RELEASED);
+	if (hold) {
+		impair_count(in, IMPAIR_STAT_COAL_HELD);
+		return NF_STOLEN;
+	}
+	if (kr && cs.len)
+		impair_count(in, IMPAIR_STAT_COAL_SKIPPED);
+	return NF_ACCEPT;
+}
+
+/* A SYN's window scale option (capped at 14), or -1. */
+static s8 impair_syn_wscale(const struct sk_buff *skb,
+			    const struct impair_seg *s)
+{
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	struct tcpfwd_opt o;
+	const u8 *th;
+
+	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+	if (!th || tcpfwd_opt_find(th + sizeof(struct tcphdr),
+				   s->p.thlen - sizeof(struct tcphdr),
+				   TCPFWD_OPT_WSCALE, &o) != 1 ||
+	    o.len != TCPFWD_OPTLEN_WSCALE)
+		return -1;
+	return (s8)min_t(u8, th[sizeof(struct tcphdr) + o.off + 2], 14);
+}
+
+/*
+ * Under the flow's lock: note the window of a segment in direction @d,
+ * and return the window of the other end (the receiver of its data):
+ * scaled once both SYNs carried a window scale, 65535 until seen.
+ */
+static u32 impair_flow_window(struct impair_flow *ef, u8 d,
+			      const struct impair_seg *s)
+{
+	unsigned int shift = 0;
+	u8 e = !d;
+
+	if (tcp_flag_byte(&s->p.th) & TCPHDR_SYN)
+		ef->wscale[d] = s->syn_wscale;
+	ef->win[d] = ntohs(s->p.th.window);
+	ef->win_seen[d] = true;
+	ef->win_scaled[d] = !(tcp_flag_byte(&s->p.th) & TCPHDR_SYN);
+	if (!ef->win_seen[e])
+		return 65535;
+	if (ef->win_scaled[e] && ef->wscale[0] >= 0 && ef->wscale[1] >= 0)
+		shift = ef->wscale[e];
+	return (u32)ef->win[e] << shift;
+}
+
 /* Under f->lock: a SYN from either end (re)starts the flow's state. */
 static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 			    const struct tcpfwd_pkt *p)
@@ -717,6 +1209,12 @@ static void impair_flow_syn(struct impair_net *in, struct impair_flow *ef,
 	ef->seq.on = false;
 	ef->rst = false;
 	ef->fin = 0;
+	ef->dsegs[0] = 0;
+	ef->dsegs[1] = 0;
+	ef->win_seen[0] = false;
+	ef->win_seen[1] = false;
+	ef->wscale[0] = -1;
+	ef->wscale[1] = -1;
 }
 
 /* Without flow state: the initiator is key.lo_* (impair_sender_is_a()). */
@@ -766,6 +1264,7 @@ static void impair_fill_pkt(struct impair_pkt *ip, const struct tcpfwd_pkt *p,
 	ip->out = state->out ? state->out->name : NULL;
 	ip->seg_known = false;
 	ip->seg = 0;
+	ip->dseg = 0;
 }
 
 /*
@@ -780,17 +1279,18 @@ struct impair_hits {
 };
 
 /*
- * Match every rule against @ip into @hit.  With @last_seg (a GSO packet
- * spanning segments seg..last_seg) returns true if some rule would match
- * differently on its last segment, or would drop one of them.
+ * Match every rule against @ip into @hit.  With @last_seg and @last_dseg
+ * (a GSO packet spanning segments seg..last_seg, data segments
+ * dseg..last_dseg) returns true if some rule would match differently on
+ * its last segment, would drop one of them, or split each.
  */
 static bool impair_match_all(const struct impair_ruleset *rs,
 			     struct impair_pkt *ip, struct impair_hits *hit,
-			     u32 last_seg, bool gso)
+			     u32 last_seg, u32 last_dseg, bool gso)
 {
+	u32 first = ip->seg, dfirst = ip->dseg;
 	bool split = false;
 	unsigned int i;
-	u32 first = ip->seg;
 
 	hit->n = 0;
 	for (i = 0; i < rs->n; i++) {
@@ -798,18 +1298,22 @@ static bool impair_match_all(const struct impair_ruleset *rs,
 		bool m;
 
 		ip->seg = first;
+		ip->dseg = dfirst;
 		m = impair_rule_match(r, ip);
 		__assign_bit(i, hit->bits, m);
 		hit->n += m;
 		if (!gso)
 			continue;
-		if (m && (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK)))
+		if (m && (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK |
+				    IMPAIR_A_SPLIT)))
 			split = true;
 		ip->seg = last_seg;
+		ip->dseg = last_dseg;
 		if (ip->seg_known && m != impair_rule_match(r, ip))
 			split = true;
 	}
 	ip->seg = first;
+	ip->dseg = dfirst;
 	return split;
 }
 
@@ -835,7 +1339,9 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 {
 	const struct impair_rule *seqrule = NULL;
 	u8 flags = tcp_flag_byte(&s->p.th);
+	u32 last_dseg = 0;
 	unsigned int i;
+	u8 d;
 
 	spin_lock_bh(&ef->base.lock);
 	if (ef->base.dead) {
@@ -849,12 +1355,21 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 	impair_fill_pkt(ip, &s->p, ef->base.a_is_lo, state);
 	ip->seg_known = true;
 	ip->seg = ef->segs;
-	if (impair_match_all(rs, ip, hit, ef->segs + s->nsegs - 1, gso) &&
-	    gso) {
+	d = !ip->from_a;
+	if (s->p.payload) {
+		ip->dseg = ef->dsegs[d] + 1;
+		last_dseg = ef->dsegs[d] + s->nsegs;
+	}
+	if (impair_match_all(rs, ip, hit, ef->segs + s->nsegs - 1, last_dseg,
+			     gso) && gso) {
 		spin_unlock_bh(&ef->base.lock);
 		return IMPAIR_STEP_SPLIT;
 	}
 	ef->segs += s->nsegs;
+	if (s->p.payload)
+		ef->dsegs[d] += s->nsegs;
+	if (rs->may_hold)
+		s->peer_win = impair_flow_window(ef, d, s);
 	for (i = 0; hit->n && i < rs->n; i++) {
 		if (test_bit(i, hit->bits) &&
 		    (rs->rules[i]->r.act & IMPAIR_A_SEQRAND)) {
@@ -905,6 +1420,7 @@ static unsigned int impair_process(struct impair_net *in,
 	struct impair_hits hit __uninitialized;
 	struct impair_pkt ip __uninitialized;
 	struct impair_seg s __uninitialized;
+	const struct impair_krule *kr;
 	struct impair_flow *ef;
 	enum impair_step step;
 	unsigned int i;
@@ -923,10 +1439,14 @@ static unsigned int impair_process(struct impair_net *in,
 	s.family = state->pf;
 	s.malformed = false;
 	s.edit_failed = false;
+	s.peer_win = 0;
+	s.syn_wscale = -1;
 	gso = skb_is_gso(skb);
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
 	gso = gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
+	if (rs->may_hold && (flags & TCPHDR_SYN))
+		s.syn_wscale = impair_syn_wscale(skb, &s);
 	snap.on = false;
 
 	/*
@@ -940,8 +1460,9 @@ static unsigned int impair_process(struct impair_net *in,
 				     &snap) : IMPAIR_STEP_DEAD;
 	if (step == IMPAIR_STEP_DEAD) {
 		/* untracked: roles from the flags (impair_sender_is_a()) */
+		ef = NULL;
 		impair_fill_pkt(&ip, &s.p, impair_guess_a_is_lo(&s.p), state);
-		if (impair_match_all(rs, &ip, &hit, 0, gso) && gso)
+		if (impair_match_all(rs, &ip, &hit, 0, 0, gso) && gso)
 			step = IMPAIR_STEP_SPLIT;
 	}
 	if (step == IMPAIR_STEP_SPLIT)
@@ -953,6 +1474,9 @@ static unsigned int impair_process(struct impair_net *in,
 	if (!hit.n) {
 		if (snap.on)
 			impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
+		if (ef && READ_ONCE(in->nheld))
+			return impair_coalesce(in, ef, skb, &s, NULL, ip.from_a,
+					       state);
 		return NF_ACCEPT;
 	}
 	impair_add(in, IMPAIR_STAT_MATCHED, s.nsegs);
@@ -973,9 +1497,26 @@ static unsigned int impair_process(struct impair_net *in,
 		if (test_bit(i, hit.bits) &&
 		    impair_edit(in, skb, &s, &rs->rules[i]->r, snap.on))
 			tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
-	/* seq/ack/SACK last, on the header as the other rules left it */
+	/* seq/ack/SACK, on the header as the other rules left it */
 	if (snap.on)
 		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
+	/* split or coalesce last: the first matching rule that does either */
+	for (i = 0; i < rs->n; i++) {
+		kr = rs->rules[i];
+		if (test_bit(i, hit.bits) &&
+		    (kr->r.act & (IMPAIR_A_SPLIT | IMPAIR_A_COALESCE)))
+			break;
+	}
+	if (i == rs->n)
+		kr = NULL;
+	if (kr && (kr->r.act & IMPAIR_A_COALESCE))
+		return ef ? impair_coalesce(in, ef, skb, &s, kr, ip.from_a,
+					    state) : NF_ACCEPT;
+	/* a held segment goes first */
+	if (ef && READ_ONCE(in->nheld))
+		impair_coalesce(in, ef, skb, &s, NULL, ip.from_a, state);
+	if (kr && impair_split(in, skb, &s, &kr->r, state))
+		tcpfwd_stats_add(kr->hits, 0, 1);
 	return NF_ACCEPT;
 }
 
@@ -1036,9 +1577,19 @@ static unsigned int impair_hook(void *priv, struct sk_buff *skb,
 static void impair_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
 	struct impair_net *in = container_of(tn, struct impair_net, tn);
+	struct impair_flow *ef = container_of(f, struct impair_flow, base);
+	struct impair_rel rel = { };
 
-	if (container_of(f, struct impair_flow, base)->seq.on)
+	if (ef->seq.on)
 		atomic_dec(&in->seq_flows);
+	/* its held segment is freed: nothing is sent from the collector */
+	spin_lock_bh(&in->hold_lock);
+	ef->hold.gone = true;
+	if (ef->hold.skb)
+		impair_hold_take(in, &ef->hold, &rel);
+	spin_unlock_bh(&in->hold_lock);
+	if (rel.skb)
+		impair_rel_free(in, &rel);
 }
 
 /* --- procfs ------------------------------------------------------------------------ */
@@ -1052,6 +1603,7 @@ static void impair_stats_show(struct seq_file *seq, struct tcpfwd_net *tn)
 	rs = rcu_dereference(in->rules);
 	seq_printf(seq, "rules %u\n", rs ? rs->n : 0);
 	rcu_read_unlock();
+	seq_printf(seq, "held %u\n", READ_ONCE(in->nheld));
 }
 
 /*
@@ -1139,6 +1691,11 @@ static int __net_init impair_net_init(struct net *net)
 
 	mutex_init(&in->lock);
 	RCU_INIT_POINTER(in->rules, NULL);
+	spin_lock_init(&in->hold_lock);
+	INIT_LIST_HEAD(&in->held);
+	in->nheld = 0;
+	in->hold_closing = false;
+	INIT_DELAYED_WORK(&in->hold_work, impair_hold_work);
 	err = tcpfwd_net_init(&in->tn, net, &impair_tcpfwd_ops);
 	if (err)
 		return err;
@@ -1163,13 +1720,21 @@ err_tn:
  */
 static void __net_exit impair_net_pre_exit(struct net *net)
 {
-	tcpfwd_set_hooks(&impair_pernet(net)->tn, false);
+	struct impair_net *in = impair_pernet(net);
+
+	tcpfwd_set_hooks(&in->tn, false);
+	spin_lock_bh(&in->hold_lock);
+	in->hold_closing = true;
+	spin_unlock_bh(&in->hold_lock);
 }
 
 static void __net_exit impair_net_exit(struct net *net)
 {
 	struct impair_net *in = impair_pernet(net);
 
+	/* no packet holds a segment any more; the work requeues no more */
+	cancel_delayed_work_sync(&in->hold_work);
+	impair_hold_drain(in, false);
 	/* no more writers: remove_proc_subtree() waits for running ones */
 	tcpfwd_net_exit(&in->tn);
 	impair_ruleset_free(rcu_dereference_protected(in->rules, 1));

@@ -122,23 +122,38 @@ static int impair_num_tok(const struct impair_tok *t, u32 min, u32 max,
 	return 0;
 }
 
-/* "N" or "N-M", 0 <= N <= M <= 65535. */
-static int impair_range_tok(const struct impair_tok *t, u16 *lo, u16 *hi,
-			    struct impair_perr *err)
+/* "N" or "N-M", @min <= N <= M <= @max; @msg on error. */
+static int impair_span_tok(const struct impair_tok *t, u32 min, u32 max,
+			   u32 *lo, u32 *hi, const char *msg,
+			   struct impair_perr *err)
 {
 	unsigned int i;
 	u32 a, b;
 
 	for (i = 0; i < t->len && t->s[i] != '-'; i++)
 		;
-	if (impair_parse_num(t->s, i, 65535, &a))
-		return impair_fail(err, "bad port or port range", t);
+	if (impair_parse_num(t->s, i, max, &a))
+		return impair_fail(err, msg, t);
 	b = a;
 	if (i < t->len &&
-	    impair_parse_num(t->s + i + 1, t->len - i - 1, 65535, &b))
-		return impair_fail(err, "bad port or port range", t);
-	if (b < a)
-		return impair_fail(err, "bad port or port range", t);
+	    impair_parse_num(t->s + i + 1, t->len - i - 1, max, &b))
+		return impair_fail(err, msg, t);
+	if (b < a || a < min)
+		return impair_fail(err, msg, t);
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+/* "N" or "N-M", 0 <= N <= M <= 65535. */
+static int impair_range_tok(const struct impair_tok *t, u16 *lo, u16 *hi,
+			    struct impair_perr *err)
+{
+	u32 a, b;
+
+	if (impair_span_tok(t, 0, 65535, &a, &b, "bad port or port range",
+			    err))
+		return -1;
 	*lo = (u16)a;
 	*hi = (u16)b;
 	return 0;
@@ -399,6 +414,7 @@ static const struct {
 	{ "sport",	   IMPAIR_KW_MATCH, IMPAIR_M_SPORT },
 	{ "dport",	   IMPAIR_KW_MATCH, IMPAIR_M_DPORT },
 	{ "after",	   IMPAIR_KW_MATCH, IMPAIR_M_AFTER },
+	{ "dataseg",	   IMPAIR_KW_MATCH, IMPAIR_M_DATASEG },
 	{ "strip",	   IMPAIR_KW_ACT, IMPAIR_A_STRIP },
 	{ "wscale",	   IMPAIR_KW_ACT, IMPAIR_A_WSCALE },
 	{ "mss",	   IMPAIR_KW_ACT, IMPAIR_A_MSS },
@@ -410,6 +426,8 @@ static const struct {
 	{ "ecn-set",	   IMPAIR_KW_ACT, IMPAIR_A_ECN_SET },
 	{ "ecn-bleach",	   IMPAIR_KW_ACT, IMPAIR_A_ECN_BLEACH },
 	{ "drop",	   IMPAIR_KW_ACT, IMPAIR_A_DROP },
+	{ "split",	   IMPAIR_KW_ACT, IMPAIR_A_SPLIT },
+	{ "coalesce",	   IMPAIR_KW_ACT, IMPAIR_A_COALESCE },
 };
 
 /* Keywords valid only right after another one. */
@@ -421,6 +439,9 @@ static const struct {
 	{ "sack-fix", "sack-fix must follow seqrand" },
 	{ "both",     "both must follow seqrand" },
 	{ "only-ect", "only-ect must follow ecn-set's codepoint" },
+	{ "half",     "half must follow split" },
+	{ "at",	      "at must follow split" },
+	{ "opts",     "opts must follow split or coalesce" },
 };
 
 /* The argument of @kw; an error if the line ends. */
@@ -430,6 +451,49 @@ static int impair_arg(struct impair_lexer *lx, const struct impair_tok *kw,
 	if (!impair_next(lx, arg))
 		return impair_fail(err, "missing value after keyword", kw);
 	return 0;
+}
+
+/* "opts first|second[|both]" after split or coalesce, if there. */
+static int impair_opts_arg(struct impair_lexer *lx, bool both, u8 *opts,
+			   struct impair_perr *err)
+{
+	struct impair_tok kw = { .s = "opts", .len = 4 }, a;
+
+	if (!impair_accept(lx, "opts"))
+		return 0;
+	if (impair_arg(lx, &kw, &a, err))
+		return -1;
+	if (impair_tok_is(&a, "first"))
+		*opts = IMPAIR_OPTS_FIRST;
+	else if (impair_tok_is(&a, "second"))
+		*opts = IMPAIR_OPTS_SECOND;
+	else if (both && impair_tok_is(&a, "both"))
+		*opts = IMPAIR_OPTS_BOTH;
+	else
+		return impair_fail(err, both ?
+				   "expected first, second or both" :
+				   "expected first or second", &a);
+	return 0;
+}
+
+/* split's arguments: [half | at N] [opts first|second|both] */
+static int impair_split_args(struct impair_lexer *lx, struct impair_rule *r,
+			     struct impair_perr *err)
+{
+	struct impair_tok kw = { .s = "at", .len = 2 }, a;
+	u32 v;
+
+	r->split_at = 0;
+	r->split_opts = IMPAIR_OPTS_BOTH;
+	if (impair_accept(lx, "at")) {
+		if (impair_arg(lx, &kw, &a, err) ||
+		    impair_num_tok(&a, 1, 65535, &v, err))
+			return -1;
+		r->split_at = (u16)v;
+	} else {
+		impair_accept(lx, "half");
+	}
+	return impair_opts_arg(lx, true, &r->split_opts, err);
 }
 
 static int impair_family_set(struct impair_rule *r, u8 family,
@@ -454,6 +518,8 @@ static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
 	    key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_BLOCK) &&
 	    key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_CLEAR_SYN) &&
 	    key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_BLEACH) &&
+	    key != IMPAIR_ACT_KEY(IMPAIR_A_SPLIT) &&
+	    key != IMPAIR_ACT_KEY(IMPAIR_A_COALESCE) &&
 	    impair_arg(lx, kw, &a, err))
 		return -1;
 
@@ -504,6 +570,11 @@ static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
 		return impair_range_tok(&a, &r->dport_lo, &r->dport_hi, err);
 	case IMPAIR_M_AFTER:
 		return impair_num_tok(&a, 0, 0xffffffffU, &r->after, err);
+	case IMPAIR_M_DATASEG:
+		return impair_span_tok(&a, 1, 0xffffffffU, &r->dseg_lo,
+				       &r->dseg_hi,
+				       "bad data segment index or range (from 1)",
+				       err);
 	case IMPAIR_ACT_KEY(IMPAIR_A_STRIP):
 		if (impair_strip_tok(&a, &r->strip, err))
 			return -1;
@@ -560,6 +631,11 @@ static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
 		return 0;
 	case IMPAIR_ACT_KEY(IMPAIR_A_DROP):
 		return impair_prob_tok(&a, &r->drop_ppm, err);
+	case IMPAIR_ACT_KEY(IMPAIR_A_SPLIT):
+		return impair_split_args(lx, r, err);
+	case IMPAIR_ACT_KEY(IMPAIR_A_COALESCE):
+		r->coalesce_opts = IMPAIR_OPTS_FIRST;
+		return impair_opts_arg(lx, false, &r->coalesce_opts, err);
 	default:	/* ecn-block, ecn-clear-syn, ecn-bleach: no argument */
 		return 0;
 	}
@@ -623,6 +699,10 @@ int impair_line_parse(const char *line, unsigned int len,
 		    (r->act & IMPAIR_A_ECN_BLEACH))
 			return impair_fail(err,
 					   "ecn-set and ecn-bleach are exclusive",
+					   &t);
+		if ((r->act & IMPAIR_A_SPLIT) && (r->act & IMPAIR_A_COALESCE))
+			return impair_fail(err,
+					   "split and coalesce are exclusive",
 					   &t);
 		if ((r->act & IMPAIR_A_SEQRAND) &&
 		    ((r->match & IMPAIR_SEQRAND_EXCL) ||
@@ -829,6 +909,7 @@ int impair_rule_format(const struct impair_rule *r, char *buf,
 		       unsigned int size)
 {
 	static const char *const flags[] = { "all", "syn", "synack" };
+	static const char *const opts[] = { "first", "second", "both" };
 	struct impair_out o = { .buf = buf, .size = size, .len = 0 };
 
 	if (r->match & IMPAIR_M_DIR)
@@ -868,6 +949,14 @@ int impair_rule_format(const struct impair_rule *r, char *buf,
 		impair_kw(&o, "after ");
 		impair_putu(&o, r->after);
 	}
+	if (r->match & IMPAIR_M_DATASEG) {
+		impair_kw(&o, "dataseg ");
+		impair_putu(&o, r->dseg_lo);
+		if (r->dseg_hi != r->dseg_lo) {
+			impair_puts(&o, "-");
+			impair_putu(&o, r->dseg_hi);
+		}
+	}
 	if (r->act & IMPAIR_A_STRIP)
 		impair_put_strip(&o, r);
 	if (r->act & IMPAIR_A_WSCALE) {
@@ -904,6 +993,17 @@ int impair_rule_format(const struct impair_rule *r, char *buf,
 	if (r->act & IMPAIR_A_DROP) {
 		impair_kw(&o, "drop ");
 		impair_put_prob(&o, r->drop_ppm);
+	}
+	if (r->act & IMPAIR_A_SPLIT) {
+		impair_kw(&o, r->split_at ? "split at " : "split half");
+		if (r->split_at)
+			impair_putu(&o, r->split_at);
+		impair_puts(&o, " opts ");
+		impair_puts(&o, opts[r->split_opts % 3]);
+	}
+	if (r->act & IMPAIR_A_COALESCE) {
+		impair_kw(&o, "coalesce opts ");
+		impair_puts(&o, opts[r->coalesce_opts % 3]);
 	}
 	if (size)
 		buf[o.len < size ? o.len : size - 1] = '\0';
@@ -955,6 +1055,10 @@ bool impair_rule_match(const struct impair_rule *r,
 	    (p->b_port < r->dport_lo || p->b_port > r->dport_hi))
 		return false;
 	if (r->after && (!p->seg_known || p->seg < r->after))
+		return false;
+	if ((m & IMPAIR_M_DATASEG) &&
+	    (!p->seg_known || !p->dseg || p->dseg < r->dseg_lo ||
+	     p->dseg > r->dseg_hi))
 		return false;
 	return true;
 }

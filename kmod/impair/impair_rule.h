@@ -10,12 +10,14 @@
  *   match   := dir initiator|responder | in IFNAME | out IFNAME
  *            | flags syn|synack|all | family ipv4|ipv6
  *            | src ADDR[/LEN] | dst ADDR[/LEN]
- *            | sport N[-M] | dport N[-M] | after N
+ *            | sport N[-M] | dport N[-M] | after N | dataseg N[-M]
  *   action  := strip OPT[,OPT...] [mode nop|compact]
  *            | wscale N | mss N | mss-clamp N | window N
  *            | seqrand [sack-fix] [both]
  *            | ecn-block | ecn-clear-syn | ecn-set ect0|ect1|ce [only-ect]
  *            | ecn-bleach | drop P
+ *            | split [half | at N] [opts first|second|both]
+ *            | coalesce [opts first|second]
  *   OPT     := mss|wscale|sackok|sack|timestamp|md5|ao|mptcp|fastopen|exp
  *            | 2..255
  *   P       := 0..1 with up to 6 decimals (0.01), or a percentage (1%)
@@ -24,7 +26,16 @@
  * answered.  src/sport name A's address and port, dst/dport B's, whichever
  * way the segment travels; "dir" restricts a rule to the segments A sends
  * (initiator) or B sends (responder).  "after N" skips the first N segments
- * of the flow (both directions counted, the SYN is segment 0).  Besides
+ * of the flow (both directions counted, the SYN is segment 0); "dataseg
+ * N[-M]" matches the Nth (to Mth) segment with payload its sender sent
+ * (counted per direction from 1, retransmissions too), so "dir initiator
+ * dataseg 2 split" splits only the initiator's second data segment.
+ * "split" cuts a data segment in two (in half, the first piece the
+ * smaller, or after N payload bytes, 1..65535) with the options on the
+ * first piece, the second or both (the default); "coalesce" holds one data
+ * segment per flow until the next in-order one of the same direction and
+ * sends the two as one, with the first's options (the default) or the
+ * second's (kmod/impair/impair_seg.h).  Besides
  * rules, a line may be "flush" (remove every rule) or empty.
  */
 #ifndef _IMPAIR_RULE_H
@@ -33,6 +44,7 @@
 #include "../core/tcpfwd_pure.h"
 #include "../core/tcpfwd_opt.h"
 #include "impair_strip.h"
+#include "impair_seg.h"
 
 #define IMPAIR_IFNAMSIZ		16	/* IFNAMSIZ */
 #define IMPAIR_LINE_MAX		512	/* bytes in one rule line */
@@ -68,6 +80,7 @@ enum impair_strip_mode {
 #define IMPAIR_M_SPORT		0x080
 #define IMPAIR_M_DPORT		0x100
 #define IMPAIR_M_AFTER		0x200
+#define IMPAIR_M_DATASEG	0x400
 
 /* Actions (struct impair_rule.act). */
 #define IMPAIR_A_STRIP		0x001
@@ -81,6 +94,8 @@ enum impair_strip_mode {
 #define IMPAIR_A_ECN_SET	0x100
 #define IMPAIR_A_ECN_BLEACH	0x200
 #define IMPAIR_A_DROP		0x400
+#define IMPAIR_A_SPLIT		0x800
+#define IMPAIR_A_COALESCE	0x1000
 
 /* An address prefix; IPv4 in the first 4 bytes. */
 struct impair_prefix {
@@ -102,6 +117,7 @@ struct impair_rule {
 	u16 sport_lo, sport_hi;		/* the initiator's port */
 	u16 dport_lo, dport_hi;		/* the responder's port */
 	u32 after;		/* first segment index the rule applies to */
+	u32 dseg_lo, dseg_hi;	/* data segment indexes (from 1) */
 
 	/* actions */
 	u32 act;		/* IMPAIR_A_* */
@@ -115,6 +131,9 @@ struct impair_rule {
 	u8 ecn;			/* INET_ECN_* codepoint for ecn-set */
 	bool ecn_only_ect;
 	u32 drop_ppm;		/* drop probability in parts per million */
+	u16 split_at;		/* payload bytes of the first piece, 0: half */
+	u8 split_opts;		/* enum impair_opts_to */
+	u8 coalesce_opts;	/* enum impair_opts_to, not BOTH */
 };
 
 /* Why a line was rejected: the message and the offending token. */
@@ -175,6 +194,9 @@ struct impair_pkt {
 	const char *in;		/* input/output device names, may be NULL */
 	const char *out;
 	u32 seg;		/* index of this segment in its flow */
+	u32 dseg;		/* index among its sender's data segments
+				 * (from 1; 0: no payload), if seg_known
+				 */
 };
 
 bool impair_rule_match(const struct impair_rule *r,
@@ -195,8 +217,9 @@ static inline bool impair_sender_is_a(u8 tcp_flags)
 			 IMPAIR_M_SPORT | IMPAIR_M_DPORT)
 
 /*
- * The rule needs per-flow state to match or act: the segment count
- * ("after"), the random offsets (seqrand), or the roles on segments other
+ * The rule needs per-flow state to match or act: the segment counts
+ * ("after", "dataseg"), the random offsets (seqrand), the held segment
+ * (coalesce), or the roles on segments other
  * than SYN and SYN-ACK.  A rule restricted to SYNs or to SYN-ACKs
  * (flags syn|synack) matches on roles without state: impair_sender_is_a()
  * knows them.  A rule set none of whose rules needs state is matched
@@ -204,18 +227,22 @@ static inline bool impair_sender_is_a(u8 tcp_flags)
  */
 static inline bool impair_rule_needs_flow(const struct impair_rule *r)
 {
-	if ((r->match & IMPAIR_M_AFTER) || (r->act & IMPAIR_A_SEQRAND))
+	if ((r->match & (IMPAIR_M_AFTER | IMPAIR_M_DATASEG)) ||
+	    (r->act & (IMPAIR_A_SEQRAND | IMPAIR_A_COALESCE)))
 		return true;
 	return (r->match & IMPAIR_M_ROLES) && r->flags == IMPAIR_FLAGS_ALL;
 }
 
 /*
- * On a GSO packet the rule may act on some segments only (a drop, or an
- * "after" boundary inside the packet), so the packet may need segmenting.
+ * On a GSO packet the rule may act on some segments only (a drop, an
+ * "after" or "dataseg" boundary inside the packet), or on each segment
+ * (split), so the packet may need segmenting.
  */
 static inline bool impair_rule_may_split(const struct impair_rule *r)
 {
-	return (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK)) || r->after;
+	return (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK |
+			  IMPAIR_A_SPLIT)) ||
+	       r->after || (r->match & IMPAIR_M_DATASEG);
 }
 
 #endif /* _IMPAIR_RULE_H */

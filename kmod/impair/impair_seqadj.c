@@ -22,18 +22,6 @@ void impair_seqadj_init(struct impair_seqadj *adj, u32 off)
 	adj->offset_after = off;
 }
 
-void impair_seqadj_set(struct impair_seqadj *adj, u32 seq, u32 delta)
-{
-	if (!delta)
-		return;
-	if (adj->offset_before == adj->offset_after ||
-	    before(adj->correction_pos, seq)) {
-		adj->correction_pos = seq;
-		adj->offset_before = adj->offset_after;
-		adj->offset_after += delta;
-	}
-}
-
 u32 impair_seqadj_offset(const struct impair_seqadj *adj, u32 seq)
 {
 	return after(seq, adj->correction_pos) ? adj->offset_after :

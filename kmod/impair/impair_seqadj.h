@@ -37,14 +37,6 @@ struct impair_seqadj {
 /* Constant offset @off for the whole flow (e.g. a random ISN offset). */
 void impair_seqadj_init(struct impair_seqadj *adj, u32 off);
 
-/*
- * Like nf_ct_seqadj_set(): from sequence number @seq on (exclusive, i.e.
- * for seq after @seq), add @delta to the offset.  Ignored when @delta is 0,
- * or when a correction is already pending and @seq is not after its
- * position (a retransmission of earlier data).
- */
-void impair_seqadj_set(struct impair_seqadj *adj, u32 seq, u32 delta);
-
 /* Offset applying to original sequence number @seq (nf_ct_seq_offset). */
 u32 impair_seqadj_offset(const struct impair_seqadj *adj, u32 seq);
 

@@ -102,19 +102,6 @@ int impair_strip_apply_nop(u8 *th, const struct impair_strip_plan *plan,
 	return plan->n;
 }
 
-int impair_strip_opts_nop(u8 *th, unsigned int buflen,
-			  const struct impair_kindmask *mask,
-			struct impair_strip_res *res)
-{
-	struct impair_strip_plan plan;
-	int ret;
-
-	ret = impair_strip_scan(th, buflen, mask, &plan);
-	if (ret < 0)
-		return ret;
-	return impair_strip_apply_nop(th, &plan, res);
-}
-
 /*
  * Build the compacted option block into @out (TCPFWD_OPT_MAX_LEN bytes).
  * Returns its padded length; *stripped gets the number of options removed.

@@ -71,25 +71,20 @@ int impair_strip_scan(const u8 *th, unsigned int buflen,
 
 /*
  * Overwrite the options of @plan with NOPs in @th, the header the plan was
- * made from (the same bytes, now writable), without walking again; fills
- * *res as impair_strip_opts_nop() does and returns plan->n.
+ * made from (the same bytes, now writable), without walking again: the
+ * header length is unchanged (res->removed == 0); fills *res and returns
+ * plan->n.  Checksum: apply res->csum_diff (incremental, exact).
  */
 int impair_strip_apply_nop(u8 *th, const struct impair_strip_plan *plan,
 			   struct impair_strip_res *res);
 
 /*
- * All strip functions take a header buffer @th of @buflen bytes (at least
- * doff * 4), strip every option whose kind is in @mask (NOP and EOL are
- * never stripped, options after EOL are never looked at), fill *res and
- * return the number of options stripped (0: nothing modified at all), or
- * a negative TCPFWD_OPT_E* code (nothing modified).
- *
- * impair_strip_opts_nop(): overwrite each matching option with NOPs; the
- * header length is unchanged (res->removed == 0).  Checksum: apply
- * res->csum_diff (incremental, exact).  The same as impair_strip_scan()
- * then impair_strip_apply_nop(): one walk.
- *
- * impair_strip_opts_compact(): matching options are removed together with the
+ * impair_strip_opts_compact() takes a header buffer @th of @buflen bytes
+ * (at least doff * 4), strips every option whose kind is in @mask (NOP and
+ * EOL are never stripped, options after EOL are never looked at), fills
+ * *res and returns the number of options stripped (0: nothing modified at
+ * all), or a negative TCPFWD_OPT_E* code (nothing modified).  Matching
+ * options are removed together with the
  * run of NOPs directly before each of them (their alignment padding); NOPs
  * after the last kept option and everything from EOL on are dropped; the
  * kept options keep their order and their own leading NOPs, and the block
@@ -109,9 +104,6 @@ int impair_strip_apply_nop(u8 *th, const struct impair_strip_plan *plan,
  * inside a 4-byte pad) the block may still be rewritten with
  * res->removed == 0.
  */
-int impair_strip_opts_nop(u8 *th, unsigned int buflen,
-			  const struct impair_kindmask *mask,
-		     struct impair_strip_res *res);
 int impair_strip_opts_compact(u8 *th, unsigned int buflen,
 			      const struct impair_kindmask *mask,
 			 struct impair_strip_res *res);

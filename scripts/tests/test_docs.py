@@ -115,7 +115,7 @@ def impair():
     files = always + (with_flow_show if re.search(r"\.flow_show\s*=", ops) else [])
     files += re.findall(r'proc_create_data\("([a-z_]+)"', src)
     params = module_params("kmod/impair/impair_main.c")
-    assert sorted(params) == ["flow_timeout", "max_flows"], params
+    assert sorted(params) == ["coalesce_timeout_ms", "flow_timeout", "max_flows"], params
 
     rule = read("kmod/impair/impair_rule.c")
     keywords = re.findall(r'\{ "([a-z0-9-]+)",\s*IMPAIR_KW_',

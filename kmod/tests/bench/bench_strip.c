@@ -155,11 +155,14 @@ static struct impair_pkt ipkt;
 
 static __attribute__((noinline)) void impair_one(u8 *th, unsigned int len)
 {
+	struct impair_strip_plan plan;
 	struct impair_strip_res res;
 
 	if (!impair_rule_match(&rule, &ipkt))
 		return;
-	if (impair_strip_opts_nop(th, len, &rule.strip, &res) > 0)
+	/* as impair_strip_nop() in impair_main.c: scan, then overwrite */
+	if (impair_strip_scan(th, len, &rule.strip, &plan) > 0 &&
+	    impair_strip_apply_nop(th, &plan, &res) > 0)
 		model_csum_replace_by_diff(0, th + 16, res.csum_diff);
 }
 

@@ -83,6 +83,18 @@ static void test_examples_roundtrip(void **state)
 		{ "src 198.18.0.2 dst 198.18.2.0/24 sport 1024-65535 dport 5001 ecn-bleach",
 		  "src 198.18.0.2 dst 198.18.2.0/24 sport 1024-65535 dport 5001 ecn-bleach" },
 		{ "family ipv6 ecn-set ect0", "family ipv6 ecn-set ect0" },
+		{ "split", "split half opts both" },
+		{ "split half", "split half opts both" },
+		{ "split at 100 opts first", "split at 100 opts first" },
+		{ "dir initiator dataseg 2 split opts second",
+		  "dir initiator dataseg 2 split half opts second" },
+		{ "dataseg 3-5 split at 1 opts both ecn-bleach",
+		  "dataseg 3-5 ecn-bleach split at 1 opts both" },
+		{ "coalesce", "coalesce opts first" },
+		{ "dir responder coalesce opts second",
+		  "dir responder coalesce opts second" },
+		{ "dataseg 1-4294967295 coalesce strip timestamp",
+		  "dataseg 1-4294967295 strip timestamp mode nop coalesce opts first" },
 		{ "src fd8e:c9b0:2a17:0:0:0:0:2 dst FD8E:C9B0:2A17:2::/64 ecn-block",
 		  "src fd8e:c9b0:2a17::2 dst fd8e:c9b0:2a17:2::/64 ecn-block" },
 		{ "  wscale 0\t# a comment\n", "wscale 0" },
@@ -236,6 +248,24 @@ static void test_errors(void **state)
 		{ "dport -5 ecn-block", "bad port or port range", "-5" },
 		{ "dport x ecn-block", "bad port or port range", "x" },
 		{ "after -1 ecn-block", "not a number", "-1" },
+		{ "dataseg 0 split", "bad data segment index or range (from 1)", "0" },
+		{ "dataseg 0-3 split", "bad data segment index or range (from 1)", "0-3" },
+		{ "dataseg 5-3 split", "bad data segment index or range (from 1)", "5-3" },
+		{ "dataseg x split", "bad data segment index or range (from 1)", "x" },
+		{ "dataseg 4294967296 split", "bad data segment index or range (from 1)", "4294967296" },
+		{ "split at 0", "number out of range", "0" },
+		{ "split at 65536", "number out of range", "65536" },
+		{ "split at", "missing value after keyword", "at" },
+		{ "split opts", "missing value after keyword", "opts" },
+		{ "split opts none", "expected first, second or both", "none" },
+		{ "coalesce opts both", "expected first or second", "both" },
+		{ "split half at 5", "at must follow split", "at" },
+		{ "at 5 split", "at must follow split", "at" },
+		{ "half split", "half must follow split", "half" },
+		{ "opts first coalesce", "opts must follow split or coalesce", "opts" },
+		{ "split coalesce", "split and coalesce are exclusive", "coalesce" },
+		{ "coalesce split", "split and coalesce are exclusive", "split" },
+		{ "split split", "duplicate keyword", "split" },
 		{ "after 4294967296 ecn-block", "number out of range", "4294967296" },
 		{ "in abcdefghijklmnop ecn-block", "interface name too long", "abcdefghijklmnop" },
 		{ "strip foo", "unknown option name", "foo" },
@@ -529,6 +559,33 @@ static void test_match(void **state)
 	assert_true(m("ecn-block", &data));
 }
 
+/* dataseg: the sender's data segments, tracked flows only. */
+static void test_match_dataseg(void **state)
+{
+	struct impair_pkt p = pkt4(true, 0x18, 7);
+
+	(void)state;
+	p.dseg = 2;
+	assert_true(m("dataseg 2 split", &p));
+	assert_true(m("dataseg 1-2 split", &p));
+	assert_true(m("dataseg 2-4294967295 split", &p));
+	assert_false(m("dataseg 1 split", &p));
+	assert_false(m("dataseg 3-9 split", &p));
+	assert_true(m("dir initiator dataseg 2 split", &p));
+	assert_false(m("dir responder dataseg 2 split", &p));
+	assert_true(m("after 7 dataseg 2 split", &p));
+	assert_false(m("after 8 dataseg 2 split", &p));
+	/* no payload: never a data segment */
+	p.dseg = 0;
+	assert_false(m("dataseg 1-4294967295 split", &p));
+	assert_true(m("split", &p));
+	/* untracked */
+	p.dseg = 2;
+	p.seg_known = false;
+	assert_false(m("dataseg 2 split", &p));
+	assert_true(m("coalesce", &p));
+}
+
 static void test_needs_flow(void **state)
 {
 	static const struct {
@@ -550,6 +607,12 @@ static void test_needs_flow(void **state)
 		{ "flags syn after 1 strip timestamp", true, true },
 		{ "drop 1%", false, true },
 		{ "ecn-block", false, true },
+		{ "split", false, true },
+		{ "flags syn split at 5", false, true },
+		{ "dataseg 2 strip timestamp", true, true },
+		{ "dir initiator dataseg 2 split", true, true },
+		{ "coalesce", true, false },
+		{ "sport 80 coalesce opts second", true, false },
 	};
 	unsigned int i;
 
@@ -654,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_format_truncation),
 		cmocka_unit_test(test_opt_names),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_match_dataseg),
 		cmocka_unit_test(test_needs_flow),
 		cmocka_unit_test(test_needs_flow_promise),
 	};

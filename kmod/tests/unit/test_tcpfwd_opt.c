@@ -24,6 +24,24 @@
 #define NOP	TCPFWD_OPT_NOP
 #define EOL	TCPFWD_OPT_EOL
 
+/*
+ * NOP mode as impair.ko runs it: the read-only scan, then the overwrite
+ * of what it found (impair_strip_find() and impair_strip_nop() in
+ * impair_main.c).
+ */
+static int strip_nop(u8 *th, unsigned int buflen,
+		     const struct impair_kindmask *mask,
+		     struct impair_strip_res *res)
+{
+	struct impair_strip_plan plan;
+	int ret;
+
+	ret = impair_strip_scan(th, buflen, mask, &plan);
+	if (ret < 0)
+		return ret;
+	return impair_strip_apply_nop(th, &plan, res);
+}
+
 /* Linux SYN: MSS 1460, SACK-permitted, TS, NOP, WS 7 (20 bytes). */
 static const u8 syn_linux[] = {
 	2, 4, 0x05, 0xb4,
@@ -852,7 +870,7 @@ static void test_strip_nop_sackperm(void **state)
 	mask_of(&m, kinds, 1);
 	len = mkseg(seg, syn_linux, sizeof(syn_linux), payload, 5);
 	memcpy(before, seg, len);
-	assert_int_equal(impair_strip_opts_nop(seg, len, &m, &res), 1);
+	assert_int_equal(strip_nop(seg, len, &m, &res), 1);
 	assert_int_equal(res.stripped, 1);
 	assert_int_equal(res.old_hdrlen, 40);
 	assert_int_equal(res.new_hdrlen, 40);
@@ -884,7 +902,7 @@ static void test_strip_nop_several(void **state)
 	mask_of(&m, kinds, 3);
 	len = mkseg(seg, syn_bsd, sizeof(syn_bsd), NULL, 0);
 	assert_int_equal(len, 44);
-	assert_int_equal(impair_strip_opts_nop(seg, len, &m, &res), 2);
+	assert_int_equal(strip_nop(seg, len, &m, &res), 2);
 	assert_memory_equal(seg + 20, want, sizeof(want));
 	assert_int_equal(seg[12] >> 4, 11);
 	kern_replace_by_diff(seg, res.csum_diff);
@@ -905,7 +923,7 @@ static void test_strip_nop_never_nop_eol(void **state)
 	(void)state;
 	memset(&m, 0xff, sizeof(m));	/* every kind, NOP and EOL included */
 	len = mkseg(seg, opts, sizeof(opts), NULL, 0);
-	assert_int_equal(impair_strip_opts_nop(seg, len, &m, &res), 2);
+	assert_int_equal(strip_nop(seg, len, &m, &res), 2);
 	for (i = 0; i < 16; i++)
 		assert_int_equal(seg[20 + i], NOP);
 	/* EOL and the padding after it are untouched. */
@@ -926,7 +944,7 @@ static void test_strip_nop_nomatch(void **state)
 	mask_of(&m, kinds, 2);
 	len = mkseg(seg, syn_linux, sizeof(syn_linux), NULL, 0);
 	memcpy(before, seg, len);
-	assert_int_equal(impair_strip_opts_nop(seg, len, &m, &res), 0);
+	assert_int_equal(strip_nop(seg, len, &m, &res), 0);
 	assert_int_equal(res.csum_diff, 0);
 	assert_int_equal(res.stripped, 0);
 	assert_memory_equal(seg, before, len);
@@ -951,7 +969,7 @@ static void test_strip_malformed_untouched(void **state)
 	mask_of(&m, kinds, 1);
 	len = mkseg(seg, opts, sizeof(opts), (const u8 *)"xyz", 3);
 	memcpy(before, seg, len);
-	assert_int_equal(impair_strip_opts_nop(seg, len, &m, &res),
+	assert_int_equal(strip_nop(seg, len, &m, &res),
 			 TCPFWD_OPT_EBADLEN);
 	assert_memory_equal(seg, before, len);
 	assert_int_equal(strip_compact_moved(seg, len, &m, &res),
@@ -976,27 +994,27 @@ static void test_strip_bad_doff(void **state)
 	len = mkseg(seg, syn_linux, sizeof(syn_linux), NULL, 0);
 	/* Buffer shorter than doff * 4. */
 	exact = xdup(seg, len - 1);
-	assert_int_equal(impair_strip_opts_nop(exact, len - 1, &m, &res),
+	assert_int_equal(strip_nop(exact, len - 1, &m, &res),
 			 TCPFWD_OPT_EHDR);
 	assert_int_equal(strip_compact_moved(exact, len - 1, &m, &res),
 			 TCPFWD_OPT_EHDR);
 	free(exact);
 	/* Shorter than the fixed header. */
 	exact = xdup(seg, 19);
-	assert_int_equal(impair_strip_opts_nop(exact, 19, &m, &res),
+	assert_int_equal(strip_nop(exact, 19, &m, &res),
 			 TCPFWD_OPT_EHDR);
 	assert_int_equal(tcpfwd_tcp_hdrlen(exact, 19), TCPFWD_OPT_EHDR);
 	free(exact);
 	/* doff below 5. */
 	seg[12] = 0x40;
-	assert_int_equal(impair_strip_opts_nop(seg, len, &m, &res),
+	assert_int_equal(strip_nop(seg, len, &m, &res),
 			 TCPFWD_OPT_EHDR);
 	seg[12] = 0xf0;		/* 60 > 40 bytes available */
 	assert_int_equal(impair_strip_opts_compact(seg, len, &m, &res),
 			 TCPFWD_OPT_EHDR);
 	/* doff 5: no options, nothing to strip. */
 	seg[12] = 0x50;
-	assert_int_equal(impair_strip_opts_nop(seg, 20, &m, &res), 0);
+	assert_int_equal(strip_nop(seg, 20, &m, &res), 0);
 	assert_int_equal(tcpfwd_tcp_hdrlen(seg, 20), 20);
 }
 
@@ -1362,7 +1380,7 @@ static void test_strip_random_properties(void **state)
 
 		/* NOP mode. */
 		a = xdup(seg, len);
-		s1 = impair_strip_opts_nop(a, len, &m, &r1);
+		s1 = strip_nop(a, len, &m, &r1);
 		assert_true(s1 >= 0);
 		assert_int_equal(r1.removed, 0);
 		assert_int_equal(a[12], seg[12]);

@@ -1,0 +1,212 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# impair's coalesce action (MBtest's segment coalescer), IPv4 and IPv6:
+# the SYN-ACK's MSS is set to 500 so that the client sends small segments
+# two of which fit the 1500-byte MTU; consecutive pairs arrive at the
+# server as one segment.  On the wire: every arriving segment the client
+# did not send is exactly two consecutive client segments joined, with the
+# TCP header (ack, window, options) of the first or of the second, within
+# the MTU; byte-exact transfers; checksums checked in the captures and by
+# the receiver (no checksum offload on the proxy's devices).  Then: a
+# held segment released unchanged by the timeout and by a rule flush, the
+# senders' CHECKSUM_PARTIAL segments, and an unload while a segment is
+# held.
+#
+#   client eth0 -- eth0 PROXY eth1 -- router -- eth0 server
+#   capture c: A's segments as sent      capture s: A's as they arrive
+# tb-suite: extended (make vmtest-extended and the MBtest experiment; not in make test, for time)
+# tb-variant-extended: home TB_ROUTER=home
+set -e
+. "$(dirname "$0")/../lib/testlib.sh"
+. "$TB_LIB_DIR/impair_lib.sh"
+trap tb_cleanup EXIT
+require_cmd jq python3 tcpdump ethtool nstat
+
+# coal_check OPTS C_PCAP S_PCAP: JSON of the client's data segments (c)
+# against those arriving at the server (s): "sent", "arrived", "joined"
+# (arrivals that are two consecutive client segments), "differ" (of
+# those, pairs whose two headers differ, so that OPTS is really
+# observed), "max_len" (IP length), "bad" (first few problems).
+coal_check() {
+	python3 - "$@" <<'EOF'
+import json, struct, sys
+from ecnproxy.analysis import pcapread
+
+def segs(pcap):
+    out = []
+    for _t, lt, pkt, _full in pcapread.records(pcap):
+        net = pcapread.network(pkt, lt)
+        if net is None:
+            continue
+        et, o = net
+        ip = pkt[o:]
+        if et == 0x0800:
+            ihl = (ip[0] & 15) * 4
+            tot = struct.unpack("!H", ip[2:4])[0]
+            tcp, tcplen = ip[ihl:], tot - ihl
+        elif et == 0x86dd and ip[6] == 6:
+            tot = 40 + struct.unpack("!H", ip[4:6])[0]
+            tcp, tcplen = ip[40:], tot - 40
+        else:
+            continue
+        if len(tcp) < 20 or struct.unpack("!H", tcp[2:4])[0] != 5001:
+            continue
+        hl = (tcp[12] >> 4) * 4
+        if tcplen - hl <= 0:
+            continue
+        # ack, data offset, window, urgent pointer, options
+        hdr = tcp[8:13] + tcp[14:16] + tcp[18:hl]
+        out.append((struct.unpack("!I", tcp[4:8])[0], tcplen - hl, hdr, tot))
+    return out
+
+opts, cpcap, spcap = sys.argv[1:4]
+sent = segs(cpcap)
+got = segs(spcap)
+by_seq = {}
+for s in sent:
+    by_seq.setdefault(s[0], []).append(s)
+known = {(s[0], s[1]) for s in sent}
+res = {"sent": len(sent), "arrived": len(got), "joined": 0, "differ": 0,
+       "max_len": max([g[3] for g in got], default=0), "bad": []}
+for seq, ln, hdr, tot in got:
+    if (seq, ln) in known:
+        continue
+    pair = None
+    for a in by_seq.get(seq, []):
+        for b in by_seq.get((seq + a[1]) % (1 << 32), []):
+            if a[1] + b[1] == ln:
+                pair = (a, b)
+    if not pair:
+        res["bad"].append("seq %d len %d is no pair of client segments" % (seq, ln))
+        continue
+    a, b = pair
+    want = a[2] if opts == "first" else b[2]
+    if hdr != want:
+        res["bad"].append("seq %d: header not the %s segment's" % (seq, opts))
+        continue
+    res["joined"] += 1
+    res["differ"] += a[2] != b[2]
+res["bad"] = res["bad"][:5]
+print(json.dumps(res))
+EOF
+}
+
+csum_errors() {
+	tb_ns server nstat -az TcpInCsumErrors | awk '$1 == "TcpInCsumErrors" { print $2 }'
+}
+
+# coal_case NAME FAM UP OPTS: one transfer (UP bytes up, 20000 down, so
+# that the client's acks move between its segments) under the MSS and
+# coalesce rules, then the checks.
+coal_case() {
+	local name=$1 fam=$2 up=$3 opts=$4 e0 c0
+	e0=$(csum_errors)
+	c0=$(impair_stat coalesced)
+	impair_run "$name" "$fam" "$up" 20000 "dir initiator coalesce opts $opts" \
+		"flags synack mss 500"
+	sleep 0.2	# a last held segment's timeout
+	R=$(coal_check "$opts" "$TB_OUT/$name.c.pcap" "$TB_OUT/$name.s.pcap")
+	echo "$R" >"$TB_OUT/$name.coalesce.json"
+	expect "problems" "$(jq -c .bad <<<"$R")" "[]"
+	JOINED=$(jq .joined <<<"$R")
+	[ "$JOINED" -gt 10 ] || check_err 1 "only $JOINED joined segments arrived"
+	expect "coalesced = joined arrivals" "$(($(impair_stat coalesced) - c0))" "$JOINED"
+	expect "arrived = sent - joined" "$(jq .arrived <<<"$R")" "$(($(jq .sent <<<"$R") - JOINED))"
+	[ "$(jq .max_len <<<"$R")" -le 1500 ] || check_err 1 "a packet above the MTU"
+	expect "hits = 2 x coalesced" "$(impair_hits 1)" "$((2 * JOINED))"
+	expect "receiver's checksum errors" "$(($(csum_errors) - e0))" 0
+	expect "held after the transfer" "$(impair_stat held)" 0
+	expect_csum
+	log_info "$name: $(jq .differ <<<"$R") joined pairs had different headers"
+}
+
+impair_up
+impair_csum_sw
+set +e
+echo 50 >/sys/module/impair/parameters/coalesce_timeout_ms
+
+for fam in 4 6; do
+	RET=0
+	coal_case first-v$fam $fam 100000 first
+	log_test "IPv$fam: coalesce opts first: pairs joined with the first's header"
+
+	RET=0
+	coal_case second-v$fam $fam 100000 second
+	log_test "IPv$fam: coalesce opts second: pairs joined with the second's header"
+done
+
+for fam in 4 6; do
+	RET=0
+	# one small request: held, nothing follows, released by the timeout
+	t0=$(impair_stat coalesce_timeout_released)
+	echo 300 >/sys/module/impair/parameters/coalesce_timeout_ms
+	impair_run tmo-v$fam $fam 200 200 "dir initiator coalesce"
+	sleep 0.5
+	[ "$(($(impair_stat coalesce_timeout_released) - t0))" -ge 1 ] ||
+		check_err 1 "coalesce_timeout_released did not move"
+	expect "held" "$(impair_stat held)" 0
+	expect_csum
+	log_test "IPv$fam: a lone held segment goes out unchanged after the timeout"
+
+	RET=0
+	# held for up to 10 s: a rule flush sends it on at once
+	echo 10000 >/sys/module/impair/parameters/coalesce_timeout_ms
+	f0=$(impair_stat coalesce_flushed)
+	impair_set "dir initiator coalesce" || check_err 1 "rules rejected"
+	tb_bg "xfer-flush-v$fam" server python3 -m ecnproxy.vmtest.xfer server $XFER_PORT 200 \
+		--family "$fam"
+	tb_wait_port server $XFER_PORT
+	start=$(date +%s%N)
+	tb_ns client timeout 20 python3 -m ecnproxy.vmtest.xfer client \
+		"$(tb_addr server "$fam")" $XFER_PORT 200 >"$TB_OUT/flush-v$fam.client.json" &
+	cpid=$!
+	sleep 1
+	expect "held while waiting" "$(impair_stat held)" 1
+	impair_set
+	wait $cpid || check_err 1 "transfer failed after the flush"
+	tb_bg_stop "xfer-flush-v$fam"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	[ "$ms" -lt 8000 ] || check_err 1 "the transfer took $ms ms: not released by the flush"
+	[ "$(($(impair_stat coalesce_flushed) - f0))" -ge 1 ] ||
+		check_err 1 "coalesce_flushed did not move"
+	expect "held" "$(impair_stat held)" 0
+	log_test "IPv$fam: replacing the rules sends a held segment on unchanged"
+	echo 50 >/sys/module/impair/parameters/coalesce_timeout_ms
+done
+
+# The senders' CHECKSUM_PARTIAL segments (tx offload on, TSO off so that
+# they are not GSO packets): the joined segments' checksums come from the
+# pseudo-header seed.
+impair_csum_partial
+tb_ns client ethtool -K eth0 tso off gso off >/dev/null 2>&1
+for fam in 4 6; do
+	RET=0
+	coal_case partial-v$fam $fam 100000 first
+	log_test "IPv$fam: coalesce of CHECKSUM_PARTIAL segments: checksums right"
+done
+
+# Unload with a segment held (10 s timeout): the module frees it (the
+# debug kernel's kmemleak and the refcount checks watch this path), the
+# connection recovers by retransmission.
+RET=0
+echo 10000 >/sys/module/impair/parameters/coalesce_timeout_ms
+impair_set "dir initiator coalesce" || check_err 1 "rules rejected"
+tb_bg xfer-unload server python3 -m ecnproxy.vmtest.xfer server $XFER_PORT 200 --family 4
+tb_wait_port server $XFER_PORT
+tb_ns client timeout 30 python3 -m ecnproxy.vmtest.xfer client \
+	"$(tb_addr server 4)" $XFER_PORT 200 >"$TB_OUT/unload.client.json" &
+cpid=$!
+sleep 1
+expect "held before the unload" "$(impair_stat held)" 1
+n0=$(dmesg | wc -l)
+rmmod impair || check_err 1 "rmmod impair failed"
+wait $cpid || check_err 1 "transfer failed after the unload"
+tb_bg_stop xfer-unload
+dmesg | tail -n +$((n0 + 1)) | grep -E "BUG|WARNING|refcount|leak" &&
+	check_err 1 "kernel complaints after the unload"
+impair_load
+log_test "unload with a held segment: freed, the connection recovers"
+
+impair_set
+exit $EXIT_STATUS
