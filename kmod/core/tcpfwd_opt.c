@@ -112,6 +112,7 @@ int tcpfwd_opt_find(const u8 *opts, unsigned int len, u8 kind,
 		return ret;
 	return found ? 1 : 0;
 }
+EXPORT_SYMBOL_GPL(tcpfwd_opt_find);
 
 /* ---- checksum arithmetic ---- */
 
