@@ -84,7 +84,7 @@ def test_wrong_types_and_consistency():
     assert any("without ce" in e for e in schema.validate(r))
 
 
-@pytest.mark.parametrize("name", ["quick", "thesis", "smoke"])
+@pytest.mark.parametrize("name", ["quick", "thesis", "smoke", "parity"])
 def test_profiles_and_plan(name):
     drv = matrix_driver
     prof = drv.load_profile(name)
@@ -94,8 +94,12 @@ def test_profiles_and_plan(name):
     assert schema.check_plan(p1) == []
     reps = prof["reps"] if isinstance(prof["reps"], dict) else {
         c: prof["reps"] for c in prof["cross"]}
-    cells = len(prof["configs"]) * len(prof["directions"]) * (len(prof["loads"]) + 1)
-    assert len(p1["runs"]) == cells * sum(reps[c] for c in prof["cross"])
+    # per direction and cross: each load, and the series where the sizes have one
+    def cells(cross):
+        return len(prof["configs"]) * sum(
+            len(prof["loads"]) + bool(prof["sizes"][d][cross].get("series"))
+            for d in prof["directions"]) * len(prof.get("delays", [0]))
+    assert len(p1["runs"]) == sum(cells(c) * reps[c] for c in prof["cross"])
     assert p1["runs"] != drv.make_plan(prof, 8, "")["runs"]  # the seed matters
     # shuffled across configurations: consecutive runs change configuration
     cfgs = [r["config"] for r in p1["runs"]]
