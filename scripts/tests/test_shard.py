@@ -5,6 +5,7 @@ scripts/tests/standin-vm-run (no VM), sbatch a stand-in that records its
 arguments.  The one-node Slurm itself: scripts/slurm-selftest (make
 slurmtest)."""
 import csv
+import glob
 import json
 import os
 import shutil
@@ -33,6 +34,17 @@ def test_shards_partition_the_plan():
     assert matrix.make_plan(matrix.load_profile("smoke"), 1, "") == plan
     assert shard.split(list(range(5)), 2) == [[0, 2, 4], [1, 3]]
     assert shard.split([1], 4) == [[1]]
+
+
+@pytest.mark.parametrize("name", sorted(os.path.basename(p)[:-5] for p in glob.glob(
+    os.path.join(TOP, "scripts", "profiles", "*.json"))))
+def test_every_profile_shards(name):
+    """matrix, fairness and impairment plans alike: runs indexed in order."""
+    prof = matrix.load_profile(name)
+    runs = matrix.make_plan(prof, prof.get("seed", 1), "")["runs"]
+    assert [r["index"] for r in runs] == list(range(len(runs)))
+    parts = [shard.select(runs, (i, 3)) for i in (1, 2, 3)]
+    assert sum(map(len, parts)) == len(runs)
 
 
 @pytest.mark.parametrize("spec", ["0/2", "3/2", "1", "a/b", "1/2/3"])
