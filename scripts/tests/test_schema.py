@@ -94,8 +94,11 @@ def test_profiles_and_plan(name):
     assert schema.check_plan(p1) == []
     reps = prof["reps"] if isinstance(prof["reps"], dict) else {
         c: prof["reps"] for c in prof["cross"]}
-    cells = len(prof["configs"]) * len(prof["directions"]) * (len(prof["loads"]) + 1)
-    assert len(p1["runs"]) == cells * sum(reps[c] for c in prof["cross"])
+    # a series cell only where the profile's sizes have one (smoke: none
+    # under cross traffic)
+    assert len(p1["runs"]) == sum(
+        len(prof["configs"]) * (len(prof["loads"]) + bool(prof["sizes"][d][c].get("series")))
+        * reps[c] for d in prof["directions"] for c in prof["cross"])
     assert p1["runs"] != drv.make_plan(prof, 8, "")["runs"]  # the seed matters
     # shuffled across configurations: consecutive runs change configuration
     cfgs = [r["config"] for r in p1["runs"]]
