@@ -54,7 +54,7 @@ CHECKPATCH_612 := $(CURDIR)/build/tools/checkpatch-6.12/scripts/checkpatch.pl
 CHECK_KVERS ?=
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended vmtest-home hosttest \
+.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended vmtest-home hosttest slurmtest \
 	matrix fairness experiments bench-hook bench-hook-kernel bench-flows bench-lookup dkms-install dkms-remove \
 	kernel-patches install-man debugkernel debugtest clean help \
 	build-modules build-unit run-check
@@ -160,6 +160,16 @@ vmtest-home: deps
 hosttest: deps
 	@UNIT=0 VM=0 HOST=1 scripts/run-tests
 
+# The Slurm path of make matrix (issue 45, docs/testbed.md "Shards, parallel
+# guests, Slurm"): a one-node Slurm started from Debian's packages, smoke
+# as SUBMIT=slurm SHARDS=2, merged and checked against a single run; the
+# stand-in guest runner unless SLURMTEST_GUEST=1 (real guests); root.
+## tests: make matrix on a one-node Slurm (2 shards, merged)
+slurmtest: deps
+	@DEPS_EXTRA=scripts/deps.slurm VENV=$(VENV) scripts/deps.sh
+	@$(SUBMAKE) build-modules
+	@scripts/slurm-selftest
+
 # Installing on a router (docs/install.md).  No `deps` first: a router
 # needs dkms and its kernel's headers, not the testbed's packages.
 ## router: install the modules through DKMS for KVER
@@ -186,7 +196,9 @@ kernel-patches: deps
 # The throughput matrix (docs/testbed.md): PROFILE=quick (default), paper,
 # paper-drop, aa-upload, ackclock, thesis, smoke (scripts/profiles/*.json),
 # FEEDBACK=none|drop|dupack (default: the module's), KEEP_PCAPS=1,
-# MATRIX_OUT=DIR; an interrupted matrix resumes.
+# MATRIX_OUT=DIR; an interrupted matrix resumes.  SHARD=i/N runs one shard,
+# JOBS=n n guests side by side, SUBMIT=slurm SHARDS=N a Slurm job array
+# (also for fairness and experiments; docs/testbed.md).
 ## experiments: the throughput matrix (PROFILE=quick: the main job)
 matrix: deps
 	@$(SUBMAKE) build-modules

@@ -9,8 +9,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 venv=${VENV:-$top/.venv}
 
 # Debian packages, one per line in scripts/deps.debian (the versions are
-# Debian 12's; dpkg records them, and every VM record logs them).
-mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$top/scripts/deps.debian")
+# Debian 12's; dpkg records them, and every VM record logs them), and in
+# the lists DEPS_EXTRA names (paths from the checkout's top, e.g.
+# scripts/deps.slurm for make slurmtest).
+lists=("$top/scripts/deps.debian")
+for l in ${DEPS_EXTRA:-}; do
+	[ -f "$top/$l" ] || { echo "deps: no package list $top/$l (DEPS_EXTRA)" >&2; exit 1; }
+	lists+=("$top/$l")
+done
+mapfile -t pkgs < <(cat "${lists[@]}" | grep -v '^[[:space:]]*\(#\|$\)')
 
 # NAME=VERSION: that version (apt-get install takes the same syntax)
 missing=()

@@ -18,6 +18,8 @@ COMMANDS = [
      "make matrix (and fairness, experiments): plan, guest sessions, analysis"),
     ("host", "experiments", "host.experiments",
      "make experiments: matrix once per scripts/profiles/exp-*.json"),
+    ("host", "merge", "host.merge",
+     "DEST SRC...: merge the results directories of shards (SHARD=i/N)"),
     ("host", "analyze", "host.analyze",
      "RESULTS_DIR: the report of a results directory (summary.md, ...)"),
     ("host", "check", "host.check",

@@ -35,6 +35,7 @@ import pandas as pd
 from .. import impair_plan
 from ..paths import PROFILES
 from . import stats
+from .provenance import line as provenance_line, read_meta
 from .fairness import load  # the run records of a results directory
 
 FIRM = 0.9
@@ -357,7 +358,8 @@ def report(d):
          "`runs/*.json`; rerun with `%s`." % (
              prof["scale"], len(recs), len(plan["runs"]),
              int(sum(1 for r in recs if r["fidelity"]["flags"] or not r["ok"])),
-             prof["duration_s"], name, impair_plan.command(prof)), ""]
+             prof["duration_s"], name, impair_plan.command(prof)), "",
+         provenance_line(recs, read_meta(d)), ""]
     if cur.get("note"):
         L += [cur["note"], ""]
     L += ["## Configurations", "", "| configuration | what | rules | ends (client/server) "

@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from . import stats  # noqa: E402
+from . import provenance, stats  # noqa: E402
 from .schema import CONFIG_ORDER, QUICKACK, validate  # noqa: E402
 from .stalls import CAUSES  # noqa: E402
 
@@ -158,6 +158,9 @@ def run_row(rec):
     row.update(cause_cols(rec))
     row.update(handshake_cols(rec))
     row["wall_start"] = rec["env"].get("wall_start")
+    row["host"] = (rec.get("origin") or {}).get("host")
+    row["session_id"] = (rec.get("origin") or {}).get("session_id")
+    row["host_load_per_cpu"] = provenance.host_load_per_cpu(rec)
     return row
 
 
@@ -1335,7 +1338,11 @@ def report(d, out=None, select=None):
         df[k] = pd.to_numeric(df[k])
     sessions = sessions_of(d, meta)
     ko = {sess["n"]: sess.get("ecn_proxy_ko_sha256") for sess in sessions}
-    df["session"] = pd.array([session_of(sessions, x) for x in df.wall_start], dtype="Int64")
+    # the session a run was made in: named by its record (origin), else
+    # the last to start before it (one guest at a time)
+    by_id = {sess["id"]: sess["n"] for sess in sessions if sess.get("id")}
+    df["session"] = pd.array([by_id.get(i) or session_of(sessions, x)
+                              for i, x in zip(df.session_id, df.wall_start)], dtype="Int64")
     df["ko_sha256"] = [ko.get(x) if not pd.isna(x) else None for x in df.session]
     df.to_csv(os.path.join(out, "runs.csv"), index=False)
     cells = cell_table(df)
@@ -1606,6 +1613,7 @@ def report(d, out=None, select=None):
                                       r0["env"]["guest_cpus"], r0["env"]["rate_low"],
                                       thesis()["red"], prof["cross_rate"]))
     session_lines(w, sessions, df)
+    w(provenance.line(recs, meta))
     w("- tools: " + "; ".join("%s: %s" % (k, v if isinstance(v, str) else " ".join(v))
                               for k, v in r0["versions"].items()))
     w("")

@@ -8,6 +8,7 @@ RESULTS_DIR writable.  Reads RESULTS_DIR/plan.json (written by scripts/matrix
 on the host), builds the six-node testbed once (testbed.py), loads the ECN
 proxy, starts one agent per namespace (agent.py) and then, for every run of
 the plan whose record RESULTS_DIR/runs/ID.json does not exist yet (resume),
+of those RESULTS_DIR/session.json's "todo" names (a shard's, host/shard.py),
 in plan order:
 
   bottleneck setup for the direction, cross traffic on/off (only when they
@@ -267,6 +268,18 @@ def do_run(tb, run, plan, env, keep, resdir):
     }
 
 
+def host_load(resdir):
+    """The host's latest sample of its load, which the host writes to
+    RESULTS_DIR/hostload.json every 10 s: {"host", "cpus", "sample":
+    [epoch, load average over 1 min, QEMU processes]} (None without one).
+    A starved host shows in it; a starved guest in fidelity.flags."""
+    try:
+        with open(os.path.join(resdir, "hostload.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def fmt(s):
     s = int(s)
     return "%d:%02d:%02d" % (s // 3600, s // 60 % 60, s % 60) if s >= 3600 else \
@@ -285,11 +298,24 @@ def main():
     runs = plan["runs"]
     rdir = os.path.join(resdir, "runs")
     os.makedirs(rdir, exist_ok=True)
+    # session.json (written by the host for this session): the accelerator,
+    # the runs this guest is to make ("todo": its shard, or its share with
+    # JOBS > 1; absent: every pending run) and the origin to stamp on each
+    # record (host/shard.py)
+    try:
+        with open(os.path.join(resdir, "session.json")) as f:
+            session = json.load(f)
+    except (OSError, ValueError):
+        session = {}
+    if session.get("todo") is not None:
+        todo = set(session["todo"])
+        runs = [r for r in runs if r["id"] in todo]
     done = {r["id"] for r in runs if os.path.exists(os.path.join(rdir, r["id"] + ".json"))}
     pending = [r for r in runs if r["id"] not in done]
     n = len(runs)
-    log("matrix: profile %s, %d runs, %d done, %d to run" % (prof["name"], n, len(done),
-                                                           len(pending)))
+    log("matrix: profile %s, %d runs%s, %d done, %d to run" % (
+        prof["name"], n, "" if n == len(plan["runs"]) else " of %d" % len(plan["runs"]),
+        len(done), len(pending)))
     if not pending:
         return 0
     t_start = time.monotonic()
@@ -333,12 +359,7 @@ def main():
     log("matrix: testbed up after %.0f s" % (time.monotonic() - t_start))
     with open("/proc/cpuinfo") as f:
         cpus = sum(1 for line in f if line.startswith("processor"))
-    accel = "unknown"
-    try:
-        with open(os.path.join(resdir, "session.json")) as f:
-            accel = json.load(f)["accel"]
-    except (OSError, ValueError, KeyError):
-        pass
+    accel = session.get("accel", "unknown")
     env = {"kernel": platform.release(), "accel": accel,
            "guest_cpus": cpus, "versions": versions(),
            "tb": {k: v for k, v in os.environ.items() if k.startswith("TB_")}}
@@ -355,7 +376,11 @@ def main():
             moved = tb.set_delay(run.get("delay_ms"))
             if tb.set_block(run["direction"], run["cross"], prof.get("cross_rate")) or moved:
                 time.sleep(prof.get("cross_settle_s", 2))
+            load0 = host_load(resdir)
             rec = run_one(tb, run, plan, env, keep, resdir)
+            if session.get("origin"):
+                rec["origin"] = session["origin"]
+            rec["host_load"] = [x for x in (load0, host_load(resdir)) if x]
         except Exception as e:
             failed += 1
             log("run %d/%d %s: FAILED: %s" % (len(done) + i + 1, n, run["id"], e))

@@ -2,7 +2,8 @@
 """make matrix: the thesis throughput matrix in the VM testbed.
 
   scripts/matrix            (environment: PROFILE, FEEDBACK, SEED, KEEP_PCAPS,
-                             MATRIX_OUT, MATRIX_VM_TIMEOUT, ACCEL, VM_*, TB_*)
+                             MATRIX_OUT, MATRIX_VM_TIMEOUT, SHARD, JOBS,
+                             SUBMIT, SHARDS, ACCEL, VM_RUN, VM_*, TB_*)
 
 1. Reads the profile scripts/profiles/$PROFILE.json (default quick).
 2. Picks the results directory: $MATRIX_OUT if set, else the newest
@@ -24,6 +25,18 @@
 4. Runs the analysis (scripts/ecnproxy analyze, host/analyze.py) and
    prints the path of summary.md and its headline ratios.
 
+SHARD=i/N runs shard i of N (host/shard.py: the runs whose index is i-1
+modulo N; the plan is the same for every shard): it resumes the newest
+directory whose shard is incomplete, and analyses only once the whole plan
+has records (else it names the merge: scripts/ecnproxy merge).  JOBS=n
+boots n guests side by side, each with its share of the pending runs, in
+RESULTS/jobs/NN/ (folded into RESULTS as they end).  Each guest stamps its
+records with the session's origin (plan, code, modules, host, session id)
+and the host's load at each run's start and end.  VM_RUN replaces
+vm-testbed/vm-run (scripts/tests/standin-vm-run boots nothing).
+SUBMIT=slurm SHARDS=N submits the N shards as a Slurm job array and their
+merge as a job after it (host/slurm.py), and returns.
+
 FEEDBACK: the proxy's feedback mode (none, drop, dupack); empty = the
 module's default.  KEEP_PCAPS=1 keeps the captures under RESULTS/pcaps/.
 Exit: 0 when the matrix is complete and analysed, 1 otherwise.
@@ -36,6 +49,7 @@ import os
 import random
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -44,6 +58,7 @@ import time
 from .. import impair_plan
 from ..analysis.schema import CONFIGS, check_plan
 from ..paths import PROFILES, TOP, python_env
+from . import shard as shard_mod, slurm
 
 
 def die(msg):
@@ -153,14 +168,6 @@ def make_plan(prof, seed, feedback):
     return {"profile": prof, "seed": seed, "feedback": feedback or None, "runs": runs}
 
 
-def git(*args):
-    try:
-        return subprocess.run(["git", "-C", TOP] + list(args), capture_output=True,
-                              text=True).stdout.strip()
-    except OSError:
-        return ""
-
-
 def sha256(path):
     try:
         with open(path, "rb") as f:
@@ -176,11 +183,12 @@ def dir_order(path):
     return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
 
 
-def pick_dir(prof, feedback, base=None):
+def pick_dir(prof, feedback, base=None, shard=None):
     """MATRIX_OUT, else the newest results/NAME-DATE* planned with the same
     feedback mode (so that FEEDBACK=drop does not resume a dupack run) if
-    it is incomplete, else a new one.  Only the newest is resumed: an older
-    unfinished directory was left behind by a newer run (of newer code)."""
+    it is incomplete (for SHARD: if the shard's runs are), else a new one.
+    Only the newest is resumed: an older unfinished directory was left
+    behind by a newer run (of newer code)."""
     name = prof["name"]
     if os.environ.get("MATRIX_OUT"):
         return os.path.abspath(os.environ["MATRIX_OUT"])
@@ -194,7 +202,7 @@ def pick_dir(prof, feedback, base=None):
             plan = json.load(f)
         if (plan.get("feedback") or "") != (feedback or ""):
             continue
-        if pending(d, plan):
+        if pending(d, plan, shard):
             return d
         break
     day = datetime.date.today().strftime("%Y%m%d")
@@ -206,14 +214,28 @@ def pick_dir(prof, feedback, base=None):
     return d
 
 
-def pending(d, plan):
-    return [r for r in plan["runs"]
+def pending(d, plan, shard=None):
+    """The runs of the plan (of SHARD, if given) without a record in D."""
+    return [r for r in shard_mod.select(plan["runs"], shard)
             if not os.path.exists(os.path.join(d, "runs", r["id"] + ".json"))]
 
 
-def run_session(argv, env, d, logpath):
+# what vm-run leaves in its output directory, moved to sessions/NN/
+VM_FILES = ("console.log", "dmesg.txt", "exit-code", "accel", "guest.txt", "kmemleak.txt",
+            "endcheck.log", "endcheck-failed")
+
+
+def vm_runner():
+    """The guest runner: vm-testbed/vm-run, or VM_RUN (a stand-in that
+    boots nothing: scripts/tests/standin-vm-run)."""
+    return os.environ.get("VM_RUN") or os.path.join(TOP, "vm-testbed", "vm-run")
+
+
+def run_session(argv, env, d, logpath, prefix=""):
     """vm-run, with its own lines shown as they come and the guest's progress
-    from RESULTS/guest.log (vm-run passes the guest's stdout on in blocks)."""
+    from D/guest.log (vm-run passes the guest's stdout on in blocks); the
+    host's load sampled every 10 s and written to D/hostload.json, which
+    the guest copies into each record at its start and end."""
     glog = os.path.join(d, "guest.log")
     pos = os.path.getsize(glog) if os.path.exists(glog) else 0
     stop = threading.Event()
@@ -233,25 +255,24 @@ def run_session(argv, env, d, logpath):
             buf += chunk
             *lines, buf = buf.split("\n")
             for line in lines:
-                print("  " + line, flush=True)
+                print("  %s%s" % (prefix, line), flush=True)
             if done:
                 return
             stop.wait(2)
 
     def host_load():
-        # TCG guests have no steal time: other VMs on the host slow the
-        # guest's timers and packet path without showing in its /proc/stat.
-        # Sample the host's load and the number of QEMU processes instead.
+        hl = os.path.join(d, "hostload.json")
         while not stop.is_set():
-            n = 0
-            for c in glob.glob("/proc/[0-9]*/comm"):
-                try:
-                    with open(c) as f:
-                        n += f.read().startswith("qemu-system")
-                except OSError:
-                    pass
-            load.append([round(time.time()), round(os.getloadavg()[0], 2), n])
-            stop.wait(30)
+            s = shard_mod.host_sample()
+            load.append(s)
+            try:
+                with open(hl + ".tmp", "w") as f:
+                    json.dump({"host": os.uname().nodename, "cpus": os.cpu_count(),
+                               "sample": s}, f)
+                os.replace(hl + ".tmp", hl)
+            except OSError:
+                pass
+            stop.wait(10)
 
     load = []
     th = threading.Thread(target=tail, daemon=True)
@@ -265,12 +286,119 @@ def run_session(argv, env, d, logpath):
             lf.write(line)
             lf.flush()
             if line.startswith("vm-run"):
-                print(line, end="", flush=True)
+                print(prefix + line, end="", flush=True)
         rc = p.wait()
     stop.set()
     th.join()
     tl.join()
     return rc, load
+
+
+def move_tree(src, dst):
+    """Move SRC's files into DST, keeping what DST has (a record is the
+    same file either way: written once, atomically, by the guest)."""
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+        for name in os.listdir(src):
+            move_tree(os.path.join(src, name), os.path.join(dst, name))
+        shutil.rmtree(src, ignore_errors=True)
+    elif not os.path.exists(dst):
+        os.replace(src, dst)
+    else:
+        os.unlink(src)
+
+
+def absorb(d, only=None):
+    """Fold the guests' directories D/jobs/NN/ (JOBS > 1; ONLY: that one)
+    into D: records to runs/, vm-run's files and guest.log to sessions/NN/
+    (the guest's log also appended to D/guest.log), anything else (kept
+    captures) into D."""
+    for jd in [only] if only else sorted(glob.glob(os.path.join(d, "jobs", "*"))):
+        sdir = os.path.join(d, "sessions", os.path.basename(jd))
+        os.makedirs(sdir, exist_ok=True)
+        for name in sorted(os.listdir(jd)):
+            src = os.path.join(jd, name)
+            if name in VM_FILES:
+                os.replace(src, os.path.join(sdir, name))
+            elif name == "guest.log":
+                with open(src) as f, open(os.path.join(d, "guest.log"), "a") as g:
+                    g.write("# guest of session %s (JOBS)\n%s" % (os.path.basename(jd), f.read()))
+                os.replace(src, os.path.join(sdir, name))
+            elif name in ("plan.json", "session.json", "hostload.json"):
+                os.unlink(src)
+            else:
+                move_tree(src, os.path.join(d, name))
+        shutil.rmtree(jd, ignore_errors=True)
+    try:
+        os.rmdir(os.path.join(d, "jobs"))
+    except OSError:
+        pass
+
+
+def guest_session(k, todo, out, d, plan, ctx):
+    """Session K: one guest in OUT (D itself, or D/jobs/NN with JOBS > 1)
+    running the runs TODO; returns its entry for meta.json."""
+    accel, shard, jobs, env, timeout = ctx["accel"], ctx["shard"], ctx["jobs"], ctx["env"], \
+        ctx["timeout"]
+    if out != d:
+        os.makedirs(os.path.join(out, "runs"), exist_ok=True)
+        shutil.copyfile(os.path.join(d, "plan.json"), os.path.join(out, "plan.json"))
+    org = shard_mod.origin(plan, shard, jobs, k)
+    # the guest reads the accelerator, the runs to make and what to stamp
+    # on each record from session.json
+    with open(os.path.join(out, "session.json"), "w") as f:
+        json.dump({"accel": accel, "todo": [r["id"] for r in todo], "origin": org}, f)
+    ko = os.path.join(TOP, "kmod", "ecn_proxy", "ecn_proxy.ko")
+    sess = {"n": k, "id": org["session_id"],
+            "start": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "accel": accel, "pending_before": len(todo),  # the runs given to this guest
+            "git_commit": org["git_commit"], "git_dirty": org["git_dirty"],
+            "git_dirty_sha256": org["git_dirty_sha256"], "plan_sha256": org["plan_sha256"],
+            "ecn_proxy_ko_sha256": sha256(ko),
+            "impair_ko_sha256": sha256(os.path.join(TOP, "kmod", "impair", "impair.ko")),
+            "tcpfwd_ko_sha256": sha256(os.path.join(TOP, "kmod", "core", "tcpfwd.ko")) if os.path.exists(os.path.join(TOP, "kmod", "core", "tcpfwd.ko")) else None,
+            "modules": org["modules"],
+            "host": org["host"], "host_cpus": os.cpu_count(),
+            "shard": org["shard"], "jobs": jobs, "slurm_job": org["slurm_job"]}
+    argv = [vm_runner(), "-o", out, "-t", str(timeout), "-a", accel,
+            "--", os.path.join(TOP, "vm-testbed", "matrix-guest.sh"), out]
+    if os.environ.get("KEEP_PCAPS") == "1":
+        argv.append("--keep-pcaps")
+    prefix = "[%d] " % k if jobs > 1 else ""
+    print("matrix: %ssession %d: %d runs: %s" % (
+        prefix, k, len(todo), " ".join(map(shlex.quote, argv))), flush=True)
+    t0 = time.time()
+    sdir = os.path.join(d, "sessions", "%02d" % k)
+    os.makedirs(sdir, exist_ok=True)
+    # what this session runs on, kept even if it is interrupted (meta.json
+    # is written only when a session ends)
+    with open(os.path.join(sdir, "session.json"), "w") as f:
+        json.dump(sess, f, indent=1)
+    rc, load = run_session(argv, env, out, os.path.join(sdir, "vm-run.log"), prefix)
+    if out == d:
+        for fn in VM_FILES:
+            try:
+                os.replace(os.path.join(d, fn), os.path.join(sdir, fn))
+            except FileNotFoundError:
+                pass
+        try:
+            os.unlink(os.path.join(d, "hostload.json"))
+        except FileNotFoundError:
+            pass
+    else:
+        with ctx["lock"]:
+            absorb(d, out)
+    left = sum(1 for r in todo if not os.path.exists(os.path.join(d, "runs", r["id"] + ".json")))
+    sess.update(exit_code=rc, seconds=round(time.time() - t0), pending_after=left,
+                host_load=load,
+                host_load_mean=round(sum(x[1] for x in load) / len(load), 2) if load else None,
+                host_qemu_max=max((x[2] for x in load), default=None))
+    with open(os.path.join(sdir, "session.json"), "w") as f:
+        json.dump(sess, f, indent=1)
+    if rc != 0:
+        print("matrix: session %d exited with %d, %d of its %d runs left" % (
+            k, rc, left, len(todo)), file=sys.stderr)
+    return sess
 
 
 def main():
@@ -279,8 +407,23 @@ def main():
         sys.stderr.write("matrix: no arguments, only the environment:\n%s\n" % __doc__.split("\n\n")[1])
         sys.exit(2)
     t_start = time.time()
+    try:
+        shard = shard_mod.parse(os.environ.get("SHARD"))
+        jobs = int(os.environ.get("JOBS") or 1)
+        if jobs < 1:
+            raise ValueError
+    except ValueError as e:
+        die(str(e) or "JOBS must be a positive number, not %r" % os.environ.get("JOBS"))
     prof = load_profile(os.environ.get("PROFILE") or "quick")
-    d = pick_dir(prof, os.environ.get("FEEDBACK", ""))
+    submit = os.environ.get("SUBMIT") or ""
+    if submit == "slurm":
+        if shard:
+            die("SUBMIT=slurm makes the shards (SHARDS=N), not SHARD")
+        return slurm.submit(prof["name"], pick_dir(prof, os.environ.get("FEEDBACK", "")))
+    if submit or os.environ.get("SHARDS"):
+        die("SUBMIT=slurm (with SHARDS=N) submits to Slurm; SUBMIT=%r and SHARDS without it "
+            "mean nothing" % submit)
+    d = pick_dir(prof, os.environ.get("FEEDBACK", ""), shard=shard)
     pf = os.path.join(d, "plan.json")
     if os.path.exists(pf):
         with open(pf) as f:
@@ -292,6 +435,7 @@ def main():
             print("matrix: note: scripts/profiles/%s.json changed since %s was planned; "
                   "resuming with the stored plan" % (prof["name"], d))
         prof = plan["profile"]
+        absorb(d)  # the guests' records of an interrupted JOBS session
         print("matrix: resuming %s (%d of %d runs done)" % (
             d, len(plan["runs"]) - len(pending(d, plan)), len(plan["runs"])))
     else:
@@ -303,16 +447,18 @@ def main():
         os.rename(pf + ".tmp", pf)
         print("matrix: new %s: %d runs, seed %d" % (d, len(plan["runs"]), plan["seed"]))
     print("matrix: profile %s: %s" % (prof["name"], prof.get("note", "")))
+    if shard:
+        mine = shard_mod.select(plan["runs"], shard)
+        print("matrix: shard %s: %d of the %d runs, %d to make" % (
+            shard_mod.fmt(shard), len(mine), len(plan["runs"]), len(pending(d, plan, shard))))
 
     env = dict(os.environ)
     accel = env.get("ACCEL", "auto")
     if accel == "auto":
-        accel = subprocess.run([os.path.join(TOP, "vm-testbed", "vm-run"), "-p"],
-                               capture_output=True, text=True).stdout.strip() or "tcg"
+        accel = subprocess.run([vm_runner(), "-p"], capture_output=True,
+                               text=True).stdout.strip() or "tcg"
     env["ACCEL"] = accel
     os.makedirs(os.path.join(d, "sessions"), exist_ok=True)
-    sessions = sorted(glob.glob(os.path.join(d, "sessions", "*")))
-    ko = os.path.join(TOP, "kmod", "ecn_proxy", "ecn_proxy.ko")
     meta_path = os.path.join(d, "meta.json")
     meta = {}
     if os.path.exists(meta_path):
@@ -327,61 +473,50 @@ def main():
     meta.setdefault("feedback", plan["feedback"])
     meta.setdefault("created", datetime.datetime.now().astimezone().isoformat(timespec="seconds"))
     meta.setdefault("sessions", [])
+    if shard and shard_mod.fmt(shard) not in meta.setdefault("shards", []):
+        meta["shards"].append(shard_mod.fmt(shard))
 
-    timeout = int(os.environ.get("MATRIX_VM_TIMEOUT") or prof.get("vm_timeout_s", 3600))
+    ctx = {"accel": accel, "shard": shard, "jobs": jobs, "env": env, "lock": threading.Lock(),
+           "timeout": int(os.environ.get("MATRIX_VM_TIMEOUT") or prof.get("vm_timeout_s", 3600))}
     for attempt in range(3):
-        todo = pending(d, plan)
+        todo = pending(d, plan, shard)
         if not todo:
             break
-        # the guest reads the accelerator from session.json
-        with open(os.path.join(d, "session.json"), "w") as f:
-            json.dump({"accel": accel}, f)
-        k = len(sessions) + attempt + 1
-        sess = {"n": k, "start": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-                "accel": accel, "pending_before": len(todo), "git_commit": git("rev-parse", "HEAD"),
-                "git_dirty": git("status", "--porcelain", "--", "kmod", "vm-testbed", "scripts", "py"),
-                "ecn_proxy_ko_sha256": sha256(ko),
-                "impair_ko_sha256": sha256(os.path.join(TOP, "kmod", "impair", "impair.ko")),
-                "tcpfwd_ko_sha256": sha256(os.path.join(TOP, "kmod", "core", "tcpfwd.ko")) if os.path.exists(os.path.join(TOP, "kmod", "core", "tcpfwd.ko")) else None,
-                "host": os.uname().nodename,
-                "host_cpus": os.cpu_count()}
-        argv = [os.path.join(TOP, "vm-testbed", "vm-run"), "-o", d, "-t", str(timeout), "-a", accel,
-                "--", os.path.join(TOP, "vm-testbed", "matrix-guest.sh"), d]
-        if os.environ.get("KEEP_PCAPS") == "1":
-            argv.append("--keep-pcaps")
-        print("matrix: session %d: %d runs: %s" % (k, len(todo), " ".join(map(shlex.quote, argv))),
-              flush=True)
-        t0 = time.time()
-        sdir = os.path.join(d, "sessions", "%02d" % k)
-        os.makedirs(sdir, exist_ok=True)
-        # what this session runs on, kept even if it is interrupted (meta.json
-        # is written only when a session ends)
-        with open(os.path.join(sdir, "session.json"), "w") as f:
-            json.dump(sess, f, indent=1)
-        rc, load = run_session(argv, env, d, os.path.join(sdir, "vm-run.log"))
-        for fn in ("console.log", "dmesg.txt", "exit-code", "accel"):
-            try:
-                os.replace(os.path.join(d, fn), os.path.join(sdir, fn))
-            except FileNotFoundError:
-                pass
-        left = len(pending(d, plan))
-        sess.update(exit_code=rc, seconds=round(time.time() - t0), pending_after=left,
-                    host_load=load,
-                    host_load_mean=round(sum(x[1] for x in load) / len(load), 2) if load else None,
-                    host_qemu_max=max((x[2] for x in load), default=None))
-        meta["sessions"].append(sess)
+        parts = shard_mod.split(todo, jobs)
+        k0 = max([int(x) for x in os.listdir(os.path.join(d, "sessions")) if x.isdigit()],
+                 default=0) + 1
+        if len(parts) == 1:
+            done = [guest_session(k0, parts[0], d, d, plan, ctx)]
+        else:
+            # one guest per share, side by side, each in its own directory
+            done = [None] * len(parts)
+
+            def one(j):
+                out = os.path.join(d, "jobs", "%02d" % (k0 + j))
+                done[j] = guest_session(k0 + j, parts[j], out, d, plan, ctx)
+            ths = [threading.Thread(target=one, args=(j,)) for j in range(len(parts))]
+            for t in ths:
+                t.start()
+            for t in ths:
+                t.join()
+            done = [s for s in done if s]
+        meta["sessions"] += done
         with open(meta_path, "w") as f:
             json.dump(meta, f, indent=1)
-        with open(os.path.join(sdir, "session.json"), "w") as f:
-            json.dump(sess, f, indent=1)
-        if rc != 0:
-            print("matrix: session %d exited with %d, %d runs left" % (k, rc, left), file=sys.stderr)
-        if left == len(todo):
+        if len(pending(d, plan, shard)) == len(todo):
             break
-    left = pending(d, plan)
+    left = pending(d, plan, shard)
     if left:
-        die("%d of %d runs are missing in %s; run the same command again to resume" % (
-            len(left), len(plan["runs"]), d))
+        die("%d of %d runs%s are missing in %s; run the same command again to resume" % (
+            len(left), len(shard_mod.select(plan["runs"], shard)),
+            " of shard " + shard_mod.fmt(shard) if shard else "", d))
+    rest = pending(d, plan)
+    if rest:
+        print("matrix: shard %s complete in %s; %d runs of other shards are missing: merge "
+              "their directories into it with scripts/ecnproxy merge %s OTHER_DIR..." % (
+                  shard_mod.fmt(shard), d, len(rest), d))
+        print("matrix: done in %d s" % (time.time() - t_start))
+        return 0
     rc = subprocess.run([sys.executable, "-m", "ecnproxy", "analyze", d],
                         env=python_env()).returncode
     if rc != 0:

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Who made a results directory's records (issue 45): the hosts and guest
+sessions named by each record's "origin" (stamped by the guest from the
+host's session.json, host/shard.py), the shards, a merge's flags, and the
+host's load the records carry ("host_load": the host's samples at each
+run's start and end).  One Markdown line for each report's "How this was
+made"."""
+import json
+import os
+
+
+def read_meta(d):
+    """D/meta.json ({} without one)."""
+    try:
+        with open(os.path.join(d, "meta.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def host_load_per_cpu(rec):
+    """The highest 1-minute load average per host CPU the run's samples
+    show (None without samples)."""
+    vals = [s["sample"][1] / s["cpus"] for s in rec.get("host_load") or []
+            if s and s.get("cpus") and s.get("sample")]
+    return round(max(vals), 3) if vals else None
+
+
+def summary(recs, meta=None):
+    """{"hosts": [...], "guests": N, "records": N, "without_origin": N,
+    "shards": [...], "merged_from": N, "flags": [...], "load_max": x,
+    "loaded": N}: the records' origin and host load, and meta.json's shards
+    and merge."""
+    meta = meta or {}
+    hosts, guests, bare = set(), set(), 0
+    for r in recs:
+        o = r.get("origin")
+        if o:
+            hosts.add(o.get("host"))
+            guests.add(o.get("session_id"))
+        else:
+            bare += 1
+    loads = [x for x in (host_load_per_cpu(r) for r in recs) if x is not None]
+    merge = meta.get("merge") or {}
+    return {"hosts": sorted(h for h in hosts if h), "guests": len(guests), "records": len(recs),
+            "without_origin": bare, "shards": meta.get("shards") or [],
+            "merged_from": len(merge.get("sources") or []), "flags": merge.get("flags") or [],
+            "load_max": max(loads) if loads else None,
+            "loaded": sum(1 for x in loads if x > 1.0), "with_load": len(loads)}
+
+
+def line(recs, meta=None):
+    """"- made by ...": one list item for "How this was made"."""
+    s = summary(recs, meta)
+    if not s["guests"]:
+        out = "- made by: not recorded (records without an origin, made before issue 45)"
+    else:
+        out = "- made by %d guest session%s on %d host%s (%s)" % (
+            s["guests"], "" if s["guests"] == 1 else "s", len(s["hosts"]),
+            "" if len(s["hosts"]) == 1 else "s", ", ".join(s["hosts"]))
+        if s["without_origin"]:
+            out += ", and %d records that name none" % s["without_origin"]
+    if s["shards"]:
+        out += "; shards %s" % ", ".join(s["shards"])
+    if s["merged_from"]:
+        out += "; merged from %d directories (`scripts/ecnproxy merge`, `meta.json` " \
+               "\"merge\")" % s["merged_from"]
+    if s["with_load"]:
+        out += "; host load average per CPU at the runs' start and end: up to %.2f%s" % (
+            s["load_max"], ", above 1 in %d of %d runs (a starved host slows a TCG guest "
+            "without showing in its CPU counters)" % (s["loaded"], s["with_load"])
+            if s["loaded"] else "")
+    if s["flags"]:
+        out += "\n- **merged despite**: " + "; ".join(s["flags"])
+    return out
