@@ -2185,6 +2185,24 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 }
 
 /**
+ * ecnp_fsm_untrack - stop following a decided flow's windows
+ * @f: a flow that needs nothing (ecnp_fsm_needs_nothing())
+ *
+ * The plumbing no longer steps such a flow's segments without SYN, FIN or
+ * RST (its fast exit), so its window model would fall behind the
+ * connection: both sides become liberal (ECNP_WF_LIBERAL), as a picked-up
+ * flow's, and a FIN or RST counts wherever it lies.  The flow edits
+ * nothing either way; its windows only guarded whether a SYN from A may
+ * start a new connection on the 4-tuple (after RST or both FINs).  A new
+ * connection starts the machine over (ecnp_fsm_init()), windows too.
+ */
+void ecnp_fsm_untrack(struct ecnp_fsm *f)
+{
+	f->win[ECNP_DIR_A].wflags |= ECNP_WF_LIBERAL;
+	f->win[ECNP_DIR_B].wflags |= ECNP_WF_LIBERAL;
+}
+
+/**
  * ecnp_fsm_wants_opts - does ecnp_fsm_step() need the TCP options?
  * @f: the flow's state
  * @flags: the segment's ECNP_TCP_* flags
