@@ -58,11 +58,19 @@
 #include <linux/tcp.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <net/tcp.h>
+
+#include "tcpfwd_pure.h"
 
 struct mem_cgroup;
 struct seq_file;
 
-/* Both endpoints, the lower (address, port) first; IPv4 in the first word. */
+/*
+ * Both endpoints, the lower (address, port) first; IPv4 in the first word
+ * of each address, the other three zero.  The table hashes and compares
+ * only the words a family uses: an IPv4 key's ports and two address words
+ * (12 bytes), an IPv6 key's 36 bytes, and the family (tcpfwd_flow.c).
+ */
 struct tcpfwd_flow_key {
 	struct in6_addr lo_addr;
 	struct in6_addr hi_addr;
@@ -83,15 +91,36 @@ struct tcpfwd_pkt {
 	struct tcphdr th;	/* copy of the fixed TCP header */
 };
 
+/*
+ * The flow header.  What a lookup reads (the chain link, the key, the
+ * fast flag and the expiry) comes first, in one 64-byte cache line on
+ * 64-bit machines without lock debugging (asserted below).
+ */
 struct tcpfwd_flow {
 	struct rhash_head node;
 	struct tcpfwd_flow_key key;
 	spinlock_t lock;	/* protects the user's private state */
 	bool a_is_lo;		/* the initiator (first SYN) is key.lo_* */
 	bool dead;		/* unlinked; the user must not use it */
-	unsigned long expires;	/* jiffies; set under lock by the user */
+	/*
+	 * the user's word on the flow's segments without SYN, FIN or RST:
+	 * they need nothing (tcpfwd_fast_pass()); written under lock,
+	 * read without it (READ_ONCE)
+	 */
+	bool fast;
+	/*
+	 * jiffies; set under lock by the user, or without it by a segment
+	 * that takes the fast exit (tcpfwd_flow_refresh()): READ_ONCE
+	 */
+	unsigned long expires;
 	struct rcu_head rcu;
 };
+
+#if BITS_PER_LONG == 64 && !defined(CONFIG_DEBUG_SPINLOCK) && \
+	!defined(CONFIG_DEBUG_LOCK_ALLOC)
+static_assert(offsetof(struct tcpfwd_flow, expires) + sizeof(unsigned long) <=
+	      64, "a lookup's fields in one cache line");
+#endif
 
 struct tcpfwd_flowtab {
 	struct rhashtable ht;
@@ -228,6 +257,37 @@ tcpfwd_flow_insert(struct tcpfwd_net *tn, const struct tcpfwd_flow_key *key,
 		   bool a_is_lo, unsigned int max, enum tcpfwd_insert_err *err)
 {
 	return tcpfwd_flow_add(tn, key, a_is_lo, max, NULL, NULL, err);
+}
+
+/*
+ * The fast exit: a segment of a flow its user marked fast that has none of
+ * SYN, FIN and RST needs nothing, and is passed on at once, without the
+ * flow's lock and without writes to the flow but a lazy refresh of its
+ * expiry (tcpfwd_flow_refresh()).
+ */
+static inline bool tcpfwd_fast_pass(const struct tcpfwd_flow *f,
+				    const struct tcpfwd_pkt *p)
+{
+	return READ_ONCE(f->fast) &&
+	       tcpfwd_fast_flags_ok(tcp_flag_byte(&p->th));
+}
+
+/*
+ * Keep a fast flow alive for @timeout jiffies after its latest segment,
+ * without writing on every segment: only when the expiry stored is older
+ * than a quarter of @timeout (tcpfwd_refresh_due()).  Without the lock: it
+ * may race with the collector (a flow idle for its whole timeout may be
+ * reaped anyway, as it would without the write) and with its user under
+ * the lock, who then cleared f->fast after this segment read it (the
+ * flow's expiry may then be @timeout from now once).
+ */
+static inline void tcpfwd_flow_refresh(struct tcpfwd_flow *f,
+				       unsigned long timeout)
+{
+	unsigned long now = jiffies;
+
+	if (tcpfwd_refresh_due(READ_ONCE(f->expires), now, timeout))
+		WRITE_ONCE(f->expires, now + timeout);
 }
 
 /* The packet's sender is the flow's initiator A. */

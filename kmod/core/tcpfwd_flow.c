@@ -5,8 +5,10 @@
  * lookups stay RCU and O(1) at any size), bounded by the user's limit with
  * an exact count, and a collector that walks it in slices.
  */
+#include <linux/jhash.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/netfilter.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -15,10 +17,62 @@
 #include "tcpfwd.h"
 #include "tcpfwd_internal.h"
 
+/*
+ * The key's words: lo_addr 0-3, hi_addr 4-7, the ports 8, the family and
+ * padding 9.  An IPv4 key uses words 0, 4, 8 and 9 (its other address
+ * words are zero), so it is hashed by one jhash_3words() over 12 bytes
+ * (the family need not be hashed: the comparison tells an IPv4 key from an
+ * IPv6 one that hashes the same) and compared in four words, both inline
+ * in the lookup; an IPv6 key is hashed over 36 bytes and compared whole.
+ */
+#define TCPFWD_KEY_WORDS	(sizeof(struct tcpfwd_flow_key) / sizeof(u32))
+
+static_assert(sizeof(struct tcpfwd_flow_key) == 40 &&
+	      offsetof(struct tcpfwd_flow_key, hi_addr) == 16 &&
+	      offsetof(struct tcpfwd_flow_key, lo_port) == 32 &&
+	      offsetof(struct tcpfwd_flow_key, family) == 36,
+	      "the key's word layout of tcpfwd_key_hash()");
+
+static inline u32 tcpfwd_key_hash(const void *data, u32 len, u32 seed)
+{
+	const struct tcpfwd_flow_key *k = data;
+	const u32 *w = data;
+
+	if (k->family == NFPROTO_IPV4)
+		return jhash_3words(w[0], w[4], w[8], seed);
+	return jhash2(w, TCPFWD_KEY_WORDS - 1, seed);
+}
+
+static inline u32 tcpfwd_obj_hash(const void *data, u32 len, u32 seed)
+{
+	return tcpfwd_key_hash(&((const struct tcpfwd_flow *)data)->key, len,
+			       seed);
+}
+
+/* 0 if the flow @obj has the key @arg->key (rhashtable's convention). */
+static inline int tcpfwd_key_cmp(struct rhashtable_compare_arg *arg,
+				 const void *obj)
+{
+	const u32 *a = arg->key;
+	const u32 *b = (const u32 *)&((const struct tcpfwd_flow *)obj)->key;
+	unsigned int i;
+	u32 d;
+
+	d = (a[0] ^ b[0]) | (a[4] ^ b[4]) | (a[8] ^ b[8]) | (a[9] ^ b[9]);
+	if (d || ((const struct tcpfwd_flow_key *)a)->family == NFPROTO_IPV4)
+		return d != 0;
+	for (i = 1; i < 8; i++)
+		d |= a[i] ^ b[i];
+	return d != 0;
+}
+
 static const struct rhashtable_params tcpfwd_ht_params = {
 	.head_offset		= offsetof(struct tcpfwd_flow, node),
 	.key_offset		= offsetof(struct tcpfwd_flow, key),
 	.key_len		= sizeof(struct tcpfwd_flow_key),
+	.hashfn			= tcpfwd_key_hash,
+	.obj_hashfn		= tcpfwd_obj_hash,
+	.obj_cmpfn		= tcpfwd_key_cmp,
 	.automatic_shrinking	= true,
 };
 
@@ -209,7 +263,7 @@ static bool tcpfwd_flow_reap(struct tcpfwd_net *tn, struct tcpfwd_flow *f,
 	bool gone = false;
 
 	spin_lock_bh(&f->lock);
-	if (!f->dead && time_after_eq(now, f->expires) &&
+	if (!f->dead && time_after_eq(now, READ_ONCE(f->expires)) &&
 	    !rhashtable_remove_fast(&t->ht, &f->node, tcpfwd_ht_params)) {
 		f->dead = true;
 		gone = true;

@@ -17,19 +17,48 @@
 #include "tcpfwd_compat.h"
 #include "tcpfwd_iph.h"
 
-static void tcpfwd_key_fill(struct tcpfwd_pkt *p, const void *saddr,
-			    const void *daddr, size_t alen)
+/*
+ * Which endpoint is lo: addresses compared as big-endian numbers (what
+ * memcmp() said before), then ports; 0 if both are the same.
+ */
+static inline int tcpfwd_addr_cmp(const __be32 *a, const __be32 *b,
+				  unsigned int words)
+{
+	unsigned int i;
+
+	for (i = 0; i < words; i++)
+		if (a[i] != b[i])
+			return ntohl(a[i]) < ntohl(b[i]) ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The canonical key of an IPv4 (@words 1) or IPv6 (4) packet from @saddr
+ * to @daddr, ports from p->th.  Every word of the key is written (an IPv4
+ * key's unused address words zero), so @p need not be cleared first.
+ */
+static inline void tcpfwd_key_fill(struct tcpfwd_pkt *p, const __be32 *saddr,
+				   const __be32 *daddr, unsigned int words,
+				   u8 family)
 {
 	struct tcpfwd_flow_key *k = &p->key;
-	int cmp = memcmp(saddr, daddr, alen);
+	int cmp = tcpfwd_addr_cmp(saddr, daddr, words);
+	const __be32 *lo, *hi;
+	unsigned int i;
 
 	if (!cmp)
 		cmp = (int)ntohs(p->th.source) - (int)ntohs(p->th.dest);
 	p->src_is_lo = cmp <= 0;
-	memcpy(p->src_is_lo ? &k->lo_addr : &k->hi_addr, saddr, alen);
-	memcpy(p->src_is_lo ? &k->hi_addr : &k->lo_addr, daddr, alen);
+	lo = p->src_is_lo ? saddr : daddr;
+	hi = p->src_is_lo ? daddr : saddr;
+	for (i = 0; i < 4; i++) {
+		k->lo_addr.s6_addr32[i] = i < words ? lo[i] : 0;
+		k->hi_addr.s6_addr32[i] = i < words ? hi[i] : 0;
+	}
 	k->lo_port = p->src_is_lo ? p->th.source : p->th.dest;
 	k->hi_port = p->src_is_lo ? p->th.dest : p->th.source;
+	k->family = family;
+	memset(k->pad, 0, sizeof(k->pad));
 }
 
 /**
@@ -49,7 +78,7 @@ int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
 	const struct tcphdr *th;
 	unsigned int thoff;
 
-	memset(p, 0, sizeof(*p));
+	/* every field of @p is written below: no memset() first */
 	if (family == NFPROTO_IPV4) {
 		const struct iphdr *iph = ip_hdr(skb);
 
@@ -62,8 +91,12 @@ int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
 		int fragflg = 0;
 		unsigned int off = 0;
 
-		if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
-		    (fragflg & IP6_FH_F_FRAG))
+		/* no extension header: what ipv6_find_hdr() would find */
+		if (ip6h->nexthdr == IPPROTO_TCP)
+			off = skb_network_offset(skb) + sizeof(*ip6h);
+		else if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL,
+				       &fragflg) < 0 ||
+			 (fragflg & IP6_FH_F_FRAG))
 			return -EPROTONOSUPPORT;
 		thoff = off;
 		p->ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
@@ -81,14 +114,13 @@ int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
 	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)
 		return -EINVAL;
 	p->payload = skb->len - thoff - p->thlen;
-	p->key.family = family;
 
 	if (family == NFPROTO_IPV4)
-		tcpfwd_key_fill(p, &ip_hdr(skb)->saddr, &ip_hdr(skb)->daddr,
-				sizeof(__be32));
+		tcpfwd_key_fill(p, &ip_hdr(skb)->saddr, &ip_hdr(skb)->daddr, 1,
+				family);
 	else
-		tcpfwd_key_fill(p, &ipv6_hdr(skb)->saddr, &ipv6_hdr(skb)->daddr,
-				sizeof(struct in6_addr));
+		tcpfwd_key_fill(p, ipv6_hdr(skb)->saddr.s6_addr32,
+				ipv6_hdr(skb)->daddr.s6_addr32, 4, family);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_parse);

@@ -877,9 +877,10 @@ static bool ecnp_n_gap_at(const struct ecnp_fsm *f, u32 seq)
  * in flight left a sender at a small window (10 Mbit/s, a few ms of RTT:
  * 2-4 segments) without any signal while an ECN sender beside it halved
  * at every marked round trip: the proxied sender took more than its share
- * (results/fairness-upload-20261123).  Without SACK the duplicates
- * themselves must reach the dupthresh, and a Reno sender believes no more
- * of them than it has segments beyond L (tcp_add_reno_sack()).
+ * (DUPACK.md, "Findings behind the rules", 1).  Without SACK the
+ * duplicates themselves must reach the dupthresh, and a Reno sender
+ * believes no more of them than it has segments beyond L
+ * (tcp_add_reno_sack()).
  */
 static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 			      const struct ecnp_pkt *p, bool advanced)
@@ -1062,9 +1063,9 @@ static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * was shown half as many duplicates as segments delivered.  Each lets a
  * Reno sender send one segment, so its flight ran out before it reached
  * its dupthresh: it never retransmitted L nor reduced its window, for
- * 239 of 530 events (results/vmtest-dupack-20261126-2), while an ECN
- * sender reduces at every one.  One per segment keeps its flight, and
- * PRR sees what was delivered, as with SACK.
+ * nearly half the events (DUPACK.md, "Findings behind the rules", 2),
+ * while an ECN sender reduces at every one.  One per segment keeps its
+ * flight, and PRR sees what was delivered, as with SACK.
  *
  * An ACK that E repeats is different: a segment reached E above a hole
  * (reordering, or a real loss that only N can repair).  It is shown while
@@ -1179,34 +1180,90 @@ static bool ecnp_hold_counts(const struct ecnp_fsm *f,
 	       !(p->flags & (ECNP_TCP_FIN | ECNP_TCP_SYN | ECNP_TCP_RST));
 }
 
+/*
+ * E acked all N had sent when it retransmitted: N's recovery ends.
+ * Not before that retransmission was seen (N may need more duplicates
+ * than three, its dupthresh grows with reordering): released, it
+ * would reach E as a duplicate.
+ *
+ * Without SACK, unless E acked everything N sent: holding that would
+ * only stall N until its RTO (its dupthresh may exceed the duplicates
+ * it was shown).  With SACK, never before the retransmission: the
+ * held ACK shows everything above L SACKed, so RACK retransmits L
+ * once its reordering window (a quarter of min_rtt, rounded up to
+ * jiffies) has passed, and that copy ends the hold (let through when
+ * E has acked all N sent, ecnp_rexmit_to_pass()).  Released first, N
+ * either took no loss at all (its RACK timer had not fired) or took
+ * one and undid it at once: this ACK's TSecr predates N's
+ * retransmission, and the proxy has not seen it yet to clear that
+ * TSecr (DUPACK.md, "Findings behind the rules", 3).
+ */
+static bool ecnp_hold_over(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	return !before(p->ack, f->hold_end) &&
+	       ((f->dflags & ECNP_DF_REXMIT) ||
+		(!before(p->ack, f->n_nxt) && !ecnp_sack_ok(f)));
+}
+
+/*
+ * E SACKs data N sent after its suppressed retransmission (beyond
+ * hold_end; a hole below it is reordering or a real loss).  Shown to
+ * N, RACK would take the retransmission of L for lost (a later
+ * transmission was delivered) and send L again, a duplicate at E.
+ * If E has L and the retransmission was suppressed, end the hold: N
+ * sees its retransmission acked and the hole as it is.  If not, the
+ * held ACK leaves those blocks out.
+ *
+ * So does any hole at E above the claimed range once L's copy was
+ * suppressed, blocks below hold_end too: shown in a held ACK, RACK
+ * marks the hole's segments lost and N retransmits them after L;
+ * E's next ACK SACKs the hole (the originals were only reordered
+ * behind the proxy), RACK takes that for the delivery of those
+ * retransmissions, sent after L's, and sends L again
+ * (DUPACK.md, "Findings behind the rules", 4).
+ * That ACK can pass the proxy before N's retransmission of the hole
+ * does (ecnp_rexmit_above_l() is too late then).  Released, N sees
+ * L acked first.  Not while E's ACK lies inside the claimed range:
+ * N would read it as reneging (ecnp_give_up() counts those).
+ */
+static bool ecnp_hold_sack_ends(const struct ecnp_fsm *f,
+				const struct ecnp_pkt *p)
+{
+	return ecnp_sack_ok(f) && (f->dflags & ECNP_DF_REXMIT) &&
+	       (p->opt & ECNP_OPT_SACK) && after(p->ack, f->saved_ack) &&
+	       (after(p->sack_high, f->hold_end) ||
+		!before(p->ack, ecnp_fake_end(f)));
+}
+
+/*
+ * Without SACK, N learns of a real loss below hold_end only from E's
+ * duplicate ACKs, which the hold hides: when E repeats its ACK, give
+ * up (N then sees a partial ACK and retransmits the real hole).
+ */
+static u32 ecnp_hold_no_sack(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	u32 n;
+
+	if (p->ack != f->hold_ack) {
+		f->hold_ack = p->ack;
+		f->dup_cnt = 0;
+	} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
+		return ecnp_give_up(f, p);
+	}
+	if (!ecnp_hold_counts(f, p))
+		return ECNP_ACT_HOLD_ACK;
+	n = ecnp_dupacks_due(f, p);
+	if (!n)
+		return ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED;
+	return ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(n - 1);
+}
+
 /* An E->N ACK while the simulated loss is in progress. */
 static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	u32 n;
 
-	/*
-	 * E acked all N had sent when it retransmitted: N's recovery ends.
-	 * Not before that retransmission was seen (N may need more duplicates
-	 * than three, its dupthresh grows with reordering): released, it
-	 * would reach E as a duplicate.
-	 *
-	 * Without SACK, unless E acked everything N sent: holding that would
-	 * only stall N until its RTO (its dupthresh may exceed the duplicates
-	 * it was shown).  With SACK, never before the retransmission: the
-	 * held ACK shows everything above L SACKed, so RACK retransmits L
-	 * once its reordering window (a quarter of min_rtt, rounded up to
-	 * jiffies) has passed, and that copy ends the hold (let through when
-	 * E has acked all N sent, ecnp_rexmit_to_pass()).  Released first, N
-	 * either took no loss at all (its RACK timer had not fired) or took
-	 * one and undid it at once: this ACK's TSecr predates N's
-	 * retransmission, and the proxy has not seen it yet to clear that
-	 * TSecr (proxy_dupack, 2026-11-27, with SACK and timestamps: 102
-	 * undos in 1011 events; the burst test: 17 reductions for 63
-	 * events).
-	 */
-	if (!before(p->ack, f->hold_end) &&
-	    ((f->dflags & ECNP_DF_REXMIT) ||
-	     (!before(p->ack, f->n_nxt) && !ecnp_sack_ok(f)))) {
+	if (ecnp_hold_over(f, p)) {
 		/*
 		 * Released before N's retransmission (without SACK): N may
 		 * still send that copy, already on its way or decided on
@@ -1225,54 +1282,13 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	/* older than what N has seen: leave it alone */
 	if (before(p->ack, f->saved_ack))
 		return 0;
-	/*
-	 * E SACKs data N sent after its suppressed retransmission (beyond
-	 * hold_end; a hole below it is reordering or a real loss).  Shown to
-	 * N, RACK would take the retransmission of L for lost (a later
-	 * transmission was delivered) and send L again, a duplicate at E.
-	 * If E has L and the retransmission was suppressed, end the hold: N
-	 * sees its retransmission acked and the hole as it is.  If not, the
-	 * held ACK leaves those blocks out.
-	 *
-	 * So does any hole at E above the claimed range once L's copy was
-	 * suppressed, blocks below hold_end too: shown in a held ACK, RACK
-	 * marks the hole's segments lost and N retransmits them after L;
-	 * E's next ACK SACKs the hole (the originals were only reordered
-	 * behind the proxy), RACK takes that for the delivery of those
-	 * retransmissions, sent after L's, and sends L again (proxy_dupack,
-	 * 2026-11-26, both remaining duplicates of a "lost" segment at E).
-	 * That ACK can pass the proxy before N's retransmission of the hole
-	 * does (ecnp_rexmit_above_l() is too late then).  Released, N sees
-	 * L acked first.  Not while E's ACK lies inside the claimed range:
-	 * N would read it as reneging (ecnp_give_up() counts those).
-	 */
-	if (ecnp_sack_ok(f) && (f->dflags & ECNP_DF_REXMIT) &&
-	    (p->opt & ECNP_OPT_SACK) && after(p->ack, f->saved_ack) &&
-	    (after(p->sack_high, f->hold_end) ||
-	     !before(p->ack, ecnp_fake_end(f)))) {
+	if (ecnp_hold_sack_ends(f, p)) {
 		n = ecnp_fixup(f, p);
 		f->dflags &= ~ECNP_DF_HOLD;
 		return n;
 	}
-	/*
-	 * Without SACK, N learns of a real loss below hold_end only from E's
-	 * duplicate ACKs, which the hold hides: when E repeats its ACK, give
-	 * up (N then sees a partial ACK and retransmits the real hole).
-	 */
-	if (!ecnp_sack_ok(f) && !p->len) {
-		if (p->ack != f->hold_ack) {
-			f->hold_ack = p->ack;
-			f->dup_cnt = 0;
-		} else if (++f->dup_cnt >= ECNP_HOLE_ACKS) {
-			return ecnp_give_up(f, p);
-		}
-		if (!ecnp_hold_counts(f, p))
-			return ECNP_ACT_HOLD_ACK;
-		n = ecnp_dupacks_due(f, p);
-		if (!n)
-			return ECNP_ACT_DROP | ECNP_EV_ACK_ABSORBED;
-		return ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(n - 1);
-	}
+	if (!ecnp_sack_ok(f) && !p->len)
+		return ecnp_hold_no_sack(f, p);
 	/*
 	 * E keeps reporting a hole (SACK blocks above its ACK) inside the
 	 * range the duplicates claimed: a real loss there, which N must
@@ -1377,7 +1393,7 @@ static bool ecnp_rexmit_to_pass(const struct ecnp_fsm *f)
  * proxy).  A held ACK that shows X SACKed while L is not acked makes RACK
  * take X's retransmission, sent after L's, for delivered and L's for
  * lost: N sends L a second time, which reaches E as a duplicate
- * (proxy_dupack, 2026-11-26: both duplicates of a "lost" segment at E).
+ * (DUPACK.md, "Findings behind the rules", 4).
  * So the hold ends below X (hold_end := X): E's first ACK at or past X
  * is released, N sees L acked, and one with a block beyond X ends the
  * hold too (ecnp_hold()).  X >= the claimed range's end (N does not
@@ -1467,7 +1483,7 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * and any D-SACK block (ecnp_fixup()): ECE on this ACK may already
 	 * have moved saved_ack to the next window, and a new event may have
 	 * started before E's D-SACK for a copy of L let through arrives
-	 * (proxy_dupack, 2026-11-27: 41 D-SACKs reached N, 63 undos)
+	 * (DUPACK.md, "Findings behind the rules", 5)
 	 */
 	if (ret & ECNP_ACT_NO_DSACK)
 		e->no_dsack = true;
@@ -1614,19 +1630,17 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return ecnp_strip(p) | act;
 }
 
-/* N->E segment in phase 2. */
-static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-		       enum ecnp_feedback mode)
+/*
+ * N->E in phase 2, first: N's copies of L while the simulated loss lasts
+ * or after it (dupack).  Return: true if the segment is dealt with here
+ * (dropped or trimmed: *@ret is the step's result), else false with the
+ * events so far or-ed into *@ev, and *@passed set for the copy of L let
+ * through whole.
+ */
+static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			  enum ecnp_feedback mode, u32 *ret, u32 *ev,
+			  bool *passed)
 {
-	bool echo = ecnp_st_echo(f->state);
-	bool new_data = ecnp_new_data(f, p);
-	/* data in a gap at the proxy: reordered before it, new to E's path */
-	bool gap_fill = p->len && ecnp_n_gap_at(f, p->seq);
-	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
-	u32 ev = 0;	/* events besides the edits */
-	bool cwr = false, passed = false;
-	u32 act;
-
 	/*
 	 * N retransmits L again while held: its RTO fired (a real loss the
 	 * hold hides, e.g. at the tail) or RACK gave up on the first copy.
@@ -1638,15 +1652,17 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    p->seq == f->saved_ack && before(p->seq, f->n_nxt)) {
 		f->dflags &= ~ECNP_DF_HOLD;
 		f->dflags |= ECNP_DF_ABORTED;
-		ev |= ECNP_EV_DUPACK_ABORT;
+		*ev |= ECNP_EV_DUPACK_ABORT;
 	}
 	if (ecnp_late_rexmit(f, p)) {
 		f->dflags &= ~ECNP_DF_LATE;
 		/* E's next ACKs may still echo older segments: cleared */
 		ecnp_note_rexmit_ts(f, p);
-		if (!(p->pflags & ECNP_PF_NO_DROP))
-			return ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
-		ev |= ECNP_EV_NOT_DROPPED;
+		if (!(p->pflags & ECNP_PF_NO_DROP)) {
+			*ret = ECNP_ACT_DROP | ECNP_EV_REXMIT_SUPPRESSED;
+			return true;
+		}
+		*ev |= ECNP_EV_NOT_DROPPED;
 	}
 	if (ecnp_rexmit_to_suppress(f, p) && (p->pflags & ECNP_PF_NO_DROP)) {
 		/*
@@ -1657,7 +1673,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		 */
 		f->dflags &= ~ECNP_DF_HOLD;
 		f->dflags |= ECNP_DF_REXMIT | ECNP_DF_ABORTED;
-		ev |= ECNP_EV_DUPACK_ABORT | ECNP_EV_NOT_DROPPED;
+		*ev |= ECNP_EV_DUPACK_ABORT | ECNP_EV_NOT_DROPPED;
 	} else if (ecnp_rexmit_to_suppress(f, p)) {
 		/* E has L: trim the copy, remember what N's clock said */
 		f->dflags |= ECNP_DF_REXMIT;
@@ -1667,12 +1683,24 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->hold_end = f->n_nxt;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
-		if (!ecnp_rexmit_to_pass(f))
-			return ecnp_rexmit_trim(f, p, mode);
-		/* edited as any other N->E segment, and ECT (below) */
-		ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
-		passed = true;
+		if (!ecnp_rexmit_to_pass(f)) {
+			*ret = ecnp_rexmit_trim(f, p, mode);
+			return true;
+		}
+		/* edited as any other N->E segment, and ECT (ecnp_n_step()) */
+		*ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
+		*passed = true;
 	}
+	return false;
+}
+
+/*
+ * N->E in phase 2: what N has sent, ending at @end (its data and FIN):
+ * the hold's end, N's segment size, n_nxt and the gaps in N's stream.
+ */
+static void ecnp_n_track(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 u32 end)
+{
 	/*
 	 * Sent before the retransmission (an older TSval), seen after it
 	 * (two CPUs may forward N's packets out of order): N's recovery
@@ -1701,6 +1729,24 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		if (after(end, f->n_nxt))
 			f->n_nxt = end;
 	}
+}
+
+/* N->E segment in phase 2. */
+static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode)
+{
+	bool echo = ecnp_st_echo(f->state);
+	bool new_data = ecnp_new_data(f, p);
+	/* data in a gap at the proxy: reordered before it, new to E's path */
+	bool gap_fill = p->len && ecnp_n_gap_at(f, p->seq);
+	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
+	u32 ev = 0;	/* events besides the edits */
+	bool cwr = false, passed = false;
+	u32 act;
+
+	if (ecnp_n_rexmit(f, p, mode, &act, &ev, &passed))
+		return act;
+	ecnp_n_track(f, p, end);
 
 	/*
 	 * drop (or none, switched at run time); dupack signals in e_step.
@@ -1729,11 +1775,11 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * (or a retransmission of one lost before the proxy).  Not-ECT, RED
 	 * would drop it early, a real loss inside a range the dupack signal
 	 * claims SACKed: N sees the ACK stop at data it believes SACKed
-	 * (reneging) and recovers by timeout (proxy_dupack, 2026-11-26).
+	 * (reneging) and recovers by timeout (DUPACK.md, "Findings behind
+	 * the rules", 6).
 	 * And on the copy of L let through (ecnp_rexmit_to_pass()): dropped,
 	 * nothing else would end the hold, and N waits for its RTO
-	 * (proxy_dupack_burst, 2026-11-27: 5 RTOs of 740 ms with Not-ECT
-	 * copies behind UDP traffic above the bottleneck's rate).  E has it
+	 * (DUPACK.md, "Findings behind the rules", 7).  E has it
 	 * already, and ignores CE on a duplicate (Linux discards it in
 	 * tcp_validate_incoming() or tcp_data_queue(), before any
 	 * tcp_ecn_check_ce()).
@@ -2182,6 +2228,24 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ecnp_win_update(f, p);
 	}
 	return ret;
+}
+
+/**
+ * ecnp_fsm_untrack - stop following a decided flow's windows
+ * @f: a flow that needs nothing (ecnp_fsm_needs_nothing())
+ *
+ * The plumbing no longer steps such a flow's segments without SYN, FIN or
+ * RST (its fast exit), so its window model would fall behind the
+ * connection: both sides become liberal (ECNP_WF_LIBERAL), as a picked-up
+ * flow's, and a FIN or RST counts wherever it lies.  The flow edits
+ * nothing either way; its windows only guarded whether a SYN from A may
+ * start a new connection on the 4-tuple (after RST or both FINs).  A new
+ * connection starts the machine over (ecnp_fsm_init()), windows too.
+ */
+void ecnp_fsm_untrack(struct ecnp_fsm *f)
+{
+	f->win[ECNP_DIR_A].wflags |= ECNP_WF_LIBERAL;
+	f->win[ECNP_DIR_B].wflags |= ECNP_WF_LIBERAL;
 }
 
 /**

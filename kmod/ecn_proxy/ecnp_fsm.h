@@ -208,9 +208,9 @@ struct ecnp_win {
 
 /*
  * Per-flow state: 13 * u32 + 2 * struct ecnp_win (12 bytes each) + 2 * u16
- * + 8 * u8 = 88 bytes, no padding (checked by the unit test).  With the
+ * + 8 * u8 = 88 bytes, no padding (asserted below).  With the
  * plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header,
- * three bools, 28 bytes of counters, padded to the header's 8-byte
+ * four bools, 28 bytes of counters, padded to the header's 8-byte
  * alignment) that is 200 bytes on x86-64 (192 before n_gap and
  * n_gap_end), from the module's own slab cache
  * (flow_struct_bytes, flow_alloc_bytes in /proc/net/ecn_proxy/stats;
@@ -266,6 +266,11 @@ struct ecnp_fsm {
 			 * injected duplicates stand for (0 with SACK)
 			 */
 };
+
+/* The sizes the comments above and docs/design.md give, on every ABI. */
+static_assert(sizeof(struct ecnp_win) == 12, "struct ecnp_win: 12 bytes");
+static_assert(sizeof(struct ecnp_fsm) == 88, "struct ecnp_fsm: 88 bytes");
+static_assert(sizeof(struct ecnp_pkt) == 36, "struct ecnp_pkt: 36 bytes");
 
 /*
  * dupack mode: how to rewrite one E->N ACK (ECNP_ACT_HOLD_ACK,
@@ -431,6 +436,7 @@ bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
 			 enum ecnp_feedback mode);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
+void ecnp_fsm_untrack(struct ecnp_fsm *f);
 void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       u32 ret, struct ecnp_ack_edit *e);
 bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
@@ -441,6 +447,16 @@ const char *ecnp_state_name(unsigned int state);
 static inline bool ecnp_fsm_in_phase2(const struct ecnp_fsm *f)
 {
 	return f->state >= ECNP_S_DEFAULT && f->state <= ECNP_S_ECE_DUPACK;
+}
+
+/*
+ * Decided, and nothing to do: SAME (both or neither end ECN) or PASS
+ * (AccECN, signed, not ours).  Only a SYN from A (a new connection on the
+ * 4-tuple, after RST or both FINs) changes such a flow's segments again.
+ */
+static inline bool ecnp_fsm_needs_nothing(const struct ecnp_fsm *f)
+{
+	return f->state == ECNP_S_SAME || f->state == ECNP_S_PASS;
 }
 
 /* Roles are decided and the proxy plays N's part toward E. */

@@ -289,14 +289,28 @@ struct ecnp_flow_counters {
  * on x86-64, from the module's own slab cache (see struct ecnp_fsm).
  */
 struct ecnp_flow {
-	struct tcpfwd_flow base;
+	struct tcpfwd_flow base;	/* base.fast: decided and not closed */
 	struct ecnp_fsm fsm;
 	bool closed;		/* RST or both FINs: closed timeout */
-	bool decided;		/* SAME/PASS: expiry fixed, not refreshed */
+	bool decided;		/* SAME/PASS: its segments without SYN, FIN
+				 * or RST take the fast exit (ecnp_process())
+				 */
 	bool offloaded;		/* seen offloaded in phase 2 (counted once) */
 	bool stepped;		/* its first segment was stepped */
 	struct ecnp_flow_counters cnt;
 };
+
+/*
+ * docs/design.md: 200 bytes on x86-64 and arm64, 180-184 on 32-bit arm,
+ * without lock debugging (which grows the header's spinlock); a flow and
+ * its share of the table's buckets (27 bytes at the most) within 256.
+ */
+#if !defined(CONFIG_DEBUG_SPINLOCK) && !defined(CONFIG_DEBUG_LOCK_ALLOC)
+static_assert(sizeof(struct ecnp_flow) <= (BITS_PER_LONG == 64 ? 200 : 184),
+	      "struct ecnp_flow: the size docs/design.md gives");
+static_assert(sizeof(struct ecnp_flow) + 27 <= 256,
+	      "struct ecnp_flow: a flow within 256 bytes");
+#endif
 
 /* A consistent snapshot of a flow for /proc/net/ecn_proxy/flows. */
 struct ecnp_flow_view {
@@ -322,6 +336,13 @@ static struct ecnp_net *ecnp_pernet(const struct net *net)
 static int ecnp_limit(const int *own, const int *init)
 {
 	return min(READ_ONCE(*own), READ_ONCE(*init));
+}
+
+/* timeout_closed as it applies, in jiffies */
+static unsigned long ecnp_closed_timeout(const struct ecnp_net *en)
+{
+	return (unsigned long)ecnp_limit(&en->timeout_closed,
+					 &en->init_en->timeout_closed) * HZ;
 }
 
 static void ecnp_count(struct ecnp_net *en, enum ecnp_stat s)
@@ -410,6 +431,13 @@ static void ecnp_tomb_insert(struct ecnp_net *en,
 		ecnp_count(en, ECNP_STAT_TOMBSTONES_EVICTED);
 }
 
+/* The table @tab may hold a tombstone that has not expired at @now. */
+static bool ecnp_tombs_live(const struct ecnp_tomb_tab *tab, u64 now)
+{
+	return tab && READ_ONCE(tab->t.live) &&
+	       time_before64(now, READ_ONCE(tab->t.last));
+}
+
 /*
  * The tombstone of @key, left in place (ecnp_tomb_forget() takes it once
  * the connection has its flow again).  On the packet path for every
@@ -427,8 +455,7 @@ static bool ecnp_tomb_find(struct ecnp_net *en,
 	bool hit;
 	u32 h;
 
-	if (!tab || !READ_ONCE(tab->t.live) ||
-	    time_after_eq64(now, READ_ONCE(tab->t.last)))
+	if (!ecnp_tombs_live(tab, now))
 		return false;
 	h = ecnp_tomb_hash(en, key);
 	slot = ecnp_tombs_slot(&tab->t, h);
@@ -643,14 +670,24 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 		/* (re)started handshake: a new connection on this tuple */
 		ef->closed = false;
 		ef->decided = false;
+		WRITE_ONCE(ef->base.fast, false);
 	}
 	if (ret & ECNP_EV_CLOSED)
 		ef->closed = true;
-	if (ef->decided)
+	if (ef->decided) {
+		/* closed: its last segments take the slow path */
+		WRITE_ONCE(ef->base.fast, !ef->closed);
 		return;
-	if (st == ECNP_S_SAME || st == ECNP_S_PASS) {
-		/* nothing more to do for this flow: keep it only briefly */
+	}
+	if (ecnp_fsm_needs_nothing(&ef->fsm)) {
+		/*
+		 * nothing more to do for this flow: from now on its segments
+		 * without SYN, FIN or RST take the fast exit, which keeps it
+		 * timeout_closed after the latest (ecnp_process())
+		 */
 		ef->decided = true;
+		ecnp_fsm_untrack(&ef->fsm);
+		WRITE_ONCE(ef->base.fast, !ef->closed);
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
@@ -666,7 +703,7 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 	/* an open connection: at least as long as conntrack keeps it */
 	if (ecnp_fsm_in_phase2(&ef->fsm) && !ef->closed)
 		t = max(t, ecnp_ct_expires(skb));
-	ef->base.expires = jiffies + t;
+	WRITE_ONCE(ef->base.expires, jiffies + t);
 }
 
 static int ecnp_apply(struct sk_buff *skb, u8 family,
@@ -875,6 +912,25 @@ struct ecnp_pickup {
 	const struct tcpfwd_pkt *p;
 };
 
+/* A tombstone names @p's connection: its E and whether it had SACK. */
+static bool ecnp_pickup_tomb(struct ecnp_net *en, const struct tcpfwd_pkt *p,
+			     struct ecnp_pickup *pk)
+{
+	struct ecnp_pkt ep = {
+		.seq = ntohl(p->th.seq),
+		.ack = ntohl(p->th.ack_seq),
+		.flags = tcp_flag_byte(&p->th),
+	};
+	struct ecnp_tomb tomb;
+
+	if (!ecnp_tomb_find(en, &p->key, &tomb) ||
+	    !ecnp_conn_id_match(&tomb.id, &ep, tomb.e_is_lo == p->src_is_lo))
+		return false;
+	pk->e = tomb.e_is_lo == p->src_is_lo ? ECNP_DIR_A : ECNP_DIR_B;
+	pk->sack = tomb.id.sack;
+	return true;
+}
+
 /*
  * A segment (no SYN, no RST) of a connection without a flow: pick the
  * connection up (FSM.md, "Pickup") if the proxy proxied it before and its
@@ -890,17 +946,9 @@ static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 			       const struct tcpfwd_pkt *p,
 			       struct ecnp_pickup *pk)
 {
-	struct ecnp_pkt ep = {
-		.seq = ntohl(p->th.seq),
-		.ack = ntohl(p->th.ack_seq),
-		.flags = tcp_flag_byte(&p->th),
-	};
-	struct ecnp_tomb tomb;
-
-	if (ecnp_tomb_find(en, &p->key, &tomb) &&
-	    ecnp_conn_id_match(&tomb.id, &ep, tomb.e_is_lo == p->src_is_lo)) {
-		pk->e = tomb.e_is_lo == p->src_is_lo ? ECNP_DIR_A : ECNP_DIR_B;
-		pk->sack = tomb.id.sack;
+	/* the common case, no tombstone at all, before any stack is zeroed */
+	if (ecnp_tombs_live(rcu_dereference(en->tombs), get_jiffies_64()) &&
+	    ecnp_pickup_tomb(en, p, pk)) {
 		pk->tomb = true;
 	} else if (p->ecn == INET_ECN_CE && p->payload && !(p->th.res1 & 1)) {
 		pk->e = -1;
@@ -932,13 +980,14 @@ static void ecnp_flow_init_pickup(struct tcpfwd_flow *f, void *arg)
 }
 
 /*
- * The packet's flow.  A SYN (no ACK, no RST) creates one, and forgets
- * any tombstone of the 4-tuple (a new connection); so does a segment of
- * a connection the proxy picks up (ecnp_pickup_wanted()), whose tombstone
- * is forgotten once its flow is added.  The segment's sender is then the
- * flow's A.
+ * A packet without a flow.  A SYN (no ACK, no RST) creates one, and
+ * forgets any tombstone of the 4-tuple (a new connection); so does a
+ * segment of a connection the proxy picks up (ecnp_pickup_wanted()),
+ * whose tombstone is forgotten once its flow is added.  The segment's
+ * sender is then the flow's A.  Another CPU may have added the flow
+ * meanwhile: then that flow.
  */
-static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
+static struct ecnp_flow *ecnp_flow_new(struct ecnp_net *en,
 				       const struct sk_buff *skb,
 				       const struct tcpfwd_pkt *p)
 {
@@ -948,9 +997,6 @@ static struct ecnp_flow *ecnp_flow_get(struct ecnp_net *en,
 	enum tcpfwd_insert_err err;
 	struct tcpfwd_flow *f;
 
-	f = tcpfwd_flow_lookup(&en->tn.ft, &p->key);
-	if (f)
-		return container_of(f, struct ecnp_flow, base);
 	if (syn)
 		ecnp_tomb_forget(en, &p->key);
 	else if (use != ECNP_TOMB_LOOKUP ||
@@ -1176,21 +1222,43 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	return verdict;
 }
 
+/* The slow path: step the flow's state machine, act on the packet. */
+static unsigned int ecnp_step_act(struct ecnp_net *en, struct ecnp_flow *ef,
+				  struct sk_buff *skb,
+				  const struct nf_hook_state *state,
+				  const struct tcpfwd_pkt *p, bool may_segment)
+{
+	/* ecnp_step() writes ret and ep, ecnp_fsm_ack_edit() all of edit */
+	struct ecnp_step st __uninitialized;
+	bool segment = false;
+
+	if (!ecnp_step(en, ef, skb, p, may_segment, &st, &segment)) {
+		if (segment)
+			return ecnp_gso_drop(en, skb, state);
+		return NF_ACCEPT;
+	}
+	return ecnp_act(en, ef, skb, state, p, &st);
+}
+
 /*
- * One packet (or GSO packet) of a TCP flow: find or create its flow, step
- * the state machine, act on the packet.  @may_segment is false for the
- * segments of a GSO packet that ecnp_gso_drop() feeds back in, and for a
- * GSO packet it could not segment.
+ * One packet (or GSO packet) of a TCP flow.  A flow that needs nothing
+ * (decided SAME or PASS, not closed: tcpfwd_flow.fast) passes its segments
+ * without SYN, FIN or RST at once, under RCU alone: no lock, no step, no
+ * write to the flow but its expiry, moved on at most four times per
+ * timeout_closed (tcpfwd_flow_refresh()), so that it stays while it is in
+ * use.  Every other packet finds or creates its flow, steps the state
+ * machine and is acted on.  @may_segment is false for the segments of a
+ * GSO packet that ecnp_gso_drop() feeds back in, and for a GSO packet it
+ * could not segment.
  */
 static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 				 const struct nf_hook_state *state,
 				 bool may_segment)
 {
-	struct ecnp_step st = { };
-	bool segment = false;
-	struct ecnp_flow *ef;
-	/* tcpfwd_parse() clears it: not zeroed twice on every packet */
+	/* tcpfwd_parse() writes every field: not zeroed on every packet */
 	struct tcpfwd_pkt p __uninitialized;
+	struct tcpfwd_flow *f;
+	struct ecnp_flow *ef;
 
 	switch (tcpfwd_parse(skb, state->pf, &p)) {
 	case 0:
@@ -1201,15 +1269,16 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	default:
 		return NF_ACCEPT;
 	}
-	ef = ecnp_flow_get(en, skb, &p);
-	if (!ef)
-		return NF_ACCEPT;
-	if (!ecnp_step(en, ef, skb, &p, may_segment, &st, &segment)) {
-		if (segment)
-			return ecnp_gso_drop(en, skb, state);
+	f = tcpfwd_flow_lookup(&en->tn.ft, &p.key);
+	if (f && tcpfwd_fast_pass(f, &p)) {
+		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
 		return NF_ACCEPT;
 	}
-	return ecnp_act(en, ef, skb, state, &p, &st);
+	ef = f ? container_of(f, struct ecnp_flow, base) :
+		 ecnp_flow_new(en, skb, &p);
+	if (!ef)
+		return NF_ACCEPT;
+	return ecnp_step_act(en, ef, skb, state, &p, may_segment);
 }
 
 /*

@@ -1412,7 +1412,7 @@ static unsigned int impair_process(struct impair_net *in,
 {
 	/*
 	 * On every packet, so not zeroed by CONFIG_INIT_STACK_ALL_ZERO: every
-	 * field read below is written first (tcpfwd_parse() clears s.p,
+	 * field read below is written first (tcpfwd_parse() writes all of s.p,
 	 * impair_fill_pkt() sets all of ip, impair_match_all() the bits of
 	 * hit below rs->n; snap is read only when snap.on).
 	 */

@@ -16,7 +16,8 @@
  * through the node's receive path, as pktgen's "netif_receive" mode does
  * for UDP: every packet is built as the Ethernet frame a neighbour would
  * send, handed to netif_receive_skb() on the device it would arrive on
- * (@cdev from the client @caddr, @sdev from the server @saddr), and so
+ * (@cdev from the client @caddr, @sdev from the server @saddr, to
+ * @naddr if the node masquerades the client as @naddr), and so
  * crosses PREROUTING, the route lookup, FORWARD, POSTROUTING and the
  * neighbour output up to the egress device's queue, where the caller's
  * tc filter drops it (so nothing leaves the node, and the caller counts
@@ -84,6 +85,10 @@ static char *saddr;
 module_param(saddr, charp, 0444);
 MODULE_PARM_DESC(saddr, "server IPv4 address");
 
+static char *naddr;
+module_param(naddr, charp, 0444);
+MODULE_PARM_DESC(naddr, "the client's address as the server sees it, where the node masquerades (default: caddr)");
+
 static unsigned int cport = 40000;
 module_param(cport, uint, 0444);
 MODULE_PARM_DESC(cport, "client port (1-65535; a new one per run)");
@@ -117,6 +122,7 @@ static const u8 hookbench_mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x01 };
 struct hookbench_conn {
 	struct net_device *dev[2];	/* arrival device: client, server */
 	__be32 addr[2];
+	__be32 nat_addr;		/* the client's, seen from the server */
 	__be16 port[2];
 	u32 seq[2];			/* next sequence number to send */
 	u32 tsval;
@@ -165,7 +171,7 @@ static struct sk_buff *hookbench_build(struct hookbench_conn *c, int from,
 	iph->ttl = 64;
 	iph->protocol = IPPROTO_TCP;
 	iph->saddr = c->addr[from];
-	iph->daddr = c->addr[to];
+	iph->daddr = from == HOOKBENCH_S2C ? c->nat_addr : c->addr[to];
 	iph->check = 0;
 	iph->check = ip_fast_csum(iph, iph->ihl);
 
@@ -331,6 +337,11 @@ static int hookbench_parse(struct hookbench_conn *c, struct net *net)
 			pr_err("%s is not an Ethernet device\n", names[i]);
 			return -EINVAL;
 		}
+	}
+	c->nat_addr = c->addr[HOOKBENCH_C2S];
+	if (naddr && !in4_pton(naddr, -1, (u8 *)&c->nat_addr, -1, NULL)) {
+		pr_err("not an IPv4 address: %s\n", naddr);
+		return -EINVAL;
 	}
 	c->port[HOOKBENCH_C2S] = htons(cport);
 	c->port[HOOKBENCH_S2C] = htons(sport);

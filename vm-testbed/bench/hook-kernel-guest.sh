@@ -14,7 +14,10 @@
 # bench_configs: proxy-unseen, the proxy on (neither end ECN) for a
 # connection whose handshake it never saw (hookbench handshake=0: a
 # lookup that misses), which splits the proxy's cost between finding the
-# flow and stepping it.  Full-size (1448 data bytes) and
+# flow and stepping it; and bench_configs_kernel: the proxy beside
+# conntrack, and the home router (fw4's ruleset, conntrack, masquerade:
+# the server's packets go to the node's WAN address, hookbench naddr)
+# alone and with the proxy, for the proxy's share of a realistic path.  Full-size (1448 data bytes) and
 # small (64) segments; each repetition runs every (configuration, size)
 # once, in a shuffled order.  One JSON line per run in runs.jsonl.
 #
@@ -34,7 +37,7 @@ require_cmd tc jq nft iptables
 
 HOOKBENCH=$TB_KMOD/selftest/hookbench.ko
 declare -A payload=([full]=1448 [small]=64)
-configs=("${bench_configs[@]}" proxy-unseen)
+configs=("${bench_configs[@]}" proxy-unseen "${bench_configs_kernel[@]}")
 
 TB_SETUP=upload
 tb_up
@@ -78,7 +81,8 @@ for rep in $(seq "$reps"); do
 		# hookbench measures at load time and then refuses to stay loaded
 		tb_ns proxy insmod "$HOOKBENCH" caddr="$caddr" saddr="$saddr" \
 			cport=$port payload="${payload[$size]}" packets="$packets" \
-			cecn="$BENCH_CECN" secn="$BENCH_SECN" handshake=$hs 2>/dev/null || true
+			cecn="$BENCH_CECN" secn="$BENCH_SECN" handshake=$hs \
+			${BENCH_NADDR:+naddr="$BENCH_NADDR"} 2>/dev/null || true
 		line=$(dmesg | sed -n 's/.*hookbench: //p' | tail -n 1)
 		case $line in
 		payload=*) ;;

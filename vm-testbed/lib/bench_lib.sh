@@ -66,15 +66,27 @@ bench_unload_all() {
 	done
 }
 
+# Configurations beyond bench_configs that scripts/bench-hook-kernel also
+# runs (hookbench plays the endpoints, NAT included): the proxy beside
+# conntrack, and the home router (tb_home_router: conntrack, fw4's
+# ruleset, IPv4 masquerade toward eth1) alone, with the proxy on for a
+# flow that needs nothing (neither end ECN) and for a proxied flow
+# (dupack).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+bench_configs_kernel=(conntrack-proxy home home-proxy home-proxied)
+
 # bench_configure NAME: the proxy node's modules and rules for NAME, and
 # the endpoints' ECN, also left in BENCH_CECN and BENCH_SECN (client,
-# server: 0 or 1) for benchmarks that play the endpoints themselves.
+# server: 0 or 1) for benchmarks that play the endpoints themselves, and
+# in BENCH_NADDR the client's address as the server sees it (the proxy
+# node's WAN address where it masquerades, else empty).
 bench_configure() {
 	BENCH_CECN=0
 	BENCH_SECN=0
+	BENCH_NADDR=
 	bench_unload_all
 	case $1 in
-	proxy-*)
+	proxy-* | conntrack-proxy | home-proxy*)
 		insmod "$TB_KMOD/core/tcpfwd.ko"
 		insmod "$TB_KMOD/ecn_proxy/ecn_proxy.ko" enable_init_net=0
 		;;
@@ -84,7 +96,8 @@ bench_configure() {
 		;;
 	esac
 	case $1 in
-	proxy-neither) tb_proxy on ;;
+	proxy-neither | conntrack-proxy | home-proxy) tb_proxy on ;;
+	home-proxied) tb_proxy on dupack; BENCH_SECN=1 ;;
 	proxy-both) tb_proxy on; BENCH_CECN=1; BENCH_SECN=1 ;;
 	proxy-drop) tb_proxy on drop; BENCH_SECN=1 ;;
 	proxy-dupack) tb_proxy on dupack; BENCH_SECN=1 ;;
@@ -94,15 +107,21 @@ bench_configure() {
 		tb_ns proxy iptables -t mangle -A FORWARD -p tcp -j TCPOPTSTRIP \
 			--strip-options timestamp
 		;;
-	nft-*|conntrack)
+	nft-* | conntrack | conntrack-proxy)
 		tb_ns proxy nft add table inet bench
 		tb_ns proxy nft add chain inet bench fw '{ type filter hook forward priority 0; }'
+		;;
+	home*)
+		tb_home_router
+		BENCH_NADDR=$(tb_fmt_addr "${TB_IF_ADDR[proxy:eth1]}" 4)
 		;;
 	esac
 	case $1 in
 	nft-reset-ts) tb_ns proxy nft add rule inet bench fw meta l4proto tcp reset tcp option timestamp ;;
 	nft-ecn-set) tb_ns proxy nft add rule inet bench fw ip ecn set not-ect ;;
-	conntrack) tb_ns proxy nft add rule inet bench fw ct state established,related,new accept ;;
+	conntrack | conntrack-proxy)
+		tb_ns proxy nft add rule inet bench fw ct state established,related,new accept
+		;;
 	esac
 	tb_tcp client ecn=$BENCH_CECN
 	tb_tcp server ecn=$BENCH_SECN

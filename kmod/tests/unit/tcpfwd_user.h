@@ -7,6 +7,7 @@
 #ifndef _TCPFWD_USER_H
 #define _TCPFWD_USER_H
 
+#include <assert.h>		/* static_assert */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

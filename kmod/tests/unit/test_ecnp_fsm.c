@@ -633,6 +633,112 @@ static void test_p1_row8_same_anything_untouched(void **state)
 	check_same_untouched(&f);
 }
 
+/*
+ * The plumbing's fast exit (tcpfwd.h): a decided flow's segments without
+ * SYN, FIN or RST are not stepped, so after ecnp_fsm_untrack() the flow
+ * must take a FIN or RST wherever it lies (its windows fell behind), and
+ * a SYN from A after both FINs or a RST must still start a new connection.
+ */
+static void test_untrack_decided_flow(void **state)
+{
+	static const struct {
+		const char *name;
+		u16 syn_flags, sa_flags;
+	} kinds[] = {
+		{ "both", SYN | ECE | CWR, SYN | ACK | ECE },
+		{ "neither", SYN, SYN | ACK },
+	};
+	struct ecnp_fsm f, kept;
+	struct ecnp_pkt p;
+	size_t i;
+	u32 r;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		CTX("untrack (%s): the windows fell 3 GB behind", kinds[i].name);
+		ecnp_fsm_init(&f);
+		p = mkp(A, kinds[i].syn_flags, 100, 0, 0, NOT_ECT);
+		ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		p = mkp(B, kinds[i].sa_flags, 5000, 101, 0, NOT_ECT);
+		ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		EXPECT_STATE(&f, ECNP_S_SAME);
+		EXPECT(ecnp_fsm_needs_nothing(&f));
+		kept = f;
+		/* without it: a FIN far beyond what was seen changes nothing */
+		p = mkp(A, ACK | FIN, 100 + 3000000000u, 5001, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&kept, &p, ECNP_FB_DROP, false),
+			 ECNP_EV_OUT_OF_WINDOW);
+		ecnp_fsm_untrack(&f);
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false), 0);
+		EXPECT_STATE(&f, ECNP_S_SAME);
+		p = mkp(B, ACK | FIN, 5000 + 2000000000u, 101 + 3000000001u, 0,
+			NOT_ECT);
+		r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		EXPECT_R(r, ECNP_EV_CLOSED);
+		CTX("untrack (%s): a new connection after both FINs",
+		    kinds[i].name);
+		p = mkp(A, SYN, 777, 0, 0, NOT_ECT);
+		r = ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false);
+		EXPECT_R(r, SET_ECE | SET_CWR);
+		EXPECT_STATE(&f, ECNP_S_A_NC);
+		EXPECT(!ecnp_fsm_needs_nothing(&f));
+
+		CTX("untrack (%s): a RST anywhere closes", kinds[i].name);
+		f = kept;
+		ecnp_fsm_untrack(&f);
+		p = mkp(B, RST, 5000 + 123456789u, 0, 0, NOT_ECT);
+		EXPECT_R(ecnp_fsm_step(&f, &p, ECNP_FB_DROP, false),
+			 ECNP_EV_CLOSED);
+		EXPECT_STATE(&f, ECNP_S_CLOSED);
+		EXPECT(!ecnp_fsm_needs_nothing(&f));
+	}
+
+	CTX("needs nothing: SAME and PASS only");
+	for (i = 0; i < ECNP_S_NR; i++) {
+		f.state = (u8)i;
+		EXPECT_EQ(ecnp_fsm_needs_nothing(&f),
+			  i == ECNP_S_SAME || i == ECNP_S_PASS);
+	}
+}
+
+/* tcpfwd_pure.h: which segments may take the fast exit, and when. */
+static void test_fast_exit_rules(void **state)
+{
+	static const unsigned long ts[] = { 0, 1, 3, 4, 1000, 10000 };
+	const unsigned long wrap = (unsigned long)-1;
+	unsigned int fl;
+	size_t i;
+
+	(void)state;
+	CTX("fast exit: never with SYN, FIN or RST");
+	for (fl = 0; fl < 0x100; fl++)
+		EXPECT_EQ(tcpfwd_fast_flags_ok((u8)fl),
+			  !(fl & (SYN | FIN | RST)));
+
+	for (i = 0; i < ARRAY_SIZE(ts); i++) {
+		unsigned long t = ts[i], base;
+		unsigned int k;
+
+		/* around 0, and across the wrap of jiffies */
+		for (k = 0; k < 2; k++) {
+			base = k ? wrap - t / 2 : 5;
+			CTX("refresh: timeout %lu, set at %lu", t, base);
+			/* just set: not due until a quarter has gone */
+			EXPECT(!tcpfwd_refresh_due(base + t, base, t) || !t);
+			EXPECT(!tcpfwd_refresh_due(base + t, base + t / 4, t) ||
+			       !t);
+			EXPECT(tcpfwd_refresh_due(base + t, base + t / 4 + 1,
+						  t));
+			/* at and past the expiry: due */
+			EXPECT(tcpfwd_refresh_due(base + t, base + t + 1, t));
+			EXPECT(tcpfwd_refresh_due(base + t, base + 3 * t + 7,
+						  t));
+			/* set from a longer timeout than this one: not due */
+			EXPECT(!tcpfwd_refresh_due(base + 2 * t + 1, base, t));
+		}
+	}
+}
+
 /* ======================= Phase 2: reference rows ======================== */
 
 static void p2_row01(struct flow *fl)
@@ -5846,6 +5952,8 @@ int main(void)
 		cmocka_unit_test(test_complete_dupacks_not_sent),
 		cmocka_unit_test(test_complete_cwr_not_set),
 		cmocka_unit_test(test_struct_layout),
+		cmocka_unit_test(test_untrack_decided_flow),
+		cmocka_unit_test(test_fast_exit_rules),
 		cmocka_unit_test(test_state_names),
 	};
 

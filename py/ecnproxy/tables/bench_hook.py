@@ -46,7 +46,24 @@ LABEL = {
     "nft-ecn-set": "nft `ip ecn set not-ect`",
     "conntrack": "conntrack alone (nft `ct state`)",
     "proxy-unseen": "proxy on, a connection it never saw open",
+    "conntrack-proxy": "conntrack and proxy on, neither end ECN",
+    "home": "home router (fw4 ruleset, conntrack, masquerade)",
+    "home-proxy": "home router and proxy on, neither end ECN",
+    "home-proxied": "home router and proxy on, proxied flow, dupack",
 }
+
+# Issue 42's goals: instructions per packet the proxy may add (icount runs),
+# as (what, configuration, the configuration its cost is counted from,
+# most instructions added).
+ADDED_GOALS = (
+    ("loaded, off in this netns", "proxy-off", "nomod", 5),
+    ("a flow that needs nothing, conntrack present", "conntrack-proxy", "conntrack", 150),
+    ("a flow that needs nothing, no conntrack", "proxy-neither", "nomod", 300),
+    ("a flow that needs nothing, both ends ECN, no conntrack", "proxy-both", "nomod", 300),
+    ("a connection it never saw open, no conntrack", "proxy-unseen", "nomod", 300),
+    ("proxied flow, drop", "proxy-drop", "nomod", 700),
+    ("proxied flow, dupack", "proxy-dupack", "nomod", 700),
+)
 
 
 def decide(lo, hi, lim):
@@ -82,6 +99,7 @@ def main(out):
               "kernel %s.\n" % (meta["reps"], meta["secs"], cpus, meta["kernel"]))
     res = {}
     rates = {}
+    base_cost = {}
 
     def cpu_ns(r):
         """guest CPU time per forwarded packet, ns (busy share x CPUs / rate,
@@ -105,8 +123,8 @@ def main(out):
             what = "MSS 1448" if size == "full" else "MSS 88"
         print("### %s packets (%s)\n" % (size, what))
         if kernel:
-            print("No module: %.0f %s per packet forwarded.\n"
-                  % (statistics.median(cpu_ns(r) for r in rs if r["config"] == "nomod"), unit))
+            base_cost[size] = statistics.median(cpu_ns(r) for r in rs if r["config"] == "nomod")
+            print("No module: %.0f %s per packet forwarded.\n" % (base_cost[size], unit))
         print("| configuration | runs | packets/s (median) | ratio to no module [95 %% interval] "
               "| CPU %s per packet vs no module | CPU idle |" % unit)
         print("|---|---|---|---|---|---|")
@@ -150,6 +168,33 @@ def main(out):
         a, b = g("impair-ecn-bleach", size), g("nft-ecn-set", size)
         if a and b:
             print("- impair ecn-bleach vs nft ip ecn set, %s: %.3f vs %.3f" % (size, a[0], b[0]))
+    if unit == "instructions":
+        added_goals(g, base_cost)
+
+
+def added_goals(g, base_cost):
+    """Issue 42's goals in instructions added per packet (medians), and the
+    proxy's share of the home router's path."""
+    print("\n### Instructions the proxy adds (issue 42)\n")
+    for size in ("full", "small"):
+        for what, cfg, frm, lim in ADDED_GOALS:
+            a, b = g(cfg, size), (0, 0, 0, 0) if frm == "nomod" else g(frm, size)
+            if a and b:
+                add = a[3] - b[3]
+                print("- %s, %s: %+.0f, goal <= +%d: %s" % (
+                    what, size, add, lim, "met" if add <= lim else "NOT met"))
+        home = g("home", size)
+        if not home or size not in base_cost:
+            continue
+        path = base_cost[size] + home[3]
+        print("- the home router forwards a packet in %.0f instructions (%+.0f over no module)"
+              % (path, home[3]) + ", %s" % size)
+        for cfg in ("home-proxy", "home-proxied"):
+            a = g(cfg, size)
+            if a:
+                add = a[3] - home[3]
+                print("  - %s: %+.0f, %.1f %% of the home router's cost per packet"
+                      % (LABEL[cfg], add, 100 * add / path))
 
 
 if __name__ == "__main__":
