@@ -100,8 +100,8 @@ def mptcp_options(raw):
         f = {}
         if st == "dss":
             f = _dss(v)
-        elif st == "tcprst" and len(v) >= 3:
-            f = {"reason": v[2]}
+        elif st == "tcprst" and len(v) >= 2:
+            f = {"reason": v[1]}
         elif st == "mp_capable":
             f = {"version": v[0] & 15}
         out.append((st, f))
@@ -154,8 +154,8 @@ def summarize(path, server_port):
             s["no_mptcp"] += 1
         has_map = False
         for st, f in opts:
-            if st == "mp_capable" and not syn:
-                s["mp_capable"] += 1
+            if st == "mp_capable":
+                s["mp_capable"] += not syn
             elif st == "dss":
                 has_map = has_map or f.get("map", False)
                 s["dss_ack"] += f.get("data_ack", False)

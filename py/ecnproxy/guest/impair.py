@@ -83,19 +83,7 @@ def set_modules(tb, st):
         tb.proxy("write", files={"/proc/net/ecn_proxy/fallback": "flush"})
 
 
-def mptcp_driver(prof):
-    """The profile's runs are guest/mptcp.py's (driver "mptcp"), not
-    iperf3 flows: it is imported only then."""
-    if prof.get("driver") != "mptcp":
-        return None
-    from . import mptcp
-    return mptcp
-
-
 def setup(tb):
-    drv = mptcp_driver(tb.plan["profile"])
-    if drv:
-        return drv.setup(tb)
     if not os.path.isdir("/sys/module/impair"):
         subprocess.run(["insmod", IMPAIR_KO], check=True)
     tb.proxy("sysctl", set={"net/ecn_proxy/enabled": "0"})
@@ -104,8 +92,6 @@ def setup(tb):
 
 
 def estimate_s(prof, run):
-    if mptcp_driver(prof):
-        return mptcp_driver(prof).estimate_s(prof, run)
     st = run["settings"]
     if st.get("idle_s"):
         return st["idle_s"] + prof.get("overhead_s", 12)
@@ -114,9 +100,6 @@ def estimate_s(prof, run):
 
 def log_line(rec):
     r = rec["result"]
-    if "outcome" in r:  # guest/mptcp.py's
-        return "%s, %s Mbit/s, paths with data %s, %s" % (
-            r["outcome"], r["goodput_mbps"], r["paths_with_data"], r["error"] or "no error")
     if "survival" in r:
         return "%s (%s), wake-up %s s" % (r["survival"], r["wake_error"] or "no error",
                                           r["wake_s"])
@@ -200,8 +183,6 @@ def prepare(tb, st, direction):
 
 def do_run(tb, run, plan, env, keep, resdir):
     prof = plan["profile"]
-    if mptcp_driver(prof):
-        return mptcp_driver(prof).do_run(tb, run, plan, env, keep, resdir)
     st = run["settings"]
     direction = run["direction"]
     reverse = direction == "download"

@@ -90,6 +90,12 @@ def estimate_s(prof, run):
     return st["transfer_bytes"] * 8 / rate + prof.get("overhead_s", 12) + st["delay_ms"] / 50.0
 
 
+def log_line(rec):
+    r = rec["result"]
+    return "%s, %s Mbit/s, paths with data %s, %s" % (
+        r["outcome"], r["goodput_mbps"], r["paths_with_data"], r["error"] or "no error")
+
+
 def check_kernel(resdir):
     """Every record of a results directory comes from one kernel: a
     directory begun on another (6.1, 6.12) is not continued on this one."""
