@@ -48,6 +48,8 @@ COMMANDS = [
      "PCAP PORT...: a sender's RTT samples and undone recoveries"),
     ("analysis", "ss-scan", "analysis.ss_scan",
      "FILE...: a fairness sender's `ss -ti` samples"),
+    ("analysis", "mbtest-mptcp-table", "analysis.mptcp",
+     "RESULTS... [--out FILE]: exp-mbtest-mptcp's Table 1 over directories (6.1, 6.12)"),
     ("analysis", "pcapflow", "analysis.pcapflow",
      "PCAP SERVER_PORT: per-flow ECN, loss and stalls of a capture (JSON)"),
     ("analysis", "stats", "analysis.stats",

@@ -40,6 +40,17 @@ transactions (set-up probes before the flow, 1),
 transit (1: each packet's time across the proxy node from the two
 captures, analysis/transit.py; 0).
 
+A profile with "driver": "mptcp" (exp-mbtest-mptcp; guest/mptcp.py,
+analysis/mptcp.py) runs, instead of iperf3, one byte-exact transfer per run
+(vmtest/xfer.py) over the topology's two paths (its tb sets TB_MPTCP=1),
+and takes these settings too: mptcp (1: Multipath TCP sockets at both
+ends, 0: plain TCP), transfer_bytes (the bytes the data sender sends),
+rules2 (impairment rules on the second path's node, mbox; rules stay on
+the first path's, the proxy node), nat (the paths whose middle node
+masquerades IPv4: [1], [2] or [1, 2]) and mptcp_checksum (0/1:
+net.mptcp.checksum_enabled at both ends).  It has no survival runs,
+reordering, jitter, set-up probe or transit.
+
 Connection survival (Allman 2003), instead of the bulk flow when idle_s >
 0: one connection (vmtest/phases.py) moves phase_bytes (300000)
 each way, falls silent for idle_s seconds, during which the modules are
@@ -60,6 +71,12 @@ SWEEP_PARAMS = ("delay_ms", "loss_pct", "reorder_pct", "jitter_ms", "idle_s")
 SETTING_KEYS = ("client", "server", "rules", "red_ecn", "reorder_delay_ms", "modules", "proxy",
                 "feedback", "transactions", "transit", "reload", "module_timeout_s",
                 "phase_bytes", "wake_timeout_s") + SWEEP_PARAMS
+# the settings only the mptcp driver takes, and what it does not do
+MPTCP_KEYS = ("mptcp", "transfer_bytes", "rules2", "nat", "mptcp_checksum")
+MPTCP_UNSUPPORTED = ("idle_s", "reorder_pct", "jitter_ms", "transit", "reload")
+DRIVERS = ("iperf3", "mptcp")
+MPTCP_BASE = {"mptcp": 1, "transfer_bytes": 4000000, "rules2": [], "nat": [],
+              "mptcp_checksum": 0}
 FEEDBACKS = ("none", "drop", "dupack")
 MODULES = ("impair", "ecn_proxy")
 HOST_KEYS = ("ecn", "sack", "ts", "rmem")
@@ -78,7 +95,9 @@ BASE = {"client": {"ecn": 0, "sack": 1, "ts": 1}, "server": {"ecn": 0, "sack": 1
 def _check_settings(where, st):
     errs = []
     for k, v in st.items():
-        if k not in SETTING_KEYS:
+        if k in MPTCP_KEYS:
+            errs += _check_mptcp_setting(where, k, v)
+        elif k not in SETTING_KEYS:
             errs.append("%s: unknown setting %r" % (where, k))
         elif k in ("client", "server"):
             if not isinstance(v, dict) or any(h not in HOST_KEYS for h in v):
@@ -110,6 +129,46 @@ def _check_settings(where, st):
     return errs
 
 
+def _check_mptcp_setting(where, k, v):
+    if k == "rules2":
+        if not isinstance(v, list) or not all(isinstance(x, str) and x.strip()
+                                             and "\n" not in x for x in v):
+            return ["%s: rules2 must be a list of one-line rules" % where]
+    elif k == "nat":
+        if not isinstance(v, list) or len(set(v)) != len(v) or any(x not in (1, 2) for x in v):
+            return ["%s: nat: a list of paths, 1 and/or 2" % where]
+    elif k in ("mptcp", "mptcp_checksum"):
+        if v not in (0, 1):
+            return ["%s: %s must be 0 or 1" % (where, k)]
+    elif k == "transfer_bytes":
+        if not isinstance(v, int) or not 1 <= v <= 1 << 32:
+            return ["%s: transfer_bytes must be an integer 1..2^32" % where]
+    return []
+
+
+def _check_driver(prof):
+    """The driver's own rules: mptcp needs TB_MPTCP=1 and has no survival
+    runs, reordering, jitter or transit; the iperf3 driver takes none of
+    its settings."""
+    drv = prof.get("driver", "iperf3")
+    if drv not in DRIVERS:
+        return ["driver must be one of %s" % ", ".join(DRIVERS)]
+    errs = []
+    layers = [("defaults", prof["defaults"])] + [
+        ("config %s" % n, c) for n, c in prof["configs"].items()]
+    layers += [("sweep", prof.get("sweep", {}))] + [
+        ("config %s sweep" % n, c.get("sweep", {})) for n, c in prof["configs"].items()]
+    for where, st in layers:
+        for k, v in st.items():
+            if drv == "iperf3" and k in MPTCP_KEYS:
+                errs.append("%s: %s needs \"driver\": \"mptcp\"" % (where, k))
+            if drv == "mptcp" and k in MPTCP_UNSUPPORTED and v not in (0, [0]):
+                errs.append("%s: the mptcp driver does not do %s" % (where, k))
+    if drv == "mptcp" and str(prof.get("tb", {}).get("TB_MPTCP")) != "1":
+        errs.append("the mptcp driver needs tb TB_MPTCP=1 (the second path)")
+    return errs
+
+
 def _check_sweep(where, sw):
     errs = []
     if not isinstance(sw, dict):
@@ -136,6 +195,8 @@ def check(prof):
                                      for d in prof["directions"]):
         errs.append("directions: upload and/or download")
     errs += _check_settings("defaults", prof["defaults"])
+    if isinstance(prof["configs"], dict) and isinstance(prof["defaults"], dict):
+        errs += _check_driver(prof)
     errs += _check_sweep("sweep", prof.get("sweep", {}))
     if not prof["configs"]:
         errs.append("no configs")
@@ -214,6 +275,8 @@ def command(prof):
 def config_settings(prof, cfg):
     """Defaults, then the configuration's settings (client/server merged)."""
     st = copy.deepcopy(BASE)
+    if prof.get("driver") == "mptcp":
+        st.update(copy.deepcopy(MPTCP_BASE))
     for layer in (prof["defaults"], prof["configs"][cfg]):
         for k, v in layer.items():
             if k in ("doc", "sweep"):

@@ -44,7 +44,8 @@ def test_every_profile_is_valid_and_plans(path):
                 assert r.split()[0] in ("dir", "in", "out", "flags", "family", "src", "dst",
                                         "sport", "dport", "after", "strip", "wscale", "mss",
                                         "mss-clamp", "window", "seqrand", "ecn-block",
-                                        "ecn-clear-syn", "ecn-set", "ecn-bleach", "drop")
+                                        "ecn-clear-syn", "ecn-set", "ecn-bleach", "drop",
+                                        "split", "coalesce", "dataseg")
     assert impair_plan.scaled(prof, "full")["name"] == prof["name"] + "-full"
     assert impair_plan.scaled(prof, "quick")["name"] == prof["name"]
 

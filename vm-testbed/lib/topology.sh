@@ -52,6 +52,10 @@
 #   TB_SLOW       how many times slower than the stock kernel the guest is:
 #                 scales the polling limits below (tb_slow), 1 normally; make
 #                 debugtest sets it for the KASAN/lockdep kernel       (1)
+#   TB_MPTCP      1: a second, disjoint path from the client to the server
+#                 for Multipath TCP (tb_mptcp_up below): a seventh node,
+#                 mbox, between the client's eth1 and the server's eth1,
+#                 shaped like the router; MPTCP endpoints and limits set (0)
 
 TB_NODES="client proxy router server udp1 udp2"
 TB_SW=sw
@@ -74,6 +78,9 @@ TB_V6=fd8e:c9b0:2a17
 : "${TB_OFFLOAD_FLOWS:=0}"
 : "${TB_STATE:=/tmp/tb-state}"
 : "${TB_SLOW:=1}"
+: "${TB_MPTCP:=0}"
+# The second path's node (TB_MPTCP=1); tb_down removes it whatever TB_MPTCP.
+TB_MPTCP_NODES="mbox"
 
 # Node -> (net, host) for every address the testbed assigns.
 declare -A TB_IF_ADDR=(
@@ -159,6 +166,9 @@ tb_check_settings() {
 	case $TB_RED_ECN in 0 | 1) ;;
 	*) tb_die "TB_RED_ECN must be 0 or 1, not '$TB_RED_ECN'" || return ;;
 	esac
+	case $TB_MPTCP in 0 | 1) ;;
+	*) tb_die "TB_MPTCP must be 0 or 1, not '$TB_MPTCP'" || return ;;
+	esac
 }
 
 # Create a veth pair between two namespaces with the given names.  MACs are
@@ -207,12 +217,13 @@ tb_red() {
 	tb_red_qdisc add "$dev" "$rate"
 }
 
-# tb_red_qdisc add|change DEV RATE: the RED leaf under HTB class 1:1.
+# tb_red_qdisc add|change DEV RATE [NODE]: the RED leaf under HTB class 1:1
+# (NODE: the router, or mbox for TB_MPTCP's second path).
 tb_red_qdisc() {
-	local op=$1 dev=$2 rate=$3 ecn=
+	local op=$1 dev=$2 rate=$3 node=${4:-router} ecn=
 	[ "$TB_RED_ECN" = 1 ] && ecn=ecn
 	# shellcheck disable=SC2086
-	tc -n router qdisc "$op" dev "$dev" parent 1:1 handle 10: red \
+	tc -n "$node" qdisc "$op" dev "$dev" parent 1:1 handle 10: red \
 		limit "$TB_RED_LIMIT" min "$TB_RED_MIN" max "$TB_RED_MAX" \
 		avpkt "$TB_RED_AVPKT" burst "$TB_RED_BURST" \
 		probability "$TB_RED_PROB" bandwidth "$rate" $ecn
@@ -314,6 +325,10 @@ tb_up() {
 		tc -n server qdisc add dev eth0 root netem \
 			delay "${TB_DELAY_MS}ms" limit 100000
 	fi
+	if [ "$TB_MPTCP" = 1 ]; then
+		tb_mptcp_up || tb_die "cannot set up the second (MPTCP) path" ||
+			return
+	fi
 }
 
 tb_route() {
@@ -342,7 +357,7 @@ tb_down() {
 		kill "$(cat "$f")" 2>/dev/null || true
 		rm -f "$f"
 	done
-	for n in $TB_NODES $TB_SW; do
+	for n in $TB_NODES $TB_MPTCP_NODES $TB_SW; do
 		ip netns del "$n" 2>/dev/null || true
 	done
 }
@@ -603,4 +618,98 @@ tb_home_ct_invalid() {
 # carries [OFFLOAD]).
 tb_home_ct() {
 	tb_ns proxy grep -E "tcp .*dport=$1 " /proc/net/nf_conntrack || true
+}
+
+# --- TB_MPTCP=1: a second, disjoint path for Multipath TCP ----------------
+#
+#                  net3                       net4
+#   client eth1 -------- eth0 mbox eth1 -------- eth1 server
+#   .3.2                 .3.1      .4.1          .4.2
+#
+# The client's second address (198.18.3.2, fd8e:c9b0:2a17:3::2) is routed
+# by policy (ip rule from it, table 3) through mbox, which forwards to the
+# server's usual address (.2.2) over net4; the server routes net3 back over
+# eth1.  The two paths share no node but the ends: client - proxy - router
+# - server and client - mbox - server.  mbox shapes like the router
+# (tb_mptcp_shape: HTB + RED with the same settings): toward the client
+# (eth0) as the router's eth1, toward the server (eth1) as its eth2; the
+# added delay (TB_DELAY_MS) is on the server's eth1 too.  Multipath TCP:
+# net.mptcp.enabled=1 at both ends, "ip mptcp limits set subflow 2
+# add_addr_accepted 2" at both, and one "subflow" endpoint per family for
+# the client's second address (dev eth1; id 1 IPv4, 2 IPv6): the
+# in-kernel path manager opens a second subflow from it to the server's
+# address once a connection is MPTCP.  rp_filter is off at both ends (the
+# server gets net3's packets for .2.2 on eth1, the client gets the
+# server's on eth1).  Rules for the second path go to mbox's
+# /proc/net/impair/rules (the first path's to the proxy node's).
+declare -A TB_MPTCP_IF_ADDR=(
+	[client:eth1]=3.2 [mbox:eth0]=3.1 [mbox:eth1]=4.1 [server:eth1]=4.2
+)
+TB_HOST[mbox]=3.1
+
+tb_mptcp_up() {
+	local n a node dev
+	tb_ns_init mbox
+	tb_link client eth1 mbox eth0
+	tb_link mbox eth1 server eth1
+	for n in "${!TB_MPTCP_IF_ADDR[@]}"; do
+		a=${TB_MPTCP_IF_ADDR[$n]} node=${n%%:*} dev=${n#*:}
+		ip -n "$node" addr add "$(tb_fmt_addr "$a" 4)/24" dev "$dev" &&
+			ip -n "$node" -6 addr add "$(tb_fmt_addr "$a" 6)/64" dev "$dev" nodad &&
+			ip -n "$node" link set "$dev" up &&
+			tb_offloads "$node" "$dev" || return
+	done
+	tb_ns mbox sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 &&
+		ip -n mbox route add "$(tb_addr server)/32" via "$(tb_fmt_addr 4.2 4)" &&
+		ip -n mbox -6 route add "$(tb_addr server 6)/128" via "$(tb_fmt_addr 4.2 6)" &&
+		ip -n server route add "$TB_V4.3.0/24" via "$(tb_fmt_addr 4.1 4)" &&
+		ip -n server -6 route add "$TB_V6:3::/64" via "$(tb_fmt_addr 4.1 6)" &&
+		ip -n client rule add from "$(tb_fmt_addr 3.2 4)" table 3 pref 100 &&
+		ip -n client route add default via "$(tb_fmt_addr 3.1 4)" dev eth1 table 3 &&
+		ip -n client -6 rule add from "$(tb_fmt_addr 3.2 6)" table 3 pref 100 &&
+		ip -n client -6 route add default via "$(tb_fmt_addr 3.1 6)" dev eth1 table 3 ||
+		return
+	for n in client server; do
+		tb_ns "$n" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0 net.ipv4.conf.eth0.rp_filter=0 \
+			net.ipv4.conf.eth1.rp_filter=0 net.mptcp.enabled=1 &&
+			ip -n "$n" mptcp limits set subflow 2 add_addr_accepted 2 || return
+	done
+	ip -n client mptcp endpoint add "$(tb_fmt_addr 3.2 4)" dev eth1 id 1 subflow &&
+		ip -n client mptcp endpoint add "$(tb_fmt_addr 3.2 6)" dev eth1 id 2 subflow ||
+		return
+	if [ "$TB_DELAY_MS" -gt 0 ]; then
+		tc -n server qdisc add dev eth1 root netem \
+			delay "${TB_DELAY_MS}ms" limit 100000 || return
+	fi
+	tb_mptcp_shape "$TB_SETUP"
+}
+
+# tb_mptcp_shape download|upload: mbox's HTB + RED for that setup, as the
+# router's (toward the client, eth0: TB_RATE_LOW for a download and
+# TB_RATE_HIGH for an upload; toward the server, eth1, the other).  Replaces
+# what was there, so RED's average starts at 0 (tb_red_reset's job on the
+# router).
+tb_mptcp_shape() {
+	local lo=eth0 hi=eth1 dev rate
+	[ "$1" = upload ] && lo=eth1 hi=eth0
+	for dev in $lo $hi; do
+		rate=$TB_RATE_HIGH
+		[ "$dev" = "$lo" ] && rate=$TB_RATE_LOW
+		tc -n mbox qdisc del dev "$dev" root 2>/dev/null || true
+		tc -n mbox qdisc add dev "$dev" root handle 1: htb default 1 r2q 100 &&
+			tc -n mbox class add dev "$dev" parent 1: classid 1:1 htb \
+				rate "$rate" ceil "$rate" &&
+			tb_red_qdisc add "$dev" "$rate" mbox || return
+	done
+}
+
+# tb_mptcp_endpoints: the client's MPTCP endpoints and both ends' limits,
+# for a record ("ip mptcp endpoint show" and "limits show").
+tb_mptcp_endpoints() {
+	local n
+	for n in client server; do
+		echo "$n endpoints: $(ip -n "$n" mptcp endpoint show | tr '\n' ';')"
+		echo "$n limits: $(ip -n "$n" mptcp limits show | tr '\n' ';')"
+	done
 }

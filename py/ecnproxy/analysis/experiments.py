@@ -341,6 +341,9 @@ def report(d):
     with open(os.path.join(d, "plan.json")) as f:
         plan = json.load(f)
     prof = plan["profile"]
+    if prof.get("driver") == "mptcp":  # exp-mbtest-mptcp: its own report
+        from . import mptcp
+        return mptcp.report(d)
     cur, claims_from = current_profile(prof)
     claims = cur["claims"]
     recs = load(d)

@@ -5,6 +5,7 @@ starts `python3 -m ecnproxy.guest.matrix`).
   matrix     every pending run of RESULTS/plan.json, one record each
   fairness   a run of a fairness profile (two long flows, one proxied)
   impair     a run of an impairment experiment (kind "impair")
+  mptcp      a run of one with driver "mptcp" (exp-mbtest-mptcp)
   testbed    what the three share: the topology, the agents, counters,
              probes, the log
   agent      one per network namespace, started by testbed.Agent

@@ -328,6 +328,8 @@ def main():
     if kind in ("fairness", "impair"):
         if kind == "fairness":
             from . import fairness as exp
+        elif prof.get("driver") == "mptcp":  # exp-mbtest-mptcp: its own runs
+            from . import mptcp as exp
         else:
             from . import impair as exp
         run_one, setup = exp.do_run, exp.setup
