@@ -459,6 +459,26 @@ static inline bool ecnp_fsm_needs_nothing(const struct ecnp_fsm *f)
 	return f->state == ECNP_S_SAME || f->state == ECNP_S_PASS;
 }
 
+/*
+ * What the hook does with a segment whose conntrack entry says that its
+ * connection needs nothing (ecnp_ct.c, ECNP_CT_NOTHING_BIT), from its TCP
+ * flags (tcp_flag_byte()): pass it at once, as the fast exit would
+ * (tcpfwd_fast_flags_ok()); or take the full path, a SYN after clearing
+ * the bit (a new connection may reuse the entry).
+ */
+enum ecnp_ct_path {
+	ECNP_CT_SLOW = 0,	/* FIN or RST: stepped as before */
+	ECNP_CT_PASS,		/* none of SYN, FIN, RST: passed */
+	ECNP_CT_UNMARK,		/* SYN: the bit cleared, then stepped */
+};
+
+static inline enum ecnp_ct_path ecnp_ct_path(u8 flags)
+{
+	if (tcpfwd_fast_flags_ok(flags))
+		return ECNP_CT_PASS;
+	return flags & ECNP_TCP_SYN ? ECNP_CT_UNMARK : ECNP_CT_SLOW;
+}
+
 /* Roles are decided and the proxy plays N's part toward E. */
 static inline bool ecnp_fsm_proxied(const struct ecnp_fsm *f)
 {

@@ -946,6 +946,12 @@ static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 			       const struct tcpfwd_pkt *p,
 			       struct ecnp_pickup *pk)
 {
+	/*
+	 * conntrack remembers that the proxy decided this connection needs
+	 * nothing (its FIN or RST after its flow expired): not one to pick up
+	 */
+	if (ecnp_ct_nothing(ecnp_ct_get(skb)))
+		return false;
 	/* the common case, no tombstone at all, before any stack is zeroed */
 	if (ecnp_tombs_live(rcu_dereference(en->tombs), get_jiffies_64()) &&
 	    ecnp_pickup_tomb(en, p, pk)) {
@@ -1112,8 +1118,11 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	ecnp_account(en, ef, p, st->ret);
 	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
 	/* a segment outside the window keeps nothing alive either */
-	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
+	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW)) {
 		ecnp_set_expiry(en, ef, skb, st->ret);
+		/* conntrack's copy of the decision (ecnp_hook()) */
+		ecnp_ct_mark(skb, ef->decided);
+	}
 	spin_unlock_bh(&ef->base.lock);
 	return true;
 
@@ -1241,6 +1250,23 @@ static unsigned int ecnp_step_act(struct ecnp_net *en, struct ecnp_flow *ef,
 }
 
 /*
+ * A fast exit's segment whose conntrack entry (confirmed now) does not say
+ * yet that the connection needs nothing: say it, under the flow's lock
+ * (ecnp_ct_mark()), so that the connection's next segments pass in
+ * ecnp_hook().
+ */
+static void ecnp_ct_mark_decided(struct tcpfwd_flow *f,
+				 const struct sk_buff *skb)
+{
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+
+	spin_lock_bh(&f->lock);
+	if (!f->dead && ef->decided)
+		ecnp_ct_mark(skb, true);
+	spin_unlock_bh(&f->lock);
+}
+
+/*
  * One packet (or GSO packet) of a TCP flow.  A flow that needs nothing
  * (decided SAME or PASS, not closed: tcpfwd_flow.fast) passes its segments
  * without SYN, FIN or RST at once, under RCU alone: no lock, no step, no
@@ -1272,6 +1298,9 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p.key);
 	if (f && tcpfwd_fast_pass(f, &p)) {
 		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
+		/* once per connection beside conntrack: see ecnp_hook() */
+		if (ecnp_ct_want_mark(skb))
+			ecnp_ct_mark_decided(f, skb);
 		return NF_ACCEPT;
 	}
 	ef = f ? container_of(f, struct ecnp_flow, base) :
@@ -1305,9 +1334,56 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 	return ret;
 }
 
+/*
+ * The conntrack-assisted bypass: a segment whose conntrack entry carries
+ * the proxy's "needs nothing" bit (ecnp_ct.c) belongs to a connection
+ * whose flow was decided SAME or PASS.  Without SYN, FIN or RST it needs
+ * nothing either and passes here, before it is parsed and hashed: the
+ * work is skb->_nfct, the entry's status word and the TCP flags byte.  A
+ * FIN or RST takes the full path as before (its flow, if it still has
+ * one, closes; none is created for it: ecnp_pickup_wanted()); a SYN
+ * clears the bit first.  Return: the segment passes.
+ */
+static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
+{
+	unsigned int off = skb_network_offset(skb);
+	const u8 *flags;
+	u8 buf;
+
+	if (pf == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		/* an ICMP error of the connection: never the proxy's */
+		if (iph->protocol != IPPROTO_TCP)
+			return true;
+		off += iph->ihl * 4;
+	} else {
+		/* extension headers: tcpfwd_parse() finds the TCP header */
+		if (ipv6_hdr(skb)->nexthdr != IPPROTO_TCP)
+			return false;
+		off += sizeof(struct ipv6hdr);
+	}
+	/* tcp_flag_byte(): byte 13 of the TCP header */
+	flags = skb_header_pointer(skb, off + 13, 1, &buf);
+	if (!flags)
+		return false;
+	switch (ecnp_ct_path(*flags)) {
+	case ECNP_CT_PASS:
+		return true;
+	case ECNP_CT_UNMARK:
+		ecnp_ct_mark(skb, false);
+		return false;
+	default:
+		return false;
+	}
+}
+
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,
 			      const struct nf_hook_state *state)
 {
+	if (ecnp_ct_nothing(ecnp_ct_get(skb)) &&
+	    ecnp_ct_bypass(skb, state->pf))
+		return NF_ACCEPT;
 	return ecnp_process(container_of(priv, struct ecnp_net, tn), skb,
 			    state, true);
 }

@@ -739,6 +739,52 @@ static void test_fast_exit_rules(void **state)
 	}
 }
 
+/*
+ * The conntrack-assisted bypass (ecnp_hook(), ecnp_ct_path()): a segment
+ * of a connection conntrack says needs nothing passes exactly when the
+ * fast exit would pass it; every SYN clears the bit (a new connection may
+ * reuse the entry), FIN and RST take the full path with the bit kept.
+ * Whatever the state machine decides for a flow, the bit follows
+ * ecnp_fsm_needs_nothing() (ecnp_step(): set when decided, cleared when a
+ * SYN starts the machine over).
+ */
+static void test_ct_bypass_rules(void **state)
+{
+	struct flow fl;
+	unsigned int f;
+	u32 r;
+
+	(void)state;
+	for (f = 0; f < 0x100; f++) {
+		enum ecnp_ct_path want = ECNP_CT_SLOW;
+
+		CTX("ct bypass: flags 0x%02x", f);
+		if (tcpfwd_fast_flags_ok((u8)f))
+			want = ECNP_CT_PASS;
+		else if (f & SYN)
+			want = ECNP_CT_UNMARK;
+		EXPECT_EQ(ecnp_ct_path((u8)f), want);
+		/* what passes is what the fast exit passes */
+		EXPECT_EQ(ecnp_ct_path((u8)f) == ECNP_CT_PASS,
+			  !(f & (SYN | FIN | RST)));
+	}
+
+	/* a neither-ECN flow: decided at once, undecided by a new SYN */
+	CTX("ct bypass: neither ECN, then a new connection");
+	memset(&fl, 0, sizeof(fl));
+	ecnp_fsm_init(&fl.f);
+	fl.mode = ECNP_FB_DUPACK;
+	r = step(&fl, mkp(A, SYN, 100, 0, 0, NOT_ECT));
+	r = step(&fl, mkp(B, SYN | ACK, 900, 101, 0, NOT_ECT));
+	EXPECT(ecnp_fsm_needs_nothing(&fl.f));
+	ecnp_fsm_untrack(&fl.f);
+	r = step(&fl, mkp(A, ACK | RST, 101, 901, 0, NOT_ECT));
+	r = step(&fl, mkp(A, SYN, 5000, 0, 0, NOT_ECT));
+	(void)r;
+	EXPECT(!ecnp_fsm_needs_nothing(&fl.f));
+	EXPECT_EQ(ecnp_ct_path(SYN), ECNP_CT_UNMARK);
+}
+
 /* ======================= Phase 2: reference rows ======================== */
 
 static void p2_row01(struct flow *fl)
@@ -5954,6 +6000,7 @@ int main(void)
 		cmocka_unit_test(test_struct_layout),
 		cmocka_unit_test(test_untrack_decided_flow),
 		cmocka_unit_test(test_fast_exit_rules),
+		cmocka_unit_test(test_ct_bypass_rules),
 		cmocka_unit_test(test_state_names),
 	};
 
