@@ -290,6 +290,34 @@ static inline void tcpfwd_flow_refresh(struct tcpfwd_flow *f,
 		WRITE_ONCE(f->expires, now + timeout);
 }
 
+/*
+ * A flow's lock from the packet path.  Hooks run with BHs disabled (in
+ * NET_RX, or in a task under local_bh_disable()) except after an NFQUEUE
+ * verdict, when nf_reinject() runs the rest of them in process context
+ * with BHs on: only then is the lock taken with spin_lock_bh(), which
+ * costs a local_bh_enable() on unlock.  With BHs already off, no softirq
+ * on this CPU can take the lock while it is held: spin_lock() is enough
+ * (the collector takes it with spin_lock_bh()).  Return: whether BHs were
+ * disabled here, for tcpfwd_flow_unlock().
+ */
+static inline bool tcpfwd_flow_lock(struct tcpfwd_flow *f)
+{
+	if (softirq_count()) {
+		spin_lock(&f->lock);
+		return false;
+	}
+	spin_lock_bh(&f->lock);
+	return true;
+}
+
+static inline void tcpfwd_flow_unlock(struct tcpfwd_flow *f, bool bh)
+{
+	if (bh)
+		spin_unlock_bh(&f->lock);
+	else
+		spin_unlock(&f->lock);
+}
+
 /* The packet's sender is the flow's initiator A. */
 static inline bool tcpfwd_from_a(const struct tcpfwd_flow *f,
 				 const struct tcpfwd_pkt *p)

@@ -2249,34 +2249,6 @@ void ecnp_fsm_untrack(struct ecnp_fsm *f)
 }
 
 /**
- * ecnp_fsm_wants_opts - does ecnp_fsm_step() need the TCP options?
- * @f: the flow's state
- * @flags: the segment's ECNP_TCP_* flags
- * @mode: the feedback mode the segment will be stepped with
- *
- * Options (ECNP_OPT_*) are read on SYNs and SYN-ACKs, while a simulated
- * loss or its TSecr fix-up lasts (whatever the mode is now), and in dupack
- * mode on ACKs echoing ECE and while the signal is pending (a hole
- * reported by SACK defers the simulated loss).  Other segments need not
- * be walked.
- *
- * Return: true iff the caller must fill in the ecnp_pkt's option fields.
- */
-bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
-			 enum ecnp_feedback mode)
-{
-	if (flags & ECNP_TCP_SYN)
-		return true;
-	if (!ecnp_fsm_in_phase2(f))
-		return false;
-	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE |
-			 ECNP_DF_REXMIT))
-		return true;
-	return mode == ECNP_FB_DUPACK &&
-	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state));
-}
-
-/**
  * ecnp_fsm_wants_drop - would ecnp_fsm_step() drop or trim this segment?
  * @f: the flow's state
  * @p: the segment (or a whole GSO packet)

@@ -576,8 +576,13 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 		ecnp_fill_opts(skb, p, ep);
 }
 
-static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
-			 const struct tcpfwd_pkt *p, u32 ret)
+/*
+ * The counters of a step's events (ECNP_EV_*) and of a drop.  Return:
+ * true if the segment's edits are not counted (dropped, absorbed, or N's
+ * suppressed retransmission).
+ */
+static bool ecnp_account_events(struct ecnp_net *en, struct ecnp_flow *ef,
+				u32 ret)
 {
 	static const struct {
 		u32 ev;
@@ -592,9 +597,10 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 	};
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(outcomes); i++)
-		if (ret & outcomes[i].ev)
-			ecnp_count(en, outcomes[i].stat);
+	if (ret & ECNP_EV_OUT_MASK)
+		for (i = 0; i < ARRAY_SIZE(outcomes); i++)
+			if (ret & outcomes[i].ev)
+				ecnp_count(en, outcomes[i].stat);
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_count(en, ECNP_STAT_SYN_FALLBACKS);
 	if (ret & ECNP_EV_SIGNED)
@@ -616,19 +622,26 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_REXMIT_PASSED);
 	} else if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
-		return;
+		return true;
 	} else if (ret & ECNP_EV_NOT_DROPPED) {
 		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
 	}
 	if (ret & ECNP_EV_ACK_ABSORBED) {
 		ecnp_count(en, ECNP_STAT_ACKS_ABSORBED);
-		return;
+		return true;
 	}
 	if (ret & ECNP_ACT_DROP) {
 		ecnp_count(en, ECNP_STAT_SEGS_DROPPED);
 		ef->cnt.dropped++;
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* The counters of a step's header edits (ECNP_ACT_FLAG_EDITS, HOLD_ACK). */
+static void ecnp_account_edits(struct ecnp_net *en, struct ecnp_flow *ef,
+			       const struct tcpfwd_pkt *p, u32 ret)
+{
 	if (ret & ECNP_ACT_HOLD_ACK)
 		ecnp_count(en, ECNP_STAT_ACKS_HELD);
 	if (ret & ECNP_ACT_SET_ECT0) {
@@ -657,6 +670,20 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_SEGS_CWR_CLEARED);
 }
 
+/*
+ * A step's counters.  Most steps have no event and one edit or none: the
+ * events' tests are skipped as a whole (ECNP_EV_MASK, and the drop).
+ */
+static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
+			 const struct tcpfwd_pkt *p, u32 ret)
+{
+	if ((ret & (ECNP_EV_MASK | ECNP_ACT_DROP)) &&
+	    ecnp_account_events(en, ef, ret))
+		return;
+	if (ret & (ECNP_ACT_FLAG_EDITS | ECNP_ACT_HOLD_ACK))
+		ecnp_account_edits(en, ef, p, ret);
+}
+
 /* Under ef->base.lock: when the flow may be forgotten. */
 static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 			    const struct sk_buff *skb, u32 ret)
@@ -666,17 +693,25 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 	unsigned long t;
 	int secs;
 
+	/*
+	 * conntrack's copy of the decision (ecnp_hook()) follows ef->decided,
+	 * here under the lock: set when a flow is decided or a decided flow
+	 * is stepped, cleared when it is not any more.  Other flows never
+	 * have it, and pay nothing for it.
+	 */
 	if (st < ECNP_S_SAME) {
 		/* (re)started handshake: a new connection on this tuple */
 		ef->closed = false;
 		ef->decided = false;
 		WRITE_ONCE(ef->base.fast, false);
+		ecnp_ct_mark(skb, false);
 	}
 	if (ret & ECNP_EV_CLOSED)
 		ef->closed = true;
 	if (ef->decided) {
 		/* closed: its last segments take the slow path */
 		WRITE_ONCE(ef->base.fast, !ef->closed);
+		ecnp_ct_mark(skb, true);
 		return;
 	}
 	if (ecnp_fsm_needs_nothing(&ef->fsm)) {
@@ -688,6 +723,7 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 		ef->decided = true;
 		ecnp_fsm_untrack(&ef->fsm);
 		WRITE_ONCE(ef->base.fast, !ef->closed);
+		ecnp_ct_mark(skb, true);
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
@@ -1036,18 +1072,21 @@ static void ecnp_offload_check(struct ecnp_net *en, struct ecnp_flow *ef,
 			       u8 was_state)
 {
 	bool p2 = ecnp_fsm_in_phase2(&ef->fsm);
-	bool verify = ef->fsm.state == ECNP_S_VERIFY &&
-		      was_state != ECNP_S_VERIFY;
-	bool now = (ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)) ||
-		   (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP)) ||
-		   verify;
+	bool verify, now;
 
+	/* phase 2 before and after, no new roles: only the offload check */
+	if (p2 && was_p2 && !(ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)))
+		goto offloaded;
+	verify = ef->fsm.state == ECNP_S_VERIFY && was_state != ECNP_S_VERIFY;
+	now = (ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)) ||
+	      (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP)) || verify;
 	if (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP))
 		ecnp_count(en, ECNP_STAT_FLOWS_PICKED_UP);
 	if (verify)
 		ecnp_count(en, ECNP_STAT_FLOWS_VERIFY);
 	if (now && ecnp_ct_keep_slow(skb))
 		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOAD_BLOCKED);
+offloaded:
 	if (p2 && !ef->offloaded && ecnp_ct_offloaded(skb)) {
 		ef->offloaded = true;
 		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOADED_PROXIED);
@@ -1076,15 +1115,15 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		      bool may_segment, struct ecnp_step *st, bool *segment)
 {
 	int mode = READ_ONCE(en->feedback);
-	bool no_upgrade = false, syn_from_a, was_p2, first;
+	bool no_upgrade = false, syn_from_a, was_p2, first, bh;
 	struct ecnp_pkt *ep = &st->ep;
 	u8 was_state;
 
 	/*
-	 * _bh: after an NFQUEUE verdict, nf_reinject() runs the rest of the
-	 * FORWARD hooks in process context.
+	 * _bh only after an NFQUEUE verdict, when nf_reinject() runs the rest
+	 * of the FORWARD hooks in process context (tcpfwd_flow_lock()).
 	 */
-	spin_lock_bh(&ef->base.lock);
+	bh = tcpfwd_flow_lock(&ef->base);
 	if (ef->base.dead)
 		goto out_unlock;
 	ecnp_fill_pkt(ef, skb, p, mode, ep);
@@ -1118,16 +1157,13 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	ecnp_account(en, ef, p, st->ret);
 	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
 	/* a segment outside the window keeps nothing alive either */
-	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW)) {
+	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
 		ecnp_set_expiry(en, ef, skb, st->ret);
-		/* conntrack's copy of the decision (ecnp_hook()) */
-		ecnp_ct_mark(skb, ef->decided);
-	}
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 	return true;
 
 out_unlock:
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 	return false;
 }
 
@@ -1140,14 +1176,15 @@ static void ecnp_complete(struct ecnp_flow *ef, const struct ecnp_step *st,
 {
 	const struct ecnp_ack_edit *e = st->ret & ECNP_ACT_ACK_EDITS ?
 					&st->edit : NULL;
+	bool bh;
 
 	if (flags_done && (!e || shown >= e->shown))
 		return;
-	spin_lock_bh(&ef->base.lock);
+	bh = tcpfwd_flow_lock(&ef->base);
 	if (!ef->base.dead)
 		ecnp_fsm_complete(&ef->fsm, &st->ep, st->ret, e, flags_done,
 				  shown);
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 }
 
 /*
@@ -1259,11 +1296,11 @@ static void ecnp_ct_mark_decided(struct tcpfwd_flow *f,
 				 const struct sk_buff *skb)
 {
 	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+	bool bh = tcpfwd_flow_lock(f);
 
-	spin_lock_bh(&f->lock);
 	if (!f->dead && ef->decided)
 		ecnp_ct_mark(skb, true);
-	spin_unlock_bh(&f->lock);
+	tcpfwd_flow_unlock(f, bh);
 }
 
 /*
