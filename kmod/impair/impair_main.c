@@ -23,7 +23,10 @@
  *     which also keeps the counters, the hooks and procfs for it; looked
  *     up only while a rule needs it (impair_rule_needs_flow()), so a plain
  *     strip rule costs a parse, a match and one read-only option walk, and
- *     the packet is made writable only when something changes;
+ *     the packet is made writable only when something changes; a rule set
+ *     of unconditional strip rules only (impair_rule_strip_fast()) is not
+ *     matched at all, and a segment without their options is counted and
+ *     passed after the parse and that walk (impair_strip_none());
  *   - header edits after skb_ensure_writable(), with incremental checksums
  *     that are correct under CHECKSUM_PARTIAL, and skb->csum kept right
  *     under CHECKSUM_COMPLETE; option compaction works in place on GSO
@@ -223,6 +226,12 @@ struct impair_ruleset {
 	bool needs_flow;	/* some impair_rule_needs_flow() */
 	bool may_split;		/* some impair_rule_may_split() */
 	bool may_hold;		/* some rule coalesces */
+	/*
+	 * every rule impair_rule_strip_fast(): strip_kinds, the options any
+	 * of them strips, tells a segment none of them changes
+	 */
+	bool strip_fast;
+	struct impair_kindmask strip_kinds;
 	struct impair_krule *rules[];
 };
 
@@ -370,10 +379,17 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 		rs->rules[i] = old->rules[i];
 	}
 	rs->n = nkeep + n;
+	rs->strip_fast = true;
 	for (i = 0; i < rs->n; i++) {
-		rs->needs_flow |= impair_rule_needs_flow(&rs->rules[i]->r);
-		rs->may_split |= impair_rule_may_split(&rs->rules[i]->r);
-		rs->may_hold |= !!(rs->rules[i]->r.act & IMPAIR_A_COALESCE);
+		const struct impair_rule *r = &rs->rules[i]->r;
+		unsigned int w;
+
+		rs->needs_flow |= impair_rule_needs_flow(r);
+		rs->may_split |= impair_rule_may_split(r);
+		rs->may_hold |= !!(r->act & IMPAIR_A_COALESCE);
+		rs->strip_fast &= impair_rule_strip_fast(r);
+		for (w = 0; w < ARRAY_SIZE(r->strip.w); w++)
+			rs->strip_kinds.w[w] |= r->strip.w[w];
 	}
 	return rs;
 
@@ -458,6 +474,13 @@ struct impair_seg {
 	bool edit_failed;
 	s8 syn_wscale;		/* a SYN's window scale, -1: none */
 	u32 peer_win;		/* the receiver's window, for coalesce */
+	/*
+	 * planned: plan is what impair_strip_find() would find for the one
+	 * rule of a strip_fast set (impair_strip_none() scanned the header
+	 * with its mask); nothing else edits the header before that rule
+	 */
+	bool planned;
+	struct impair_strip_plan plan;
 };
 
 static void impair_seg_malformed(struct impair_net *in, struct impair_seg *s)
@@ -617,7 +640,14 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 	struct tcphdr *th;
 	int ret;
 
-	ret = impair_strip_find(in, skb, s, mask, &plan);
+	if (s->planned) {
+		/* the header was scanned with this mask already */
+		s->planned = false;
+		plan = s->plan;
+		ret = plan.n;
+	} else {
+		ret = impair_strip_find(in, skb, s, mask, &plan);
+	}
 	if (ret <= 0)
 		return false;
 	th = impair_th(skb, &s->p);
@@ -1404,6 +1434,66 @@ static unsigned int impair_gso_split(struct impair_net *in,
 				     struct sk_buff *skb,
 				     const struct nf_hook_state *state);
 
+/*
+ * A rule set of unconditional strip rules only (rs->strip_fast): if the
+ * segment carries none of the options they strip (no options at all, or
+ * a valid block without those kinds: impair_strip_scan() on the union of
+ * their masks), every rule matches it and changes nothing.  Counted as the
+ * full path would (segs, gso_packets, segs_matched; no rule hit), without
+ * matching each rule, scanning once per rule or making the packet
+ * writable.  A malformed option block takes the full path, which counts
+ * it.  Return: true if the segment is done with.
+ */
+static bool impair_strip_none(struct impair_net *in,
+			      const struct impair_ruleset *rs,
+			      const struct sk_buff *skb, struct impair_seg *s)
+{
+	/* written before read: by skb_header_pointer() */
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	const u8 *th;
+	int ret;
+
+	if (s->p.thlen > sizeof(struct tcphdr)) {
+		th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+		if (!th)
+			return false;
+		ret = impair_strip_scan(th, s->p.thlen, &rs->strip_kinds,
+					&s->plan);
+		/* one rule: its mask is the union, its nop strip needs no scan */
+		s->planned = ret > 0 && rs->n == 1 &&
+			     rs->rules[0]->r.strip_mode != IMPAIR_STRIP_COMPACT;
+		if (ret)
+			return false;
+	}
+	impair_add(in, IMPAIR_STAT_SEGS, s->nsegs);
+	if (s->nsegs > 1)
+		impair_count(in, IMPAIR_STAT_GSO_PACKETS);
+	impair_add(in, IMPAIR_STAT_MATCHED, s->nsegs);
+	return true;
+}
+
+/*
+ * Without a flow: which rules match (impair_match_all(), the roles guessed
+ * from the flags); every rule of a strip_fast set, without looking.
+ * Return: true if a GSO packet must be segmented first.
+ */
+static bool impair_match_noflow(const struct impair_ruleset *rs,
+				const struct impair_seg *s,
+				const struct nf_hook_state *state,
+				struct impair_pkt *ip, struct impair_hits *hit,
+				bool gso)
+{
+	if (rs->strip_fast) {
+		/* ip is read only with a flow (coalesce, seqrand) */
+		ip->from_a = false;
+		bitmap_fill(hit->bits, rs->n);
+		hit->n = rs->n;
+		return false;
+	}
+	impair_fill_pkt(ip, &s->p, impair_guess_a_is_lo(&s->p), state);
+	return impair_match_all(rs, ip, hit, 0, 0, gso);
+}
+
 static unsigned int impair_process(struct impair_net *in,
 				   const struct impair_ruleset *rs,
 				   struct sk_buff *skb,
@@ -1441,6 +1531,7 @@ static unsigned int impair_process(struct impair_net *in,
 	s.edit_failed = false;
 	s.peer_win = 0;
 	s.syn_wscale = -1;
+	s.planned = false;
 	gso = skb_is_gso(skb);
 	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
 	flags = tcp_flag_byte(&s.p.th);
@@ -1448,6 +1539,10 @@ static unsigned int impair_process(struct impair_net *in,
 	if (rs->may_hold && (flags & TCPHDR_SYN))
 		s.syn_wscale = impair_syn_wscale(skb, &s);
 	snap.on = false;
+	/* strip rules only, nothing of theirs in the segment, no seqrand */
+	if (rs->strip_fast && !atomic_read(&in->seq_flows) &&
+	    impair_strip_none(in, rs, skb, &s))
+		return NF_ACCEPT;
 
 	/*
 	 * The flow table only when a rule needs per-flow state, or a flow
@@ -1461,8 +1556,7 @@ static unsigned int impair_process(struct impair_net *in,
 	if (step == IMPAIR_STEP_DEAD) {
 		/* untracked: roles from the flags (impair_sender_is_a()) */
 		ef = NULL;
-		impair_fill_pkt(&ip, &s.p, impair_guess_a_is_lo(&s.p), state);
-		if (impair_match_all(rs, &ip, &hit, 0, 0, gso) && gso)
+		if (impair_match_noflow(rs, &s, state, &ip, &hit, gso) && gso)
 			step = IMPAIR_STEP_SPLIT;
 	}
 	if (step == IMPAIR_STEP_SPLIT)
