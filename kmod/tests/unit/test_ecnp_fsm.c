@@ -22,6 +22,46 @@
 
 #include "../../ecn_proxy/ecnp_fsm.c"
 
+/*
+ * The quick step (ecnp_quick()) against the full one: every step of every
+ * test below goes through checked_step(), which also steps a copy of the
+ * flow with ecnp_step_full(), and, where ecnp_quick() takes the segment,
+ * a second copy with it: same result, same state, byte for byte.  Counted
+ * for test_quick_step_coverage().
+ */
+static unsigned long steps_all, steps_quick;
+
+static u32 checked_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	struct ecnp_fsm full, quick;
+	u32 want, got;
+
+	memcpy(&full, f, sizeof(full));
+	memcpy(&quick, f, sizeof(quick));
+	want = ecnp_step_full(&full, p, mode, dst_no_upgrade);
+	steps_all++;
+	if (ecnp_quick(&quick, p, mode, &got)) {
+		steps_quick++;
+		if (got != want || memcmp(&quick, &full, sizeof(full))) {
+			print_error("quick step differs: state %u dir %u "
+				    "flags 0x%x seq %u ack %u len %u ecn %u: "
+				    "0x%x, full 0x%x\n", f->state, p->dir,
+				    p->flags, p->seq, p->ack, p->len, p->ecn,
+				    got, want);
+			fail();
+		}
+	}
+	got = ecnp_fsm_step(f, p, mode, dst_no_upgrade);
+	if (got != want || memcmp(f, &full, sizeof(full))) {
+		print_error("ecnp_fsm_step() differs from the full step\n");
+		fail();
+	}
+	return got;
+}
+
+#define ecnp_fsm_step checked_step
+
 #define A	ECNP_DIR_A
 #define B	ECNP_DIR_B
 #define SYN	ECNP_TCP_SYN
@@ -5896,6 +5936,20 @@ static void test_state_names(void **state)
 	EXPECT(!strcmp(ecnp_state_name(ECNP_S_ECE_DUPACK), "ECE_DUPACK"));
 }
 
+/*
+ * Runs last: the steps of all tests before it went through checked_step();
+ * the quick step must have taken a fair share of them (the simulations'
+ * steady state), or its comparison with the full step says little.
+ */
+static void test_quick_step_coverage(void **state)
+{
+	(void)state;
+	print_message("quick step: %lu of %lu steps\n", steps_quick,
+		      steps_all);
+	assert_true(steps_all > 100000);
+	assert_true(steps_quick > steps_all / 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -6002,6 +6056,7 @@ int main(void)
 		cmocka_unit_test(test_fast_exit_rules),
 		cmocka_unit_test(test_ct_bypass_rules),
 		cmocka_unit_test(test_state_names),
+		cmocka_unit_test(test_quick_step_coverage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
