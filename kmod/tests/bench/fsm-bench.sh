@@ -11,34 +11,17 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../.." && pwd)
+BENCH=bench_fsm BENCH_MOD=ecn_proxy BENCH_OUT=bench-fsm
+. "$here/bench-lib.sh"
 base=${1:-main}
-out=${BUILD:-$top/build}/bench-fsm
 n=3000
-mkdir -p "$out/head" "$out/base"
-command -v valgrind >/dev/null || { echo "fsm-bench: needs valgrind" >&2; exit 1; }
-
-# build DIR ROOT: bench_fsm.c against ROOT's kmod/ sources
-build() {
-	cc -std=gnu11 -O2 -Wall -Wextra -I "$2/kmod/core" -I "$2/kmod/ecn_proxy" \
-		-I "$2/kmod/tests/unit" -o "$1/bench_fsm" "$here/bench_fsm.c"
-}
 
 # ir BIN KIND: instructions in step_KIND()
 ir() {
-	valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-		--collect-atstart=no --toggle-collect="step_$2" \
-		"$1" "$2" $n >/dev/null 2>&1
-	awk '/^(summary|totals):/ { print $2; exit }' "$out/callgrind.out"
+	bench_ir "step_$2" "$1" "$2" $n
 }
 
-build "$out/head" "$top"
-have_base=0
-rm -rf "${out:?}/base"/*
-if git -C "$top" archive "$base" kmod 2>/dev/null | tar -x -C "$out/base" 2>/dev/null &&
-	build "$out/base" "$out/base" 2>/dev/null; then
-	have_base=1
-fi
+bench_prepare "$base"
 
 printf '# instructions per segment, %d of E and %d of N, %s\n' $n $((2 * n)) "$(cc --version | head -n 1)"
 printf '%-8s %8s' segment head
