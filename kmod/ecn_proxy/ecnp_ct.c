@@ -60,7 +60,7 @@
  *     xt_conntrack's --ctstatus (both 32 bits, masked by the rule).  On a
  *     64-bit kernel bit 63 is cut off by all of them; on a 32-bit kernel
  *     bit 31 shows as 0x80000000, a bit no rule names;
- *   - it is set only with set_bit() (atomic: no other bit can be lost),
+ *   - it is set only with test_and_set_bit() (atomic: no bit is lost),
  *     under the flow's lock, on a confirmed TCP entry (an unconfirmed one
  *     is still written non-atomically by conntrack, and may lose a clash
  *     and be freed), and cleared by the first SYN that meets it and by a
@@ -123,17 +123,22 @@ bool ecnp_ct_keep_slow(const struct sk_buff *skb)
  * it, without the lock, for a SYN (ecnp_hook()).  Set only on a confirmed
  * TCP entry (see above); each write is atomic and only when the bit
  * changes.
+ *
+ * Return: true if this call set the bit (flows_ct_marked).
  */
-void ecnp_ct_mark(const struct sk_buff *skb, bool nothing)
+bool ecnp_ct_mark(const struct sk_buff *skb, bool nothing)
 {
 	struct nf_conn *ct = ecnp_ct_get(skb);
 
 	if (!ct || ecnp_ct_nothing(ct) == nothing)
-		return;
-	if (!nothing)
+		return false;
+	if (!nothing) {
 		clear_bit(ECNP_CT_NOTHING_BIT, &ct->status);
-	else if (nf_ct_is_confirmed(ct) && nf_ct_protonum(ct) == IPPROTO_TCP)
-		set_bit(ECNP_CT_NOTHING_BIT, &ct->status);
+		return false;
+	}
+	if (!nf_ct_is_confirmed(ct) || nf_ct_protonum(ct) != IPPROTO_TCP)
+		return false;
+	return !test_and_set_bit(ECNP_CT_NOTHING_BIT, &ct->status);
 }
 
 #else
@@ -143,8 +148,9 @@ bool ecnp_ct_keep_slow(const struct sk_buff *skb)
 	return false;
 }
 
-void ecnp_ct_mark(const struct sk_buff *skb, bool nothing)
+bool ecnp_ct_mark(const struct sk_buff *skb, bool nothing)
 {
+	return false;
 }
 
 #endif

@@ -96,6 +96,6 @@ static inline bool ecnp_ct_want_mark(const struct sk_buff *skb)
 #endif
 
 bool ecnp_ct_keep_slow(const struct sk_buff *skb);
-void ecnp_ct_mark(const struct sk_buff *skb, bool nothing);
+bool ecnp_ct_mark(const struct sk_buff *skb, bool nothing);
 
 #endif /* _ECNP_CT_H */

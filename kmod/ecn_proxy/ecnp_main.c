@@ -170,6 +170,7 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_VERIFY,
 	ECNP_STAT_REXMIT_PASSED,
 	ECNP_STAT_TOMBSTONES_EVICTED,
+	ECNP_STAT_FLOWS_CT_MARKED,
 	ECNP_STAT_NR,
 };
 
@@ -217,6 +218,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
 	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
 	[ECNP_STAT_TOMBSTONES_EVICTED]		= "tombstones_evicted",
+	[ECNP_STAT_FLOWS_CT_MARKED]		= "flows_ct_marked",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -711,7 +713,8 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (ef->decided) {
 		/* closed: its last segments take the slow path */
 		WRITE_ONCE(ef->base.fast, !ef->closed);
-		ecnp_ct_mark(skb, true);
+		if (ecnp_ct_mark(skb, true))
+			ecnp_count(en, ECNP_STAT_FLOWS_CT_MARKED);
 		return;
 	}
 	if (ecnp_fsm_needs_nothing(&ef->fsm)) {
@@ -723,7 +726,8 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 		ef->decided = true;
 		ecnp_fsm_untrack(&ef->fsm);
 		WRITE_ONCE(ef->base.fast, !ef->closed);
-		ecnp_ct_mark(skb, true);
+		if (ecnp_ct_mark(skb, true))
+			ecnp_count(en, ECNP_STAT_FLOWS_CT_MARKED);
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
@@ -1292,15 +1296,17 @@ static unsigned int ecnp_step_act(struct ecnp_net *en, struct ecnp_flow *ef,
  * (ecnp_ct_mark()), so that the connection's next segments pass in
  * ecnp_hook().
  */
-static void ecnp_ct_mark_decided(struct tcpfwd_flow *f,
+static void ecnp_ct_mark_decided(struct ecnp_net *en, struct tcpfwd_flow *f,
 				 const struct sk_buff *skb)
 {
 	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
-	bool bh = tcpfwd_flow_lock(f);
+	bool bh = tcpfwd_flow_lock(f), marked = false;
 
 	if (!f->dead && ef->decided)
-		ecnp_ct_mark(skb, true);
+		marked = ecnp_ct_mark(skb, true);
 	tcpfwd_flow_unlock(f, bh);
+	if (marked)
+		ecnp_count(en, ECNP_STAT_FLOWS_CT_MARKED);
 }
 
 /*
@@ -1337,7 +1343,7 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
 		/* once per connection beside conntrack: see ecnp_hook() */
 		if (ecnp_ct_want_mark(skb))
-			ecnp_ct_mark_decided(f, skb);
+			ecnp_ct_mark_decided(en, f, skb);
 		return NF_ACCEPT;
 	}
 	ef = f ? container_of(f, struct ecnp_flow, base) :
