@@ -2274,8 +2274,9 @@ static void ecnp_quick_e(struct ecnp_fsm *f, const struct ecnp_pkt *p,
  * random flows).  Return: true if done (*@ret set), false if the full
  * step must take the segment (nothing changed).
  */
-static bool ecnp_quick(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-		       enum ecnp_feedback mode, u32 *ret)
+static __always_inline bool ecnp_quick(struct ecnp_fsm *f,
+				       const struct ecnp_pkt *p,
+				       enum ecnp_feedback mode, u32 *ret)
 {
 	/* ecnp_seg_end(): no SYN, no FIN */
 	u32 end = p->seq + p->len;
@@ -2295,9 +2296,13 @@ static bool ecnp_quick(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return true;
 }
 
-/* ecnp_fsm_step() for every segment: each state's own step. */
-static u32 ecnp_step_full(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-			  enum ecnp_feedback mode, bool dst_no_upgrade)
+/*
+ * ecnp_fsm_step() for every segment: each state's own step.  Out of line,
+ * so that the quick step does not pay for its registers.
+ */
+static noinline u32 ecnp_step_full(struct ecnp_fsm *f,
+				   const struct ecnp_pkt *p,
+				   enum ecnp_feedback mode, bool dst_no_upgrade)
 {
 	bool syn = p->flags & ECNP_TCP_SYN;
 	u32 ret;
