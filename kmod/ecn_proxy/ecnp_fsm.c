@@ -1563,16 +1563,14 @@ bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
 }
 
 /* E->N segment in phase 2. */
-static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-		       enum ecnp_feedback mode)
+/*
+ * E's ACK: E's ACK number, a hole at E (without SACK, in dupack mode:
+ * ecnp_e_track_hole()), the gap in N's stream it closes, the end of an
+ * event's window.  @advanced: it advances E's ACK number.
+ */
+static void ecnp_e_track(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, bool advanced)
 {
-	bool echo = ecnp_st_echo(f->state);
-	bool signal = ecnp_st_signal(f->state);
-	bool advanced = (p->flags & ECNP_TCP_ACK) &&
-			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
-	bool held = (p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD);
-	u32 act = 0;
-
 	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
 		ecnp_e_track_hole(f, p, advanced);
 	if (advanced)
@@ -1582,6 +1580,73 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
 	    after(p->ack, f->recover))
 		f->flags &= ~ECNP_FL_IN_WINDOW;
+}
+
+/*
+ * E's ECE starts a congestion event, and the signal toward N is given
+ * (dupack: on an ACK it can start on, ecnp_dupack_ready()) or found
+ * answered by N's own recovery.  *@signal: a signal is pending, before
+ * and after.  Return: @act with the event's bits (a signal given keeps
+ * only @act's events).
+ */
+static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, bool advanced, bool *signal,
+			 u32 act)
+{
+	if ((p->flags & ECNP_TCP_ECE) && !*signal &&
+	    !(f->dflags & ECNP_DF_HOLD) &&
+	    !(f->flags & (ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING))) {
+		f->flags |= ECNP_FL_IN_WINDOW;
+		f->recover = f->n_nxt;
+		f->saved_ack = p->ack;
+		f->dup_cnt = 0;
+		f->dflags &= ~ECNP_DF_ABORTED;	/* L is forgotten */
+		if (mode == ECNP_FB_NONE)
+			f->flags |= ECNP_FL_CWR_PENDING;
+		else
+			*signal = true;
+	}
+	/*
+	 * dupack: E repeated its ACK ECNP_DUPACKS times or more within this
+	 * hole, so N is repairing a loss of this window and has already
+	 * reduced its window once for it: that answers the event.
+	 */
+	if (*signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
+		*signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		ecnp_window_from_signal(f);
+		act |= ECNP_EV_CONG_ANSWERED;
+	}
+	/* dupack: the signal is this ACK plus injected duplicates of it */
+	if (*signal && mode == ECNP_FB_DUPACK &&
+	    ecnp_dupack_ready(f, p, advanced)) {
+		ecnp_start_hold(f, p);
+		*signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		/*
+		 * The ACK that ends one hold may start the next, if its
+		 * TSecr needs no fix (ecnp_dupack_ready()): it goes out as
+		 * E sent it and its copies duplicate it exactly.
+		 */
+		act &= ECNP_EV_MASK;
+		act |= ECNP_EV_CONG_SIGNAL;
+		if (!ecnp_sack_ok(f))
+			act |= ECNP_ACT_INJECT_DUPACKS;
+	}
+	return act;
+}
+
+static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode)
+{
+	bool echo = ecnp_st_echo(f->state);
+	bool signal = ecnp_st_signal(f->state);
+	bool advanced = (p->flags & ECNP_TCP_ACK) &&
+			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
+	bool held = (p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD);
+	u32 act;
+
+	ecnp_e_track(f, p, mode, advanced);
 	if (held)
 		act = ecnp_hold(f, p);
 	else
@@ -1604,47 +1669,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	/* like tcp_ecn_check_ce(): only data segments are echoed */
 	if (p->ecn == ECNP_ECN_CE && p->len)
 		echo = true;
-
-	if ((p->flags & ECNP_TCP_ECE) && !signal &&
-	    !(f->dflags & ECNP_DF_HOLD) &&
-	    !(f->flags & (ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING))) {
-		f->flags |= ECNP_FL_IN_WINDOW;
-		f->recover = f->n_nxt;
-		f->saved_ack = p->ack;
-		f->dup_cnt = 0;
-		f->dflags &= ~ECNP_DF_ABORTED;	/* L is forgotten */
-		if (mode == ECNP_FB_NONE)
-			f->flags |= ECNP_FL_CWR_PENDING;
-		else
-			signal = true;
-	}
-	/*
-	 * dupack: E repeated its ACK ECNP_DUPACKS times or more within this
-	 * hole, so N is repairing a loss of this window and has already
-	 * reduced its window once for it: that answers the event.
-	 */
-	if (signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
-		signal = false;
-		f->flags |= ECNP_FL_CWR_PENDING;
-		ecnp_window_from_signal(f);
-		act |= ECNP_EV_CONG_ANSWERED;
-	}
-	/* dupack: the signal is this ACK plus injected duplicates of it */
-	if (signal && mode == ECNP_FB_DUPACK &&
-	    ecnp_dupack_ready(f, p, advanced)) {
-		ecnp_start_hold(f, p);
-		signal = false;
-		f->flags |= ECNP_FL_CWR_PENDING;
-		/*
-		 * The ACK that ends one hold may start the next, if its
-		 * TSecr needs no fix (ecnp_dupack_ready()): it goes out as
-		 * E sent it and its copies duplicate it exactly.
-		 */
-		act &= ECNP_EV_MASK;
-		act |= ECNP_EV_CONG_SIGNAL;
-		if (!ecnp_sack_ok(f))
-			act |= ECNP_ACT_INJECT_DUPACKS;
-	}
+	act = ecnp_e_signal(f, p, mode, advanced, &signal, act);
 	f->state = ecnp_p2_state(echo, signal);
 	if (act & ECNP_ACT_DROP)
 		return act;	/* absorbed: nothing to edit */
@@ -2241,10 +2266,9 @@ static bool ecnp_quick_n(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 /*
  * E->N, ecnp_e_step() without what ecnp_quick_ok() rules out: no hold,
  * nothing to absorb, no ECE to answer, no signal to give; what is left is
- * E's ACK (and, without SACK in dupack mode, a hole at E:
- * ecnp_e_track_hole(); the end of an event's window), the TSecr or
- * D-SACK of an earlier event's suppressed retransmission (ecnp_fixup()),
- * CE on its data, and the ECN it must not show N.
+ * E's ACK (ecnp_e_track() without the gap, the segment being an ACK),
+ * the TSecr or D-SACK of an earlier event's suppressed retransmission
+ * (ecnp_fixup()), CE on its data, and the ECN it must not show N.
  */
 static void ecnp_quick_e(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode, u32 *ret)
