@@ -1494,6 +1494,173 @@ static bool impair_match_noflow(const struct impair_ruleset *rs,
 	return impair_match_all(rs, ip, hit, 0, 0, gso);
 }
 
+/*
+ * The segment of @skb into @s: parsed (tcpfwd_parse(); a malformed one is
+ * counted), its segment count, a SYN's window scale for coalesce; *@gso:
+ * a GSO packet that may be segmented if a rule needs it.  Return: false
+ * if it is not a TCP segment the rules can look at.
+ */
+static bool impair_seg_init(struct impair_net *in,
+			    const struct impair_ruleset *rs,
+			    struct sk_buff *skb,
+			    const struct nf_hook_state *state, bool may_segment,
+			    struct impair_seg *s, bool *gso)
+{
+	switch (tcpfwd_parse(skb, state->pf, &s->p)) {
+	case 0:
+		break;
+	case -EINVAL:
+		impair_count(in, IMPAIR_STAT_MALFORMED);
+		return false;
+	default:
+		return false;
+	}
+	s->family = state->pf;
+	s->malformed = false;
+	s->edit_failed = false;
+	s->peer_win = 0;
+	s->syn_wscale = -1;
+	s->planned = false;
+	*gso = skb_is_gso(skb);
+	s->nsegs = *gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) :
+			  1;
+	*gso = *gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
+	if (rs->may_hold && (tcp_flag_byte(&s->p.th) & TCPHDR_SYN))
+		s->syn_wscale = impair_syn_wscale(skb, s);
+	return true;
+}
+
+/*
+ * Lookup-or-insert, and decide: the segment's flow (*@efp; NULL without
+ * one), which rules match it (@hit, the roles in @ip), the flow's seqrand
+ * state (@snap).  The flow table only when a rule needs per-flow state,
+ * or a flow may have seqrand offsets to apply (kept after their rule
+ * went).  Return: IMPAIR_STEP_SPLIT if a GSO packet must be segmented
+ * first (nothing done).
+ */
+static enum impair_step impair_decide(struct impair_net *in,
+				      const struct impair_ruleset *rs,
+				      const struct nf_hook_state *state,
+				      struct impair_seg *s, bool gso,
+				      struct impair_flow **efp,
+				      struct impair_pkt *ip,
+				      struct impair_hits *hit,
+				      struct impair_seqstate *snap)
+{
+	struct impair_flow *ef = NULL;
+	enum impair_step step;
+
+	if (rs->needs_flow || atomic_read(&in->seq_flows))
+		ef = impair_flow_get(in, &s->p, rs->needs_flow);
+	step = ef ? impair_flow_step(in, rs, ef, s, state, ip, hit, gso,
+				     snap) : IMPAIR_STEP_DEAD;
+	if (step == IMPAIR_STEP_DEAD) {
+		/* untracked: roles from the flags (impair_sender_is_a()) */
+		ef = NULL;
+		if (impair_match_noflow(rs, s, state, ip, hit, gso) && gso)
+			step = IMPAIR_STEP_SPLIT;
+	}
+	*efp = ef;
+	return step;
+}
+
+/*
+ * Drops first: a dropped segment is no hit for the edit rules.  Return:
+ * true if a matching rule drops it (counted).
+ */
+static bool impair_drops(struct impair_net *in,
+			 const struct impair_ruleset *rs,
+			 const struct impair_hits *hit,
+			 const struct impair_seg *s)
+{
+	u8 flags = tcp_flag_byte(&s->p.th);
+	unsigned int i;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct impair_rule *r = &rs->rules[i]->r;
+
+		if (!test_bit(i, hit->bits) || !impair_wants_drop(r, flags))
+			continue;
+		tcpfwd_stats_add(rs->rules[i]->hits, 0, s->nsegs);
+		impair_add(in, r->act & IMPAIR_A_DROP ?
+			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
+			   s->nsegs);
+		return true;
+	}
+	return false;
+}
+
+/* The first matching rule that splits or coalesces, or NULL. */
+static const struct impair_krule *
+impair_last_rule(const struct impair_ruleset *rs, const struct impair_hits *hit)
+{
+	unsigned int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (test_bit(i, hit->bits) &&
+		    (rs->rules[i]->r.act & (IMPAIR_A_SPLIT | IMPAIR_A_COALESCE)))
+			return rs->rules[i];
+	return NULL;
+}
+
+/*
+ * Split or coalesce last, by @kr (impair_last_rule()); a segment held for
+ * coalescing goes before this one otherwise.
+ */
+static unsigned int impair_finish(struct impair_net *in,
+				  const struct impair_krule *kr,
+				  struct impair_flow *ef, bool from_a,
+				  struct sk_buff *skb, struct impair_seg *s,
+				  const struct nf_hook_state *state)
+{
+	if (kr && (kr->r.act & IMPAIR_A_COALESCE))
+		return ef ? impair_coalesce(in, ef, skb, s, kr, from_a,
+					    state) : NF_ACCEPT;
+	if (ef && READ_ONCE(in->nheld))
+		impair_coalesce(in, ef, skb, s, NULL, from_a, state);
+	if (kr && impair_split(in, skb, s, &kr->r, state))
+		tcpfwd_stats_add(kr->hits, 0, 1);
+	return NF_ACCEPT;
+}
+
+/* Apply what matched (@hit) to the segment: drop, edits, seq, split. */
+static unsigned int impair_apply(struct impair_net *in,
+				 const struct impair_ruleset *rs,
+				 struct sk_buff *skb,
+				 const struct nf_hook_state *state,
+				 struct impair_seg *s, struct impair_flow *ef,
+				 bool from_a, const struct impair_hits *hit,
+				 const struct impair_seqstate *snap)
+{
+	unsigned int i;
+
+	if (!hit->n) {
+		if (snap->on)
+			impair_seq_rewrite(in, skb, s, from_a, snap);
+		if (ef && READ_ONCE(in->nheld))
+			return impair_coalesce(in, ef, skb, s, NULL, from_a,
+					       state);
+		return NF_ACCEPT;
+	}
+	impair_add(in, IMPAIR_STAT_MATCHED, s->nsegs);
+	if (impair_drops(in, rs, hit, s))
+		return NF_DROP;
+	for (i = 0; i < rs->n; i++)
+		if (test_bit(i, hit->bits) &&
+		    impair_edit(in, skb, s, &rs->rules[i]->r, snap->on))
+			tcpfwd_stats_add(rs->rules[i]->hits, 0, s->nsegs);
+	/* seq/ack/SACK, on the header as the other rules left it */
+	if (snap->on)
+		impair_seq_rewrite(in, skb, s, from_a, snap);
+	return impair_finish(in, impair_last_rule(rs, hit), ef, from_a, skb, s,
+			     state);
+}
+
+/*
+ * One segment (or GSO packet): impair_seg_init(), the early exit of a
+ * strip-only rule set, impair_decide() (lookup-or-insert, match),
+ * impair_apply().
+ */
 static unsigned int impair_process(struct impair_net *in,
 				   const struct impair_ruleset *rs,
 				   struct sk_buff *skb,
@@ -1502,116 +1669,33 @@ static unsigned int impair_process(struct impair_net *in,
 {
 	/*
 	 * On every packet, so not zeroed by CONFIG_INIT_STACK_ALL_ZERO: every
-	 * field read below is written first (tcpfwd_parse() writes all of s.p,
-	 * impair_fill_pkt() sets all of ip, impair_match_all() the bits of
-	 * hit below rs->n; snap is read only when snap.on).
+	 * field read below is written first (impair_seg_init() writes s,
+	 * impair_decide() all of ip or, for a strip_fast set without a flow,
+	 * ip.from_a, and the bits of hit below rs->n; snap is read only when
+	 * snap.on).
 	 */
 	struct impair_seqstate snap __uninitialized;
 	struct impair_hits hit __uninitialized;
 	struct impair_pkt ip __uninitialized;
 	struct impair_seg s __uninitialized;
-	const struct impair_krule *kr;
 	struct impair_flow *ef;
-	enum impair_step step;
-	unsigned int i;
-	u8 flags;
 	bool gso;
 
-	switch (tcpfwd_parse(skb, state->pf, &s.p)) {
-	case 0:
-		break;
-	case -EINVAL:
-		impair_count(in, IMPAIR_STAT_MALFORMED);
+	if (!impair_seg_init(in, rs, skb, state, may_segment, &s, &gso))
 		return NF_ACCEPT;
-	default:
-		return NF_ACCEPT;
-	}
-	s.family = state->pf;
-	s.malformed = false;
-	s.edit_failed = false;
-	s.peer_win = 0;
-	s.syn_wscale = -1;
-	s.planned = false;
-	gso = skb_is_gso(skb);
-	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
-	flags = tcp_flag_byte(&s.p.th);
-	gso = gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
-	if (rs->may_hold && (flags & TCPHDR_SYN))
-		s.syn_wscale = impair_syn_wscale(skb, &s);
 	snap.on = false;
 	/* strip rules only, nothing of theirs in the segment, no seqrand */
 	if (rs->strip_fast && !atomic_read(&in->seq_flows) &&
 	    impair_strip_none(in, rs, skb, &s))
 		return NF_ACCEPT;
-
-	/*
-	 * The flow table only when a rule needs per-flow state, or a flow
-	 * may have seqrand offsets to apply (kept after their rule went).
-	 */
-	ef = NULL;
-	if (rs->needs_flow || atomic_read(&in->seq_flows))
-		ef = impair_flow_get(in, &s.p, rs->needs_flow);
-	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, &hit, gso,
-				     &snap) : IMPAIR_STEP_DEAD;
-	if (step == IMPAIR_STEP_DEAD) {
-		/* untracked: roles from the flags (impair_sender_is_a()) */
-		ef = NULL;
-		if (impair_match_noflow(rs, &s, state, &ip, &hit, gso) && gso)
-			step = IMPAIR_STEP_SPLIT;
-	}
-	if (step == IMPAIR_STEP_SPLIT)
+	if (impair_decide(in, rs, state, &s, gso, &ef, &ip, &hit, &snap) ==
+	    IMPAIR_STEP_SPLIT)
 		return impair_gso_split(in, rs, skb, state);
-
 	impair_add(in, IMPAIR_STAT_SEGS, s.nsegs);
 	if (s.nsegs > 1)
 		impair_count(in, IMPAIR_STAT_GSO_PACKETS);
-	if (!hit.n) {
-		if (snap.on)
-			impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
-		if (ef && READ_ONCE(in->nheld))
-			return impair_coalesce(in, ef, skb, &s, NULL, ip.from_a,
-					       state);
-		return NF_ACCEPT;
-	}
-	impair_add(in, IMPAIR_STAT_MATCHED, s.nsegs);
-
-	/* drops first: a dropped segment is no hit for the edit rules */
-	for (i = 0; i < rs->n; i++) {
-		const struct impair_rule *r = &rs->rules[i]->r;
-
-		if (!test_bit(i, hit.bits) || !impair_wants_drop(r, flags))
-			continue;
-		tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
-		impair_add(in, r->act & IMPAIR_A_DROP ?
-			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
-			   s.nsegs);
-		return NF_DROP;
-	}
-	for (i = 0; i < rs->n; i++)
-		if (test_bit(i, hit.bits) &&
-		    impair_edit(in, skb, &s, &rs->rules[i]->r, snap.on))
-			tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
-	/* seq/ack/SACK, on the header as the other rules left it */
-	if (snap.on)
-		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
-	/* split or coalesce last: the first matching rule that does either */
-	for (i = 0; i < rs->n; i++) {
-		kr = rs->rules[i];
-		if (test_bit(i, hit.bits) &&
-		    (kr->r.act & (IMPAIR_A_SPLIT | IMPAIR_A_COALESCE)))
-			break;
-	}
-	if (i == rs->n)
-		kr = NULL;
-	if (kr && (kr->r.act & IMPAIR_A_COALESCE))
-		return ef ? impair_coalesce(in, ef, skb, &s, kr, ip.from_a,
-					    state) : NF_ACCEPT;
-	/* a held segment goes first */
-	if (ef && READ_ONCE(in->nheld))
-		impair_coalesce(in, ef, skb, &s, NULL, ip.from_a, state);
-	if (kr && impair_split(in, skb, &s, &kr->r, state))
-		tcpfwd_stats_add(kr->hits, 0, 1);
-	return NF_ACCEPT;
+	return impair_apply(in, rs, skb, state, &s, ef, ip.from_a, &hit,
+			    &snap);
 }
 
 /*
