@@ -1086,6 +1086,58 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
  * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
  * segment held or joined.
  */
+/*
+ * Under in->hold_lock: hold @skb (segment @cs, direction @dir) in the
+ * flow's slot @h until its successor comes, or the timeout.
+ */
+static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
+			    struct sk_buff *skb, const struct impair_seg *s,
+			    const struct impair_coal_seg *cs, u8 dir,
+			    const struct nf_hook_state *state)
+{
+	h->skb = skb;
+	h->okfn = state->okfn;
+	h->pf = state->pf;
+	h->since = jiffies;
+	h->seg = *cs;
+	h->thoff = s->p.thoff;
+	h->thlen = s->p.thlen;
+	h->dir = dir;
+	dev_hold(skb->dev);
+	list_add_tail(&h->node, &in->held);
+	WRITE_ONCE(in->nheld, in->nheld + 1);
+	if (!delayed_work_pending(&in->hold_work))
+		queue_delayed_work(system_wq, &in->hold_work,
+				   msecs_to_jiffies(READ_ONCE(coalesce_timeout.val)));
+}
+
+/*
+ * The held segment @rel and @skb, its successor, sent on as one (rule
+ * @kr).  Return: true if done (both consumed); false if they could not be
+ * joined (counted), @rel still to send.
+ */
+static bool impair_coalesce_join(struct impair_net *in,
+				 const struct impair_krule *kr,
+				 struct impair_rel *rel, struct sk_buff *skb,
+				 struct impair_seg *s,
+				 const struct impair_coal_seg *cs, u8 opts,
+				 const struct nf_hook_state *state)
+{
+	struct sk_buff *n = impair_join(rel, skb, s, cs, opts);
+
+	if (!n) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	tcpfwd_pass_on(state, n);
+	dev_put(rel->skb->dev);
+	consume_skb(rel->skb);
+	consume_skb(skb);
+	impair_count(in, IMPAIR_STAT_COALESCED);
+	tcpfwd_stats_add(kr->hits, 0, 2);
+	return true;
+}
+
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
 				    struct sk_buff *skb, struct impair_seg *s,
@@ -1136,38 +1188,14 @@ static unsigned int impair_coalesce(struct impair_net *in,
 	if (kr && cs.len && why != IMPAIR_SEG_OK && !h->skb && !h->gone &&
 	    !in->hold_closing && !impair_coalesce_can_hold(&cs, mtu) &&
 	    skb->dev && skb_dst_force(skb)) {
-		h->skb = skb;
-		h->okfn = state->okfn;
-		h->pf = state->pf;
-		h->since = jiffies;
-		h->seg = cs;
-		h->thoff = s->p.thoff;
-		h->thlen = s->p.thlen;
-		h->dir = dir;
-		dev_hold(skb->dev);
-		list_add_tail(&h->node, &in->held);
-		WRITE_ONCE(in->nheld, in->nheld + 1);
-		if (!delayed_work_pending(&in->hold_work))
-			queue_delayed_work(system_wq, &in->hold_work,
-					   msecs_to_jiffies(READ_ONCE(coalesce_timeout.val)));
+		impair_hold_put(in, h, skb, s, &cs, dir, state);
 		hold = true;
 	}
 	spin_unlock_bh(&in->hold_lock);
 
-	if (rel.skb && why == IMPAIR_SEG_OK) {
-		struct sk_buff *n = impair_join(&rel, skb, s, &cs, opts);
-
-		if (n) {
-			tcpfwd_pass_on(state, n);
-			dev_put(rel.skb->dev);
-			consume_skb(rel.skb);
-			consume_skb(skb);
-			impair_count(in, IMPAIR_STAT_COALESCED);
-			tcpfwd_stats_add(kr->hits, 0, 2);
-			return NF_STOLEN;
-		}
-		impair_seg_edit_failed(in, s);
-	}
+	if (rel.skb && why == IMPAIR_SEG_OK &&
+	    impair_coalesce_join(in, kr, &rel, skb, s, &cs, opts, state))
+		return NF_STOLEN;
 	if (rel.skb)
 		impair_rel_send(in, &rel, IMPAIR_STAT_COAL_RELEASED);
 	if (hold) {
