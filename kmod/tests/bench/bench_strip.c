@@ -83,7 +83,7 @@ static u16 csum_fold_generic(u32 sum)
  * not CHECKSUM_PARTIAL: csum_replace4() with the 16-bit values; out of
  * line, as inet_proto_csum_replace4() is in net/core/utils.c.
  */
-static __attribute__((noinline)) void
+static __attribute__((__noinline__)) void
 model_csum_replace2(int ip_summed, u8 *check, u16 from, u16 to)
 {
 	u32 tmp;
@@ -109,7 +109,7 @@ static int xt_test_bit(const u32 *map, u8 kind)
 	return (map[kind >> 5] >> (kind & 31)) & 1;
 }
 
-static __attribute__((noinline)) void
+static __attribute__((__noinline__)) void
 xt_strip(u8 *th, unsigned int tcp_hdrlen, const u32 *bmap, int ip_summed)
 {
 	unsigned int optl, i, j;
@@ -140,7 +140,7 @@ xt_strip(u8 *th, unsigned int tcp_hdrlen, const u32 *bmap, int ip_summed)
 /* --- impair ------------------------------------------------------------- */
 
 /* inet_proto_csum_replace_by_diff(&th->check, skb, diff, false, false) */
-static __attribute__((noinline)) void
+static __attribute__((__noinline__)) void
 model_csum_replace_by_diff(int ip_summed, u8 *check, u32 diff)
 {
 	u16 sum;
@@ -156,7 +156,7 @@ static struct impair_rule rule;
 static struct impair_pkt ipkt;
 static bool rs_strip_fast;
 
-static __attribute__((noinline)) void impair_one(u8 *th, unsigned int len)
+static __attribute__((__noinline__)) void impair_one(u8 *th, unsigned int len)
 {
 	struct impair_strip_plan plan;
 	struct impair_strip_res res;
