@@ -232,6 +232,20 @@ static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
 	tcpfwd_stats_add(tn->stats, stat, 1);
 }
 
+/*
+ * skb_ensure_writable(), its common case inline: the bytes are in the
+ * head and the head is the skb's own (not shared with a clone), where
+ * skb_ensure_writable() returns 0 without changing anything; a packet
+ * whose head holds less, or is a clone's, takes the call.
+ */
+static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
+					 unsigned int len)
+{
+	if (likely(len <= skb_headlen(skb) && !skb_cloned(skb)))
+		return 0;
+	return skb_ensure_writable(skb, len);
+}
+
 int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);

@@ -842,7 +842,7 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 
 	if (p->payload < 2 || skb->len != p->thoff + p->thlen + p->payload)
 		return -EINVAL;
-	if (skb_ensure_writable(skb, keep))
+	if (tcpfwd_ensure_writable(skb, keep))
 		return -ENOMEM;
 	gone = skb_checksum(skb, keep, cut, 0);
 	/* the IP length and header checksum; a BIG TCP packet has none */
@@ -877,7 +877,7 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 	struct tcphdr *th;
 	u32 tsval, tsecr, diff = 0;
 
-	if (skb_ensure_writable(skb, p->thoff + p->thlen))
+	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
 		return -ENOMEM;
 	th = (struct tcphdr *)(skb->data + p->thoff);
 	if (!p->payload && !skb_is_gso(skb) &&

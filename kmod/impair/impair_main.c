@@ -454,7 +454,7 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 /* The TCP header, writable; NULL if it cannot be made so. */
 static struct tcphdr *impair_th(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 {
-	if (skb_ensure_writable(skb, p->thoff + p->thlen))
+	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
 		return NULL;
 	return (struct tcphdr *)(skb->data + p->thoff);
 }
