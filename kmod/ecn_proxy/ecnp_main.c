@@ -516,9 +516,14 @@ static const struct in6_addr *ecnp_b_addr(const struct tcpfwd_flow *f)
 	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
 }
 
-/* The options the state machine needs: timestamps, SACK(-permitted). */
-static void ecnp_fill_opts(const struct sk_buff *skb,
-			   const struct tcpfwd_pkt *p, struct ecnp_pkt *ep)
+/*
+ * The options the state machine needs: timestamps, SACK(-permitted).  Out
+ * of line: its buffers (and their stack canary) are for the segments
+ * whose options are read, not for every segment ecnp_fill_pkt() fills.
+ */
+static noinline void ecnp_fill_opts(const struct sk_buff *skb,
+				    const struct tcpfwd_pkt *p,
+				    struct ecnp_pkt *ep)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
 	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
