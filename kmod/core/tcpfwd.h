@@ -12,7 +12,8 @@
  *               tcpfwd_set_hooks();
  *   packets     tcpfwd_parse() finds the TCP header and the flow key;
  *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
- *               with incremental checksums (skb->csum too under
+ *               (writable by tcpfwd_ensure_writable()) with incremental
+ *               checksums (skb->csum too under
  *               CHECKSUM_COMPLETE; tcpfwd_csum_complete_add() for a user's
  *               own edits of an IPv6 header, see tcpfwd_iph.h);
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_add() (the
@@ -37,13 +38,14 @@
  *
  * Locking: lookups run under rcu_read_lock(); inserts and removals are
  * rhashtable's (per-bucket locks); each flow's private state and its dead
- * flag are protected by flow->lock.  Flows (the user's struct begins with
- * struct tcpfwd_flow) come from the user's kmem_cache if ops->flow_cache
- * is set, else from kmalloc(), and are freed after an RCU grace period by
- * call_rcu(), so the user's module exit must rcu_barrier() before it
- * destroys its cache.  They are charged to the
- * memory cgroup of the task that created the namespace (tcpfwd_net_init(),
- * tcpfwd_flow.c), and bounded by the user's limit.
+ * flag are protected by flow->lock (from the packet path
+ * tcpfwd_flow_lock(), which disables BHs only where they are not yet).
+ * Flows (the user's struct begins with struct tcpfwd_flow) come from the
+ * user's kmem_cache if ops->flow_cache is set, else from kmalloc(), and
+ * are freed after an RCU grace period by call_rcu(), so the user's module
+ * exit must rcu_barrier() before it destroys its cache.  They are charged
+ * to the memory cgroup of the task that created the namespace
+ * (tcpfwd_net_init(), tcpfwd_flow.c), and bounded by the user's limit.
  */
 #ifndef _TCPFWD_H
 #define _TCPFWD_H
