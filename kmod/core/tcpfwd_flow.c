@@ -43,12 +43,6 @@ static inline u32 tcpfwd_key_hash(const void *data, u32 len, u32 seed)
 	return jhash2(w, TCPFWD_KEY_WORDS - 1, seed);
 }
 
-static inline u32 tcpfwd_obj_hash(const void *data, u32 len, u32 seed)
-{
-	return tcpfwd_key_hash(&((const struct tcpfwd_flow *)data)->key, len,
-			       seed);
-}
-
 /* 0 if the flow @obj has the key @arg->key (rhashtable's convention). */
 static inline int tcpfwd_key_cmp(struct rhashtable_compare_arg *arg,
 				 const void *obj)
@@ -70,8 +64,11 @@ static const struct rhashtable_params tcpfwd_ht_params = {
 	.head_offset		= offsetof(struct tcpfwd_flow, node),
 	.key_offset		= offsetof(struct tcpfwd_flow, key),
 	.key_len		= sizeof(struct tcpfwd_flow_key),
+	/*
+	 * No obj_hashfn: rhashtable hashes an object by its key at key_offset
+	 * with hashfn, and rhashtable_lookup_get_insert_fast() BUG()s on one.
+	 */
 	.hashfn			= tcpfwd_key_hash,
-	.obj_hashfn		= tcpfwd_obj_hash,
 	.obj_cmpfn		= tcpfwd_key_cmp,
 	.automatic_shrinking	= true,
 };

@@ -42,6 +42,8 @@ COMMANDS = [
      "RESULTS: per congestion event, from the kept captures (diag-upload)"),
     ("analysis", "tsplot", "analysis.tsplot",
      "OUT.png RESULTS:RUN_ID[:N]...: time-sequence plots of events"),
+    ("analysis", "fairness-metric", "analysis.fairness_metric",
+     "RESULTS [DIRECTION]: reductions per CE-marked RTT by CE marks and window"),
     ("analysis", "stale-tsecr", "analysis.stale_tsecr",
      "PCAP [WINDOW_S]: ACKs with a TSecr older than a retransmission"),
     ("analysis", "sack-rtt-scan", "analysis.sack_rtt_scan",

@@ -1,13 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 """The fairness analysis (analysis/fairness.py): CE round trips,
-one run's row from a synthetic record, and the goal table's verdicts on
-shares drawn from known distributions."""
+one run's row from a synthetic record, the reductions per CE-marked round
+trip (CE marks on new data, one window per run) against the definition
+before 2026-12-02, the goal table's verdicts on shares drawn from known
+distributions; and the guest's CE marks on new data (guest/fairness.py
+flow_view())."""
+import json
 import random
 
 import pandas as pd
 import pytest
 
 from ecnproxy.analysis import fairness
+from ecnproxy.guest import fairness as guest_fairness
 
 
 def test_ce_round_trips():
@@ -56,6 +61,131 @@ def test_run_row():
     assert row["rtt_p50_ms"] == 30.0
 
 
+# CE marks 26 ms apart from 11 s on: 10 round trips in windows of 28 ms or
+# 30 ms (every other mark opens one), 20 in windows of 24 ms (each does)
+MARKS = [round(11 + 0.026 * i, 4) for i in range(20)]
+# the proxied sender's 10 retransmissions (its reductions: the proxy's
+# simulated losses), and their copies after the bottleneck: the one at
+# 12.0 s is CE-marked, on data the receiver already has
+EPISODES = [11.5 + 0.5 * i for i in range(10)]
+COPIES = [EPISODES[0] + 0.0123, 12.0] + [t + 0.0123 for t in EPISODES[2:]]
+
+
+def metric_record(pair, rep, srtt_a_ms, new_field, probe):
+    """One upload run: A sees the CE marks MARKS after the bottleneck and
+    answers them with 10 reductions (proxy-vs-ecn: 10 loss-recovery
+    episodes, whose copies COPIES pass the bottleneck, one of them
+    CE-marked; ecn-vs-ecn: 10 CWRs); A's median sRTT srtt_a_ms, B's
+    30 ms; NEW_FIELD: the record has ce_new_times (as from 2026-12-02);
+    PROBE: it has the RTT probe's p50, 30 ms."""
+    def series(rtt_ms):
+        return [(round(0.2 * i, 1), 1000, 14480, rtt_ms * 1000, 0) for i in range(1, 101)]
+
+    def cap(cwr=(), ep=(), ce=(), ce_new=()):
+        c = {"first": 100.0, "cwr_times": [100.0 + t for t in cwr],
+             "episode_times": [100.0 + t for t in ep],
+             "ce_times": sorted(100.0 + t for t in ce)}
+        if new_field:
+            c["ce_new_times"] = sorted(100.0 + t for t in ce_new)
+        return c
+    if pair == "proxy-vs-ecn":
+        a_snd = cap(ep=EPISODES)
+        a_aft = cap(ep=COPIES, ce=MARKS + [12.0], ce_new=MARKS)
+    else:
+        a_snd = cap(cwr=EPISODES)
+        a_aft = cap(ce=MARKS, ce_new=MARKS)
+    rec = {"id": "%s_dupack_%d" % (pair, rep), "ok": True,
+           "params": {"direction": "upload", "pair": pair, "feedback": "dupack", "rep": rep,
+                      "steady_from_s": 10},
+           "fidelity": {"flags": [], "cpu_idle_min": 0.3},
+           "flows": {"A": {"series": series(srtt_a_ms), "sender_capture": a_snd,
+                           "after_capture": a_aft},
+                     "B": {"series": series(30), "sender_capture": cap(cwr=EPISODES),
+                           "after_capture": cap(ce=MARKS, ce_new=MARKS)}},
+           "tcp_counters": {}, "proxy_stats": {}}
+    if probe:
+        rec["probes"] = {"rtt": {"p50_ms": 30.0, "p95_ms": 40.0}}
+    return rec
+
+
+@pytest.mark.parametrize("new_field", [True, False], ids=["ce_new_times", "old-record"])
+@pytest.mark.parametrize("probe", [True, False], ids=["probe-window", "B-srtt-window"])
+def test_red_per_ce_rtt_common_window(new_field, probe):
+    """The proxied sender (A's sRTT 24 ms, one CE mark on a copy of data
+    the receiver has) and the control (A's sRTT 28 ms) see the same CE
+    marks on new data and answer each of their round trips once: the
+    ratio is 1 by the definition since 2026-12-02 (one window per run, the
+    probe's RTT or without a probe B's sRTT, 30 ms both; the mark on the
+    copy not counted, found from ce_new_times or, in an old record, from
+    the episode's start), and not by the one before (each flow's own sRTT,
+    every mark)."""
+    recs = [metric_record("proxy-vs-ecn", r, 24, new_field, probe) for r in (1, 2, 3)]
+    recs += [metric_record("ecn-vs-ecn", r, 28, new_field, probe) for r in (1, 2, 3)]
+    df = pd.DataFrame([fairness.run_row(r) for r in recs])
+    prox = df[df.pair == "proxy-vs-ecn"].iloc[0]
+    ctl = df[df.pair == "ecn-vs-ecn"].iloc[0]
+    assert prox.ce_window_ms == ctl.ce_window_ms == 30.0
+    assert prox.ce_window_from == ("probe RTT p50" if probe else "B's sRTT")
+    assert prox.ce_new_from_A == ("new" if new_field else "episodes")
+    assert (prox.ce_A, prox.ce_new_A, ctl.ce_A, ctl.ce_new_A) == (21, 20, 20, 20)
+    assert prox.reductions_A == ctl.reductions_A == 10
+    assert prox.ce_rtts_A == ctl.ce_rtts_A == 10
+    # before: 20 windows of 24 ms plus the copy's mark against 10 of 28 ms
+    assert (prox.ce_rtts_old_A, ctl.ce_rtts_old_A) == (21, 10)
+    # the copy's mark alone, in the common window, would be an 11th
+    assert fairness.ce_round_trips(MARKS + [12.0], 0.030) == 11
+    g = fairness.goal_rows(df.assign(share_A=0.5))[0]
+    assert g["resp"] == pytest.approx(1.0)
+    assert g["resp_old"] == pytest.approx(10 / 21, abs=1e-3)
+
+
+def test_ce_window_none():
+    """Neither a probe nor B's sRTT: no common window, no value by the
+    definition since 2026-12-02 (the old one still has the flow's own)."""
+    rec = metric_record("proxy-vs-ecn", 1, 24, True, False)
+    rec["flows"]["B"]["series"] = [(round(0.2 * i, 1), 1000, 14480, None, 0)
+                                   for i in range(1, 101)]
+    row = fairness.run_row(rec)
+    assert row["ce_window_ms"] is None and "red_per_ce_rtt_A" not in row
+    assert row["red_per_ce_rtt_old_A"] == pytest.approx(10 / 21, abs=1e-3)
+
+
+def test_flow_view_ce_new(monkeypatch):
+    """flow_view(): a CE mark on a duplicate of data the capture has seen
+    in order is in ce_times only; one on new data, on a retransmission
+    that fills a hole, on one that reaches beyond the in-order point, or
+    on a duplicate beyond it (Linux queues that out of order and looks at
+    its mark), is in ce_new_times too."""
+    def seg(t, seq, ecn=3, plen=100):
+        # (time, ecn, src, dst, sport, dport, seq, ack, flags, win, plen)
+        return (t, ecn, "c", "s", 40000, 5201, seq, 1, 0x10, 100, plen)
+    pkts = [(0.0, 0, "c", "s", 40000, 5201, 999, 0, 0x02, 100, 0),   # SYN: data from 1000
+            seg(1.0, 1000),            # [0, 100) new, CE
+            seg(1.1, 1100, ecn=2),     # [100, 200) new
+            seg(1.2, 1000),            # duplicate of [0, 100), CE: not new
+            seg(1.3, 1300, ecn=2),     # [300, 400) new, beyond the hole [200, 300)
+            seg(1.4, 1300),            # duplicate beyond the hole, CE: counted
+            seg(1.5, 1200),            # fills the hole, CE: new
+            seg(1.6, 1350, plen=100),  # [350, 450) reaches beyond 400, CE: new
+            seg(1.7, 1100)]            # duplicate, CE: not new
+    monkeypatch.setattr(guest_fairness.pcapread, "read_packets", lambda path: iter(pkts))
+    v = guest_fairness.flow_view("x.pcap", 5201)
+    assert v["ce_times"] == [1.0, 1.2, 1.4, 1.5, 1.6, 1.7]
+    assert v["ce_new_times"] == [1.0, 1.4, 1.5, 1.6]
+    assert v["data"] == 8
+
+
+def test_seen():
+    seen = guest_fairness.seen
+    assert seen(0, [], 0, 10) == (10, [])
+    assert seen(10, [], 20, 30) == (10, [(20, 30)])
+    assert seen(10, [(20, 30)], 40, 50) == (10, [(20, 30), (40, 50)])
+    assert seen(10, [(20, 30), (40, 50)], 25, 45) == (10, [(20, 50)])
+    assert seen(10, [(20, 30), (40, 50)], 30, 40) == (10, [(20, 50)])
+    assert seen(10, [(20, 50)], 5, 20) == (50, [])
+    assert seen(50, [], 0, 40) == (50, [])
+
+
 def frame(shares_proxy, shares_ctl, fb="dupack"):
     rows = [{"direction": "upload", "pair": "proxy-vs-ecn", "feedback": fb, "share_A": s,
              "red_per_ce_rtt_A": 1.0} for s in shares_proxy]
@@ -97,3 +227,20 @@ def test_goal_interval_coverage():
     # binomial sd at 400 and p = 0.95 is 0.011: allow three of them
     assert hits / 400 >= cov - 0.033
 
+
+
+def test_fairness_metric_command(tmp_path, capsys):
+    """scripts/ecnproxy fairness-metric: the ratio under each choice of
+    CE marks and window, from the records of test_red_per_ce_rtt_common_window."""
+    from ecnproxy.analysis import fairness_metric
+    (tmp_path / "runs").mkdir()
+    for pair, srtt in (("proxy-vs-ecn", 24), ("ecn-vs-ecn", 28)):
+        for r in (1, 2, 3):
+            rec = metric_record(pair, r, srtt, True, True)
+            (tmp_path / "runs" / (rec["id"] + ".json")).write_text(json.dumps(rec))
+    assert fairness_metric.main([str(tmp_path)]) == 0
+    lines = {tuple(ln.split()[:3]): ln.split() for ln in capsys.readouterr().out.splitlines()}
+    assert lines[("dupack", "new", "probe")][5] == "1.000"
+    assert lines[("dupack", "new", "B")][5] == "1.000"
+    assert lines[("dupack", "all", "own")][5] == "%.3f" % (10 / 21)
+    assert fairness_metric.main([str(tmp_path), "download"]) == 1

@@ -58,3 +58,15 @@ def test_matrix_out_wins(tmp_path, monkeypatch):
     make(tmp_path, "paper-20201128", "dupack", ["a"], [])
     monkeypatch.setenv("MATRIX_OUT", str(tmp_path / "x"))
     assert matrix.pick_dir(PROF, "dupack", str(tmp_path)) == str(tmp_path / "x")
+
+
+@pytest.mark.parametrize("status,resumed", [
+    ("aborted", False), ("superseded", False), ("wip", True), (None, True)])
+def test_aborted_not_resumed(tmp_path, status, resumed):
+    """A run given up in its about.json (aborted, superseded) is not
+    resumed: the next make matrix starts a new directory."""
+    d = make(tmp_path, "paper-20201128", "dupack", ["a", "b"], ["a"])
+    if status:
+        (d / "about.json").write_text(json.dumps({"status": status}))
+    got = matrix.pick_dir(PROF, "dupack", str(tmp_path))
+    assert got == (str(d) if resumed else str(tmp_path / ("paper-" + TODAY)))

@@ -81,7 +81,8 @@ SIDE_B="udp1,eth0,$(mac udp1 eth0),$(mac proxy eth1)"
 log_info "seed $seed, $total packets: per mode M $n_m, O $n_o, S $n_s; unload round $n_rm"
 
 # impair: a rule of every action, all on the fuzz prefix (the real
-# connections match none)
+# connections match none); split and coalesce act after the others, the
+# first rule with either of them that matches (docs/man/impair.7)
 RULES=()
 for net in $FUZZ4 $FUZZ6; do
 	RULES+=("dst $net flags syn strip sackok,wscale mode nop"
@@ -97,7 +98,10 @@ for net in $FUZZ4 $FUZZ6; do
 		"dst $net dir initiator ecn-set ect1"
 		"dst $net ecn-bleach"
 		"dst $net ecn-block"
-		"dst $net dir initiator after 20 drop 1%")
+		"dst $net dir initiator after 20 drop 1%"
+		"dst $net dir responder dataseg 2-4 split half opts both"
+		"dst $net dir responder split at 7 opts second"
+		"dst $net dir initiator coalesce opts second")
 done
 RET=0
 impair_set "${RULES[@]}" || check_err 1 "impair rejected the rule set"

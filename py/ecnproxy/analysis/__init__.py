@@ -11,8 +11,8 @@ profiles and the impairment experiments, and the captures behind them.
   report       the matrix's summary.csv, summary.md, box plots, time series
   fairness     the fairness profiles' report
   experiments  the impairment experiments' report (claims against papers)
-  events, tsplot, stale_tsecr, sack_rtt_scan, ss_scan
-               diagnoses from kept captures and `ss -ti` samples
+  events, tsplot, stale_tsecr, sack_rtt_scan, ss_scan, fairness_metric
+               diagnoses from kept captures, `ss -ti` samples and records
 
 This file imports nothing: pcapread, pcapflow, stalls and schema need the
 standard library only, and the guest's runners (ecnproxy.guest) load them

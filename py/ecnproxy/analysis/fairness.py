@@ -16,11 +16,26 @@ data segment to the end of the shorter flow):
                  its retransmissions of the simulated loss (which the proxy
                  suppresses) are seen.
   ce_rtts        the flow's CE-marked round trips, from the capture after
-                 the bottleneck: CE marks grouped greedily into windows of
-                 one RTT (the sender's median smoothed RTT from iperf3); an
-                 ECN sender answers each such window with one reduction.
-  red_per_ce_rtt reductions / ce_rtts: about 1 for an ECN sender; the
-                 proxy's feedback is right when its sender's value matches.
+                 the bottleneck: the CE marks on new data (ce_new: not on a
+                 duplicate of data the receiver already has in order, which
+                 it ignores; see new_ce()) grouped greedily into windows of
+                 one RTT, the same length for both flows of the run
+                 (ce_window_ms: the RTT probe's median, else B's median
+                 smoothed RTT; see ce_window()); an ECN sender answers each
+                 such window with at most one reduction.
+  red_per_ce_rtt reductions / ce_rtts: close to 1 for an ECN sender (a
+                 little below with the probe's RTT, which is shorter than the
+                 senders' sRTT: 0.96-0.98 in fairness-rtt20-20261201); the
+                 proxy's feedback is right when its sender's value matches
+                 the control's.
+  ce_rtts_old,   the same as defined before 2026-12-02: every CE mark
+  red_per_ce_rtt_old  (also those on the proxy's copies of a segment the
+                 receiver already has), in windows of the flow's own median
+                 smoothed RTT.  A proxied sender's sRTT came out shorter
+                 than an ECN sender's, so it got more, shorter windows: in
+                 results/fairness-rtt20-20261201 the two together put the
+                 ratio to the control at 0.95 instead of 1.00
+                 (kmod/ecn_proxy/DUPACK.md, "Stale TSecrs at N").
 """
 import glob
 import json
@@ -51,6 +66,45 @@ def ce_round_trips(times, rtt):
     return n
 
 
+# where a record's CE marks on new data come from (new_ce())
+CE_NEW_FROM = {"new": "ce_new_times",
+               "episodes": "ce_times without the marks on an episode's first retransmission "
+                           "(a record from before 2026-12-02, without ce_new_times)",
+               "all": "ce_times (all marks)"}
+
+
+def new_ce(cap):
+    """(the CE mark times on new data of a capture view, where they come
+    from: a key of CE_NEW_FROM).  Records from 2026-12-02 on have
+    ce_new_times (guest/fairness.py flow_view()); for older ones the marks
+    at an episode's start (the first retransmission of a loss-recovery
+    episode, CE-marked: its time is in both lists) are taken out, which
+    catches the proxy's copies of the lost segment but not later
+    retransmissions of an episode (and wrongly takes out one that fills a
+    hole); without episode_times every mark counts."""
+    if "ce_new_times" in cap:
+        return cap["ce_new_times"], "new"
+    if "episode_times" in cap:
+        eps = set(cap["episode_times"])
+        return [t for t in cap["ce_times"] if t not in eps], "episodes"
+    return cap["ce_times"], "all"
+
+
+def ce_window(rec, srtt):
+    """(the window of a CE-marked round trip in s, what it is) for every
+    flow of the run RECORD: the RTT probe's median over the run (the path's
+    round trip through the bottleneck's queue, measured beside both flows)
+    when the record has one, else B's median smoothed RTT (B is an
+    end-to-end sender whose sRTT the proxy does not touch; SRTT maps flow
+    to s or None), else (None, None)."""
+    p50 = ((rec.get("probes") or {}).get("rtt") or {}).get("p50_ms")
+    if p50:
+        return p50 / 1e3, "probe RTT p50"
+    if srtt.get("B"):
+        return srtt["B"], "B's sRTT"
+    return None, None
+
+
 def window_bytes(series, t_from, t_to):
     """Bytes of the 200 ms intervals ending in (t_from, t_to] (relative s)."""
     return sum(b for t, b, *_ in series if t_from < t <= t_to)
@@ -58,6 +112,27 @@ def window_bytes(series, t_from, t_to):
 
 def in_window(times, t0, t1):
     return [t for t in times if t0 <= t < t1]
+
+
+def steady_end(rec):
+    """The end of the steady window (s after each flow's start): the end
+    of the shorter flow's iperf3 intervals, or None."""
+    ends = [f["series"][-1][0] for f in rec["flows"].values() if f.get("series")]
+    return min(ends) if len(ends) == 2 else None
+
+
+def steady_ce(rec, k):
+    """(every CE mark, the CE marks on new data, where those come from: a
+    key of CE_NEW_FROM) of flow K after the bottleneck in the steady
+    window, or None without that capture or window."""
+    ac = rec["flows"][k].get("after_capture")
+    t_end = steady_end(rec)
+    if not ac or t_end is None:
+        return None
+    a0 = ac["first"] + rec["params"].get("steady_from_s", 10)
+    a1 = ac["first"] + t_end
+    new_times, frm = new_ce(ac)
+    return in_window(ac["ce_times"], a0, a1), in_window(new_times, a0, a1), frm
 
 
 def run_row(rec):
@@ -68,8 +143,14 @@ def run_row(rec):
            "feedback": p["feedback"], "rep": p["rep"], "ok": rec["ok"],
            "flags": ",".join(rec["fidelity"]["flags"]),
            "cpu_idle_min": rec["fidelity"]["cpu_idle_min"]}
-    ends = [f["series"][-1][0] for f in fl.values() if f.get("series")]
-    t_end = min(ends) if len(ends) == 2 else None
+    t_end = steady_end(rec)
+    srtt = {}
+    for k in ("A", "B"):
+        rtts = [r for _, _, _, r, _ in fl[k].get("series") or [] if r]
+        srtt[k] = statistics.median(rtts) / 1e6 if rtts else None
+    win, win_from = ce_window(rec, srtt)
+    row["ce_window_ms"] = round(win * 1e3, 2) if win else None
+    row["ce_window_from"] = win_from
     for k in ("A", "B"):
         f = fl[k]
         ser = f.get("series") or []
@@ -78,10 +159,9 @@ def run_row(rec):
         b = window_bytes(ser, steady, t_end)
         row["bytes_" + k] = b
         row["mbit_" + k] = round(b * 8 / (t_end - steady) / 1e6, 3)
-        rtts = [r for _, _, _, r, _ in ser if r]
-        rtt = statistics.median(rtts) / 1e6 if rtts else None
+        rtt = srtt[k]
         row["srtt_ms_" + k] = round(rtt * 1e3, 2) if rtt else None
-        sc, ac = f.get("sender_capture"), f.get("after_capture")
+        sc = f.get("sender_capture")
         if sc:
             t0 = sc["first"] + steady
             t1 = sc["first"] + t_end
@@ -91,15 +171,19 @@ def run_row(rec):
             row["episodes_" + k] = ep
             row["reductions_" + k] = cwr + ep
             row["red_per_s_" + k] = round((cwr + ep) / (t_end - steady), 3)
-        if ac and rtt:
-            a0 = ac["first"] + steady
-            a1 = ac["first"] + t_end
-            ce = in_window(ac["ce_times"], a0, a1)
+        marks = steady_ce(rec, k)
+        if marks:
+            ce, ce_new, frm = marks
             row["ce_" + k] = len(ce)
-            row["ce_rtts_" + k] = ce_round_trips(ce, rtt)
-            if sc and row["ce_rtts_" + k]:
-                row["red_per_ce_rtt_" + k] = round(row["reductions_" + k]
-                                                   / row["ce_rtts_" + k], 3)
+            row["ce_new_" + k] = len(ce_new)
+            row["ce_new_from_" + k] = frm
+            for suffix, times, w in (("", ce_new, win), ("_old", ce, rtt)):
+                if not w:
+                    continue
+                n = row["ce_rtts%s_%s" % (suffix, k)] = ce_round_trips(times, w)
+                if sc and n:
+                    row["red_per_ce_rtt%s_%s" % (suffix, k)] = round(
+                        row["reductions_" + k] / n, 3)
     if "bytes_A" in row and "bytes_B" in row and row["bytes_A"] + row["bytes_B"]:
         row["share_A"] = round(row["bytes_A"] / (row["bytes_A"] + row["bytes_B"]), 4)
         row["ratio_A_B"] = round(row["bytes_A"] / row["bytes_B"], 4) if row["bytes_B"] else None
@@ -158,9 +242,11 @@ def goal_rows(df):
     proxy-vs-ecn against A's share in the control ecn-vs-ecn (its range,
     and the Hodges-Lehmann shift with its exact interval: stats.gm_shift
     on one cell), and A's reductions per CE-marked round trip as a ratio
-    to the control's (stats.hl_ratio).  verdict: "backs off less" when
-    the whole shift interval is above 0, "backs off more" when below,
-    "not distinguishable" otherwise (or "no interval" with too few runs)."""
+    to the control's (stats.hl_ratio; resp_old: the same by the
+    definition before 2026-12-02, red_per_ce_rtt_old_A, when the frame
+    has it).  verdict: "backs off less" when the whole shift interval is
+    above 0, "backs off more" when below, "not distinguishable" otherwise
+    (or "no interval" with too few runs)."""
     out = []
     if "share_A" not in df:
         return out
@@ -169,7 +255,10 @@ def goal_rows(df):
         cs = [x for x in ctl.share_A if x == x]
         if not cs:
             continue
-        cr = [x for x in ctl.get("red_per_ce_rtt_A", pd.Series(dtype=float)) if x == x]
+        def col(g, c):
+            return [x for x in g.get(c, pd.Series(dtype=float)) if x == x]
+        cr = col(ctl, "red_per_ce_rtt_A")
+        cr_old = col(ctl, "red_per_ce_rtt_old_A")
         for fb, g in df[(df.direction == direction) & (df.pair == "proxy-vs-ecn")].groupby(
                 "feedback"):
             gs = [x for x in g.share_A if x == x]
@@ -187,16 +276,63 @@ def goal_rows(df):
                 verdict = "not distinguishable"
             if cov > 0 and cov < 0.9:
                 verdict += " ?"
-            gr = [x for x in g.get("red_per_ce_rtt_A", pd.Series(dtype=float)) if x == x]
+            gr = col(g, "red_per_ce_rtt_A")
+            gr_old = col(g, "red_per_ce_rtt_old_A")
             nan = float("nan")
             rr = stats.hl_ratio(gr, cr) if gr and cr else (nan, nan, nan, 0.0)
+            ro = stats.hl_ratio(gr_old, cr_old) if gr_old and cr_old else (nan, nan, nan, 0.0)
             out.append({"direction": direction, "feedback": fb, "share": m, "n": len(gs),
                         "ctl_lo": min(cs), "ctl_hi": max(cs), "n_ctl": len(cs),
                         "inside": bool(min(cs) <= m <= max(cs)),
                         "shift": sh, "shift_lo": lo, "shift_hi": hi, "shift_cov": cov,
                         "verdict": verdict, "resp_a": fmt_range(gr), "resp_ctl": fmt_range(cr),
-                        "resp": rr[0], "resp_lo": rr[1], "resp_hi": rr[2], "resp_cov": rr[3]})
+                        "resp": rr[0], "resp_lo": rr[1], "resp_hi": rr[2], "resp_cov": rr[3],
+                        "resp_a_old": fmt_range(gr_old), "resp_ctl_old": fmt_range(cr_old),
+                        "resp_old": ro[0], "resp_old_lo": ro[1], "resp_old_hi": ro[2],
+                        "resp_old_cov": ro[3]})
     return out
+
+
+def ce_rtt_section(df):
+    """summary.md's section on the reductions per CE-marked round trip:
+    what the CE marks and the window were, and the values by both
+    definitions."""
+    if "ce_new_from_A" not in df:
+        return []
+    frm = df.ce_new_from_A.value_counts()
+    win = df.ce_window_from.fillna("none").value_counts()
+    L = ["## Reductions per CE-marked round trip", "",
+         "A flow's CE-marked round trips are its CE marks after the bottleneck "
+         "grouped greedily into windows of one round trip; an ECN sender answers "
+         "each with at most one reduction (CWR, or a loss-recovery episode).  "
+         "Counted since 2026-12-02: only the CE marks on new data (a receiver "
+         "ignores the mark on a duplicate of data it already has in order, such as "
+         "the proxy's copy of a segment it has), in windows of one length for "
+         "every flow of a run (the RTT probe's median, else B's smoothed RTT).  "
+         "Before: every CE mark, in windows of the flow's own smoothed RTT, which "
+         "is shorter for the proxied sender than for an ECN sender and so gave it "
+         "more round trips.", "",
+         "- CE marks on new data from: %s" % "; ".join(
+             "%s (%d runs)" % (CE_NEW_FROM.get(k, k), n) for k, n in frm.items()),
+         "- window: %s" % "; ".join("%s (%d runs)" % (k, n) for k, n in win.items()),
+         "",
+         "| direction | pair | feedback | n | window ms | A's sRTT ms | B's sRTT ms "
+         "| A CE marks | on new data | A per CE-RTT | before 2026-12-02 | B CE marks "
+         "| on new data | B per CE-RTT | before 2026-12-02 |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key, g in df.groupby(["direction", "pair", "feedback"]):
+        def c(name):
+            return list(g.get(name, []))
+        L.append("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                 "| %s |" % (key + (len(g),) + tuple(
+                     f(c(n)) for f, n in (
+                         (med, "ce_window_ms"), (med, "srtt_ms_A"), (med, "srtt_ms_B"),
+                         (med, "ce_A"), (med, "ce_new_A"), (fmt_range, "red_per_ce_rtt_A"),
+                         (fmt_range, "red_per_ce_rtt_old_A"), (med, "ce_B"),
+                         (med, "ce_new_B"), (fmt_range, "red_per_ce_rtt_B"),
+                         (fmt_range, "red_per_ce_rtt_old_B")))))
+    L.append("")
+    return L
 
 
 def cwnd_plot(recs, path):
@@ -293,31 +429,39 @@ def report(d):
               "median and the control's range (the issue's \"within the control's "
               "spread\"), then the Hodges-Lehmann shift of A's share from the "
               "control's and the ratio of A's window reductions per CE-marked round "
-              "trip to the control's, with exact intervals and their coverage.  "
+              "trip to the control's (next section), with exact intervals and their "
+              "coverage; the last column is that ratio as defined before 2026-12-02 "
+              "(each flow's own sRTT, all CE marks).  "
               "`backs off less`: the whole share interval above 0 (the proxied sender "
               "takes more than an ECN sender in its place); `backs off more`: below 0; "
               "`not distinguishable` otherwise; `?`: an interval that covers less than 90 % "
               "(too few runs to decide).", "",
               "| direction | feedback | A's share, proxy-vs-ecn | control A's share range "
               "| inside | share shift from the control [interval] (coverage) | verdict "
-              "| A per CE-RTT | control A per CE-RTT | ratio [interval] (coverage) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| A per CE-RTT | control A per CE-RTT | ratio [interval] (coverage) "
+              "| ratio before 2026-12-02 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             verdicts["%s/%s" % (r["direction"], r["feedback"])] = {
                 "share_A": r["share"], "control": [r["ctl_lo"], r["ctl_hi"]],
                 "inside": r["inside"], "shift": [r["shift"], r["shift_lo"], r["shift_hi"]],
                 "shift_coverage": r["shift_cov"], "verdict": r["verdict"],
-                "red_per_ce_rtt_ratio": [r["resp"], r["resp_lo"], r["resp_hi"]]}
+                "red_per_ce_rtt_ratio": [r["resp"], r["resp_lo"], r["resp_hi"]],
+                "red_per_ce_rtt_ratio_before_20261202": [r["resp_old"], r["resp_old_lo"],
+                                                         r["resp_old_hi"]]}
             L.append("| %s | %s | %.3f (n=%d) | [%.3f, %.3f] (n=%d) | %s | %s | %s | %s | %s "
-                     "| %s |" % (
+                     "| %s | %s |" % (
                          r["direction"], r["feedback"], r["share"], r["n"], r["ctl_lo"],
                          r["ctl_hi"], r["n_ctl"], "yes" if r["inside"] else "**no**",
                          fmt_interval(r["shift"], r["shift_lo"], r["shift_hi"],
                                       r["shift_cov"], "%+.3f"),
                          r["verdict"], r["resp_a"], r["resp_ctl"],
                          fmt_interval(r["resp"], r["resp_lo"], r["resp_hi"],
-                                      r["resp_cov"])))
+                                      r["resp_cov"]),
+                         fmt_interval(r["resp_old"], r["resp_old_lo"], r["resp_old_hi"],
+                                      r["resp_old_cov"])))
         L.append("")
+        L += ce_rtt_section(df)
         if "nstat_recoveries_A" in df:
             L += ["## Upload senders' own counters (nstat in each sender's namespace)", "",
                   "| pair | feedback | n | A recoveries | A undos | A RTOs | B recoveries "

@@ -39,30 +39,11 @@ COUNTS = ("segs", "data", "bytes", "rst", "data_ts", "ack_sack", "mp_capable", "
           "mp_fail", "fastclose", "tcprst", "no_mptcp")
 
 
-def _options(raw):
-    """Yield (kind, value bytes) of each option in raw, as far as whole."""
-    i, n = 0, len(raw)
-    while i < n:
-        kind = raw[i]
-        if kind == 0:
-            return
-        if kind == 1:
-            i += 1
-            continue
-        if i + 1 >= n:
-            return
-        ln = raw[i + 1]
-        if ln < 2 or i + ln > n:
-            return
-        yield kind, raw[i + 2:i + ln]
-        i += ln
-
-
 def option_names(raw):
     """The options of a block by name (kind 30 by MPTCP subtype, e.g.
     "mptcp:dss"; an unknown kind as its number), NOPs left out."""
     out = []
-    for kind, v in _options(raw):
+    for kind, v in pcapread.iter_options(raw):
         if kind == 30 and v:
             out.append("mptcp:" + SUBTYPES.get(v[0] >> 4, str(v[0] >> 4)))
         else:
@@ -93,7 +74,7 @@ def mptcp_options(raw):
     (a checksum present); tcprst: reason (RFC 8684 3.6); mp_capable:
     version; others: {}."""
     out = []
-    for kind, v in _options(raw):
+    for kind, v in pcapread.iter_options(raw):
         if kind != 30 or not v:
             continue
         st = SUBTYPES.get(v[0] >> 4, str(v[0] >> 4))

@@ -145,27 +145,35 @@ def _parse(pkt, linktype):
             pkt[t + 20:t + doff] if doff > 20 else b"")
 
 
-def tcp_options(raw):
-    """{kind: value} of the TCP options in raw (as far as captured): "mss",
-    "wscale" (ints, as on the wire: a shift above 14 is not clamped),
-    "sack_ok" (True), "ts" ((TSval, TSecr)), "sack" ([(left, right), ...]
-    absolute).  Parsing stops at EOL, at a length below 2 and at an option
-    cut short."""
-    out = {}
+def iter_options(raw):
+    """Yield (kind, value bytes) of each TCP option in raw, as far as
+    captured: NOPs skipped; stops at EOL, at a length below 2 and at an
+    option cut short."""
     i, n = 0, len(raw)
     while i < n:
         kind = raw[i]
         if kind == 0:
-            break
+            return
         if kind == 1:
             i += 1
             continue
         if i + 1 >= n:
-            break
+            return
         ln = raw[i + 1]
         if ln < 2 or i + ln > n:
-            break
-        v = raw[i + 2:i + ln]
+            return
+        yield kind, raw[i + 2:i + ln]
+        i += ln
+
+
+def tcp_options(raw):
+    """{kind: value} of the TCP options in raw (iter_options()): "mss",
+    "wscale" (ints, as on the wire: a shift above 14 is not clamped),
+    "sack_ok" (True), "ts" ((TSval, TSecr)), "sack" ([(left, right), ...]
+    absolute)."""
+    out = {}
+    for kind, v in iter_options(raw):
+        ln = len(v) + 2
         if kind == 2 and ln == 4:
             out["mss"] = (v[0] << 8) | v[1]
         elif kind == 3 and ln == 3:
@@ -177,7 +185,6 @@ def tcp_options(raw):
         elif kind == 5 and (ln - 2) % 8 == 0:
             out.setdefault("sack", []).extend(
                 struct.unpack_from("!II", v, j) for j in range(0, ln - 2, 8))
-        i += ln
     return out
 
 

@@ -12,8 +12,13 @@ before: the proxy's "lost" segment L, and N's own retransmissions too
 (this capture alone cannot tell them apart).  For each, the first ACK within WINDOW_S (default 0.05 s) whose
 TSecr is non-zero and before the retransmission's TSval is reported:
 its delay after the retransmission, its ACK number minus the
-retransmitted sequence (0: held at L; above: a release) and whether it
+retransmitted sequence (0: at it, which is an ACK held at L only when
+the retransmission is a copy of L; above: beyond it) and whether it
 carries SACK blocks.  Prints the counts and the first 15.
+
+Most of what it lists can be N's own: in
+results/vmtest-dupack-trim-20261201 (CUBIC, SACK and timestamps) 41 of
+the 42 were (kmod/ecn_proxy/DUPACK.md, "Stale TSecrs at N").
 """
 import bisect
 import collections
@@ -58,10 +63,12 @@ def main(argv):
                               tsval - a[2], a[3]))
                 break
     print("retransmissions %d; followed within %.0f ms by an ACK with an older TSecr: %d "
-          "(held at L: %d, releases: %d)" % (
+          "(ACK at the retransmitted sequence: %d, beyond it: %d; L and N's own "
+          "retransmissions alike)" % (
               len(rexmits), window * 1000, len(found), sum(1 for f in found if not f[1]),
               sum(1 for f in found if f[1])))
-    print("first 15 (ms after, ACK - L, TSval - TSecr, SACK):", found[:15])
+    print("first 15 (ms after, ACK - retransmitted sequence, TSval - TSecr, SACK):",
+          found[:15])
     return 0
 
 

@@ -80,9 +80,22 @@ class Capture:
 def flow_view(path, port):
     """Per data connection to PORT in a capture: the data direction's
     segments -> {"client_port", "data_dir", "packets", "ce", "ect", "cwr",
-    "data", "retrans", "episodes", "ce_times", "cwr_times", "episode_times",
-    "first", "last"}.  The iperf3 control connection (little data) is
-    dropped: the flow with the most payload is the data flow."""
+    "data", "retrans", "episodes", "ce_times", "ce_new_times", "cwr_times",
+    "episode_times", "first", "last"}.  The iperf3 control connection
+    (little data) is dropped: the flow with the most payload is the data
+    flow.
+
+    ce_times has every CE-marked data segment; ce_new_times only those
+    that reach beyond the capture's in-order point (the end of the bytes
+    seen without a hole since the first): data the receiver does not yet
+    have in order when the capture is taken just before it.  Linux's
+    tcp_data_queue() drops a segment wholly below rcv_nxt before it looks
+    at its CE mark (tcp_ecn_check_ce), so a CE mark on such a duplicate,
+    e.g. on the proxy's copy of a segment E already has, can never be
+    answered; one on a retransmission that fills a hole can (since
+    2026-12-02; older records have no ce_new_times).  A segment the
+    capture itself lost leaves a hole that never fills: from there on
+    ce_new_times is ce_times (the run is flagged capture_drops)."""
     conns = {}
     for (t, ecn, src, dst, sport, dport, seq, ack, flags, win, plen) in \
             pcapread.read_packets(path):
@@ -106,11 +119,13 @@ def flow_view(path, port):
     segs = c = conns[cport][d]
     out = {"client_port": cport, "data_dir": d, "packets": len(segs), "data": 0,
            "ce": 0, "ect": 0, "cwr": 0, "retrans": 0, "episodes": 0, "bytes": 0,
-           "ce_times": [], "cwr_times": [], "episode_times": [],
+           "ce_times": [], "ce_new_times": [], "cwr_times": [], "episode_times": [],
            "first": segs[0][0] if segs else None, "last": segs[-1][0] if segs else None}
     base = None
     high = 0
     recover = None
+    cum = 0        # bytes [0, cum) seen without a hole
+    above = []     # sorted, disjoint [start, end) seen beyond cum
     for t, ecn, seq, flags, plen in c:
         if flags & pcapread.SYN:
             base = seq + 1
@@ -128,6 +143,9 @@ def flow_view(path, port):
         if ecn == 3:
             out["ce"] += 1
             out["ce_times"].append(round(t, 4))
+            if rel + plen > cum:
+                out["ce_new_times"].append(round(t, 4))
+        cum, above = seen(cum, above, rel, rel + plen)
         if flags & pcapread.CWR:
             out["cwr"] += 1
             out["cwr_times"].append(round(t, 4))
@@ -141,6 +159,25 @@ def flow_view(path, port):
             out["bytes"] += rel + plen - high
             high = rel + plen
     return out
+
+
+def seen(cum, above, start, end):
+    """The in-order point and the ranges seen beyond it after the bytes
+    [start, end) -> (cum, above)."""
+    if end <= cum:
+        return cum, above
+    start = max(start, cum)
+    merged = []
+    for s, e in above:
+        if e < start or s > end:
+            merged.append((s, e))
+        else:
+            start, end = min(s, start), max(e, end)
+    merged.append((start, end))
+    merged.sort()
+    while merged and merged[0][0] <= cum:
+        cum = max(cum, merged.pop(0)[1])
+    return cum, merged
 
 
 def iperf(ns, port, duration, reverse):

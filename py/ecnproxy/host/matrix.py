@@ -188,7 +188,8 @@ def pick_dir(prof, feedback, base=None, shard=None):
     feedback mode (so that FEEDBACK=drop does not resume a dupack run) if
     it is incomplete (for SHARD: if the shard's runs are), else a new one.
     Only the newest is resumed: an older unfinished directory was left
-    behind by a newer run (of newer code)."""
+    behind by a newer run (of newer code).  A directory whose about.json
+    says it was aborted or superseded is never resumed (nor one older)."""
     name = prof["name"]
     if os.environ.get("MATRIX_OUT"):
         return os.path.abspath(os.environ["MATRIX_OUT"])
@@ -202,6 +203,8 @@ def pick_dir(prof, feedback, base=None, shard=None):
             plan = json.load(f)
         if (plan.get("feedback") or "") != (feedback or ""):
             continue
+        if closed(d):
+            break
         if pending(d, plan, shard):
             return d
         break
@@ -212,6 +215,15 @@ def pick_dir(prof, feedback, base=None, shard=None):
         d = os.path.join(base, "%s-%s-%d" % (name, day, i))
         i += 1
     return d
+
+
+def closed(d):
+    """D's about.json gives it up: status aborted or superseded."""
+    try:
+        with open(os.path.join(d, "about.json")) as f:
+            return json.load(f).get("status") in ("aborted", "superseded")
+    except (OSError, ValueError):
+        return False
 
 
 def pending(d, plan, shard=None):
