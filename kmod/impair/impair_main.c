@@ -1078,23 +1078,17 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
 }
 
 /*
- * The coalesce part of a segment of a tracked flow, after the other rules:
- * a segment in the direction of the held one, or any SYN, FIN or RST,
- * releases it, joined to this one if @kr (a coalesce rule matched) and
- * this one is its successor (impair_coalesce_check()), else sent on
- * first; a segment that matched @kr is held if the flow's slot is free
- * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
- * segment held or joined.
- */
-/*
  * Under in->hold_lock: hold @skb (segment @cs, direction @dir) in the
- * flow's slot @h until its successor comes, or the timeout.
+ * flow's slot @h until its successor comes, or the timeout; the release
+ * work is armed for it unless pending for earlier (impair_hold_rearm()).
  */
 static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
 			    struct sk_buff *skb, const struct impair_seg *s,
 			    const struct impair_coal_seg *cs, u8 dir,
 			    const struct nf_hook_state *state)
 {
+	unsigned long tmo = msecs_to_jiffies(READ_ONCE(coalesce_timeout.val));
+
 	h->skb = skb;
 	h->okfn = state->okfn;
 	h->pf = state->pf;
@@ -1106,9 +1100,10 @@ static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
 	dev_hold(skb->dev);
 	list_add_tail(&h->node, &in->held);
 	WRITE_ONCE(in->nheld, in->nheld + 1);
-	if (!delayed_work_pending(&in->hold_work))
-		queue_delayed_work(system_wq, &in->hold_work,
-				   msecs_to_jiffies(READ_ONCE(coalesce_timeout.val)));
+	if (impair_hold_rearm(delayed_work_pending(&in->hold_work),
+			      READ_ONCE(in->hold_work.timer.expires), h->since,
+			      tmo))
+		mod_delayed_work(system_wq, &in->hold_work, tmo);
 }
 
 /*
@@ -1138,6 +1133,15 @@ static bool impair_coalesce_join(struct impair_net *in,
 	return true;
 }
 
+/*
+ * The coalesce part of a segment of a tracked flow, after the other rules:
+ * a segment in the direction of the held one, or any SYN, FIN or RST,
+ * releases it, joined to this one if @kr (a coalesce rule matched) and
+ * this one is its successor (impair_coalesce_check()), else sent on
+ * first; a segment that matched @kr is held if the flow's slot is free
+ * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
+ * segment held or joined.
+ */
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
 				    struct sk_buff *skb, struct impair_seg *s,
