@@ -12,7 +12,8 @@
  *               tcpfwd_set_hooks();
  *   packets     tcpfwd_parse() finds the TCP header and the flow key;
  *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
- *               with incremental checksums (skb->csum too under
+ *               (writable by tcpfwd_ensure_writable()) with incremental
+ *               checksums (skb->csum too under
  *               CHECKSUM_COMPLETE; tcpfwd_csum_complete_add() for a user's
  *               own edits of an IPv6 header, see tcpfwd_iph.h);
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_add() (the
@@ -37,13 +38,14 @@
  *
  * Locking: lookups run under rcu_read_lock(); inserts and removals are
  * rhashtable's (per-bucket locks); each flow's private state and its dead
- * flag are protected by flow->lock.  Flows (the user's struct begins with
- * struct tcpfwd_flow) come from the user's kmem_cache if ops->flow_cache
- * is set, else from kmalloc(), and are freed after an RCU grace period by
- * call_rcu(), so the user's module exit must rcu_barrier() before it
- * destroys its cache.  They are charged to the
- * memory cgroup of the task that created the namespace (tcpfwd_net_init(),
- * tcpfwd_flow.c), and bounded by the user's limit.
+ * flag are protected by flow->lock (from the packet path
+ * tcpfwd_flow_lock(), which disables BHs only where they are not yet).
+ * Flows (the user's struct begins with struct tcpfwd_flow) come from the
+ * user's kmem_cache if ops->flow_cache is set, else from kmalloc(), and
+ * are freed after an RCU grace period by call_rcu(), so the user's module
+ * exit must rcu_barrier() before it destroys its cache.  They are charged
+ * to the memory cgroup of the task that created the namespace
+ * (tcpfwd_net_init(), tcpfwd_flow.c), and bounded by the user's limit.
  */
 #ifndef _TCPFWD_H
 #define _TCPFWD_H
@@ -232,6 +234,20 @@ static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
 	tcpfwd_stats_add(tn->stats, stat, 1);
 }
 
+/*
+ * skb_ensure_writable(), its common case inline: the bytes are in the
+ * head and the head is the skb's own (not shared with a clone), where
+ * skb_ensure_writable() returns 0 without changing anything; a packet
+ * whose head holds less, or is a clone's, takes the call.
+ */
+static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
+					 unsigned int len)
+{
+	if (likely(len <= skb_headlen(skb) && !skb_cloned(skb)))
+		return 0;
+	return skb_ensure_writable(skb, len);
+}
+
 int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
@@ -288,6 +304,34 @@ static inline void tcpfwd_flow_refresh(struct tcpfwd_flow *f,
 
 	if (tcpfwd_refresh_due(READ_ONCE(f->expires), now, timeout))
 		WRITE_ONCE(f->expires, now + timeout);
+}
+
+/*
+ * A flow's lock from the packet path.  Hooks run with BHs disabled (in
+ * NET_RX, or in a task under local_bh_disable()) except after an NFQUEUE
+ * verdict, when nf_reinject() runs the rest of them in process context
+ * with BHs on: only then is the lock taken with spin_lock_bh(), which
+ * costs a local_bh_enable() on unlock.  With BHs already off, no softirq
+ * on this CPU can take the lock while it is held: spin_lock() is enough
+ * (the collector takes it with spin_lock_bh()).  Return: whether BHs were
+ * disabled here, for tcpfwd_flow_unlock().
+ */
+static inline bool tcpfwd_flow_lock(struct tcpfwd_flow *f)
+{
+	if (softirq_count()) {
+		spin_lock(&f->lock);
+		return false;
+	}
+	spin_lock_bh(&f->lock);
+	return true;
+}
+
+static inline void tcpfwd_flow_unlock(struct tcpfwd_flow *f, bool bh)
+{
+	if (bh)
+		spin_unlock_bh(&f->lock);
+	else
+		spin_unlock(&f->lock);
 }
 
 /* The packet's sender is the flow's initiator A. */

@@ -144,7 +144,7 @@ int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	__be16 old, new;
 	u8 *flags;
 
-	if (skb_ensure_writable(skb, p->thoff + sizeof(*th)))
+	if (tcpfwd_ensure_writable(skb, p->thoff + sizeof(*th)))
 		return -ENOMEM;
 	th = (struct tcphdr *)(skb->data + p->thoff);
 	flags = (u8 *)th + 13;
@@ -195,7 +195,7 @@ int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn)
 
 	len += family == NFPROTO_IPV4 ? sizeof(struct iphdr) :
 					sizeof(struct ipv6hdr);
-	if (skb_ensure_writable(skb, len))
+	if (tcpfwd_ensure_writable(skb, len))
 		return -ENOMEM;
 	if (family == NFPROTO_IPV4) {
 		ipv4_change_dsfield(ip_hdr(skb), (u8)~INET_ECN_MASK, ecn);

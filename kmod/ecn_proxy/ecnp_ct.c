@@ -33,7 +33,51 @@
  *     state while the router still forwards it.  Conntrack keeps an
  *     established TCP entry nf_conntrack_tcp_timeout_established (5 days)
  *     after its last packet; the proxy keeps a proxied flow at least as
- *     long as that entry (ecnp_ct_expires()).
+ *     long as that entry (ecnp_ct_expires());
+ *   - the bypass of flows that need nothing: once a flow is decided SAME
+ *     or PASS, the proxy sets a bit of its own in the entry's status word,
+ *     ECNP_CT_NOTHING_BIT (ecnp_ct_mark()), and the hook passes that
+ *     connection's segments without SYN, FIN or RST after reading
+ *     skb->_nfct, that bit and the TCP flags, before parsing and hashing
+ *     (ecnp_hook(), FSM.md "Flows that need nothing").
+ *
+ * Why that bit is safe (6.1 and 6.12 sources; docs/home-router.md has the
+ * lines, scripts/tests/test_ct_bit.py checks them):
+ *   - it is the top bit of the unsigned long, 31 or 63, and the kernel's
+ *     IPS_* bits end below __IPS_MAX_BIT (16; asserted below at build
+ *     time).  Conntrack writes the whole word only when it allocates an
+ *     entry (__nf_conntrack_alloc(): status = 0; a template: IPS_TEMPLATE),
+ *     so a reused (SLAB_TYPESAFE_BY_RCU) entry starts without it; every
+ *     other write is a set_bit()/clear_bit() of one IPS_* bit or an |= on
+ *     an entry not yet confirmed; __nf_ct_change_status() (ctnetlink,
+ *     conntrackd, BPF's bpf_ct_change_status()) changes bits below
+ *     __IPS_MAX_BIT only, so userspace can neither set nor clear it, and
+ *     conntrackd does not copy it to a backup (which then only takes the
+ *     slower path);
+ *   - every kernel read of the word masks it with IPS_* bits, except
+ *     those that hand the word to userspace: ctnetlink's CTA_STATUS (a
+ *     32-bit attribute, htonl(ct->status)), nft's "ct status" and
+ *     xt_conntrack's --ctstatus (both 32 bits, masked by the rule).  On a
+ *     64-bit kernel bit 63 is cut off by all of them; on a 32-bit kernel
+ *     bit 31 shows as 0x80000000, a bit no rule names;
+ *   - it is set only with test_and_set_bit() (atomic: no bit is lost),
+ *     under the flow's lock, on a confirmed TCP entry (an unconfirmed one
+ *     is still written non-atomically by conntrack, and may lose a clash
+ *     and be freed), and cleared by the first SYN that meets it and by a
+ *     flow whose machine starts over: a connection that reopens the
+ *     4-tuple on the same entry (conntrack kills the entry and makes a
+ *     new one for a SYN after FIN or RST, tcp_packet(), but not in every
+ *     state) is never bypassed past its SYN;
+ *   - one entry is one connection in one netns, seen with the same
+ *     4-tuple in both directions at the proxy's hook: NAT translates the
+ *     destination in PREROUTING and the source in POSTROUTING, so at the
+ *     end of FORWARD the original direction has the client's own and the
+ *     server's real address and the reply direction the same pair
+ *     reversed (also for IPv6 and NAT66);
+ *   - what a wrong bit could do is bounded: it makes the proxy pass a
+ *     connection's segments untouched, which is what it does for any
+ *     connection it has no flow for.  Another out-of-tree module that
+ *     borrows the same bit would do that to some connections.
  */
 #include <linux/skbuff.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -42,27 +86,15 @@
 
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 
-static struct nf_conn *ecnp_ct(const struct sk_buff *skb)
-{
-	enum ip_conntrack_info ctinfo;
+static_assert(__IPS_MAX_BIT <= ECNP_CT_NOTHING_BIT,
+	      "ECNP_CT_NOTHING_BIT: a bit conntrack does not use");
 
-	return nf_ct_get(skb, &ctinfo);
-}
-
-/**
- * ecnp_ct_offloaded - the packet's connection is in a flowtable
- * @skb: a forwarded packet
- *
- * Its other packets take the flowtable's fast path and never reach the
- * proxy's hook; this one came back to the slow path (FIN, RST, a route or
- * MTU change).
+/*
+ * ecnp_ct_offloaded() (ecnp_ct.h): the packet's connection is in a
+ * flowtable.  Its other packets take the flowtable's fast path and never
+ * reach the proxy's hook; this one came back to the slow path (FIN, RST,
+ * a route or MTU change).
  */
-bool ecnp_ct_offloaded(const struct sk_buff *skb)
-{
-	const struct nf_conn *ct = ecnp_ct(skb);
-
-	return ct && test_bit(IPS_OFFLOAD_BIT, &ct->status);
-}
 
 /**
  * ecnp_ct_keep_slow - keep the packet's connection off the fast path
@@ -72,7 +104,7 @@ bool ecnp_ct_offloaded(const struct sk_buff *skb)
  */
 bool ecnp_ct_keep_slow(const struct sk_buff *skb)
 {
-	struct nf_conn *ct = ecnp_ct(skb);
+	struct nf_conn *ct = ecnp_ct_get(skb);
 
 	if (!ct || !nf_ct_is_confirmed(ct))
 		return false;
@@ -80,33 +112,45 @@ bool ecnp_ct_keep_slow(const struct sk_buff *skb)
 }
 
 /**
- * ecnp_ct_expires - how long conntrack keeps the packet's connection
- * @skb: a forwarded packet
+ * ecnp_ct_mark - say in the packet's entry whether its connection needs
+ *	nothing
+ * @skb: a forwarded TCP segment
+ * @nothing: its flow is decided SAME or PASS (set the bit), or its machine
+ *	is not (clear it)
  *
- * Return: jiffies until its entry times out, 0 without one.
+ * Under the flow's lock, so that a fast exit that sets the bit cannot
+ * overtake a step that has just restarted the flow; the hook also clears
+ * it, without the lock, for a SYN (ecnp_hook()).  Set only on a confirmed
+ * TCP entry (see above); each write is atomic and only when the bit
+ * changes.
+ *
+ * Return: true if this call set the bit (flows_ct_marked).
  */
-unsigned long ecnp_ct_expires(const struct sk_buff *skb)
+bool ecnp_ct_mark(const struct sk_buff *skb, bool nothing)
 {
-	const struct nf_conn *ct = ecnp_ct(skb);
+	struct nf_conn *ct = ecnp_ct_get(skb);
 
-	return ct ? nf_ct_expires(ct) : 0;
+	if (!ct || ecnp_ct_nothing(ct) == nothing)
+		return false;
+	if (!nothing) {
+		clear_bit(ECNP_CT_NOTHING_BIT, &ct->status);
+		return false;
+	}
+	if (!nf_ct_is_confirmed(ct) || nf_ct_protonum(ct) != IPPROTO_TCP)
+		return false;
+	return !test_and_set_bit(ECNP_CT_NOTHING_BIT, &ct->status);
 }
 
 #else
-
-bool ecnp_ct_offloaded(const struct sk_buff *skb)
-{
-	return false;
-}
 
 bool ecnp_ct_keep_slow(const struct sk_buff *skb)
 {
 	return false;
 }
 
-unsigned long ecnp_ct_expires(const struct sk_buff *skb)
+bool ecnp_ct_mark(const struct sk_buff *skb, bool nothing)
 {
-	return 0;
+	return false;
 }
 
 #endif

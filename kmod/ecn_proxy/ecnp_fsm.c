@@ -422,7 +422,12 @@ static bool ecnp_acks_syn(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * A side whose SYN was not seen makes every segment out of the window,
  * unless the flow was picked up without its handshake (ECNP_WF_LIBERAL).
  */
-static bool ecnp_ack_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+/*
+ * The window checks and updates are inline: the quick step (ecnp_quick())
+ * runs them on most segments, with the segment's end known.
+ */
+static __always_inline bool ecnp_ack_check(const struct ecnp_fsm *f,
+					   const struct ecnp_pkt *p)
 {
 	const struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
 	u32 ackwin = ecnp_win_bytes(s);
@@ -434,10 +439,13 @@ static bool ecnp_ack_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return !before(p->ack, r->end - ackwin);
 }
 
-static bool ecnp_win_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+/* ecnp_win_check() of a segment whose end (ecnp_seg_end()) is @end. */
+static __always_inline bool ecnp_win_check_end(const struct ecnp_fsm *f,
+					       const struct ecnp_pkt *p,
+					       u32 end)
 {
 	const struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
-	u32 end = ecnp_seg_end(p), rwin;
+	u32 rwin;
 
 	if ((s->wflags | r->wflags) & ECNP_WF_LIBERAL)
 		return true;
@@ -451,6 +459,11 @@ static bool ecnp_win_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return !(p->flags & ECNP_TCP_ACK) || ecnp_ack_check(f, p);
 }
 
+static bool ecnp_win_check(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	return ecnp_win_check_end(f, p, ecnp_seg_end(p));
+}
+
 /* A segment without SYN or RST may change the flow's state. */
 static bool ecnp_seg_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -461,11 +474,13 @@ static bool ecnp_seg_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ecnp_win_check(f, p);
 }
 
-/* An accepted segment without SYN or RST: conntrack's "update" part. */
-static void ecnp_win_update(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+/* ecnp_win_update() of a segment whose end (ecnp_seg_end()) is @end. */
+static __always_inline void ecnp_win_update_end(struct ecnp_fsm *f,
+						const struct ecnp_pkt *p,
+						u32 end)
 {
 	struct ecnp_win *s = &f->win[p->dir], *r = &f->win[!p->dir];
-	u32 end = ecnp_seg_end(p), edge;
+	u32 edge;
 
 	/* (a picked-up flow's too: which connection it is, ecnp_conn_id) */
 	if ((p->flags & ECNP_TCP_ACK) && ecnp_fsm_in_phase2(f) &&
@@ -482,6 +497,12 @@ static void ecnp_win_update(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	edge = p->ack + ecnp_win_shift(s, p->win) + !p->win;
 	if (after(edge, r->maxend))
 		r->maxend = edge;
+}
+
+/* An accepted segment without SYN or RST: conntrack's "update" part. */
+static void ecnp_win_update(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	ecnp_win_update_end(f, p, ecnp_seg_end(p));
 }
 
 /*
@@ -1542,16 +1563,14 @@ bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
 }
 
 /* E->N segment in phase 2. */
-static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-		       enum ecnp_feedback mode)
+/*
+ * E's ACK: E's ACK number, a hole at E (without SACK, in dupack mode:
+ * ecnp_e_track_hole()), the gap in N's stream it closes, the end of an
+ * event's window.  @advanced: it advances E's ACK number.
+ */
+static void ecnp_e_track(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, bool advanced)
 {
-	bool echo = ecnp_st_echo(f->state);
-	bool signal = ecnp_st_signal(f->state);
-	bool advanced = (p->flags & ECNP_TCP_ACK) &&
-			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
-	bool held = (p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD);
-	u32 act = 0;
-
 	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
 		ecnp_e_track_hole(f, p, advanced);
 	if (advanced)
@@ -1561,6 +1580,73 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if ((p->flags & ECNP_TCP_ACK) && (f->flags & ECNP_FL_IN_WINDOW) &&
 	    after(p->ack, f->recover))
 		f->flags &= ~ECNP_FL_IN_WINDOW;
+}
+
+/*
+ * E's ECE starts a congestion event, and the signal toward N is given
+ * (dupack: on an ACK it can start on, ecnp_dupack_ready()) or found
+ * answered by N's own recovery.  *@signal: a signal is pending, before
+ * and after.  Return: @act with the event's bits (a signal given keeps
+ * only @act's events).
+ */
+static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, bool advanced, bool *signal,
+			 u32 act)
+{
+	if ((p->flags & ECNP_TCP_ECE) && !*signal &&
+	    !(f->dflags & ECNP_DF_HOLD) &&
+	    !(f->flags & (ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING))) {
+		f->flags |= ECNP_FL_IN_WINDOW;
+		f->recover = f->n_nxt;
+		f->saved_ack = p->ack;
+		f->dup_cnt = 0;
+		f->dflags &= ~ECNP_DF_ABORTED;	/* L is forgotten */
+		if (mode == ECNP_FB_NONE)
+			f->flags |= ECNP_FL_CWR_PENDING;
+		else
+			*signal = true;
+	}
+	/*
+	 * dupack: E repeated its ACK ECNP_DUPACKS times or more within this
+	 * hole, so N is repairing a loss of this window and has already
+	 * reduced its window once for it: that answers the event.
+	 */
+	if (*signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
+		*signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		ecnp_window_from_signal(f);
+		act |= ECNP_EV_CONG_ANSWERED;
+	}
+	/* dupack: the signal is this ACK plus injected duplicates of it */
+	if (*signal && mode == ECNP_FB_DUPACK &&
+	    ecnp_dupack_ready(f, p, advanced)) {
+		ecnp_start_hold(f, p);
+		*signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		/*
+		 * The ACK that ends one hold may start the next, if its
+		 * TSecr needs no fix (ecnp_dupack_ready()): it goes out as
+		 * E sent it and its copies duplicate it exactly.
+		 */
+		act &= ECNP_EV_MASK;
+		act |= ECNP_EV_CONG_SIGNAL;
+		if (!ecnp_sack_ok(f))
+			act |= ECNP_ACT_INJECT_DUPACKS;
+	}
+	return act;
+}
+
+static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		       enum ecnp_feedback mode)
+{
+	bool echo = ecnp_st_echo(f->state);
+	bool signal = ecnp_st_signal(f->state);
+	bool advanced = (p->flags & ECNP_TCP_ACK) &&
+			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
+	bool held = (p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD);
+	u32 act;
+
+	ecnp_e_track(f, p, mode, advanced);
 	if (held)
 		act = ecnp_hold(f, p);
 	else
@@ -1583,47 +1669,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	/* like tcp_ecn_check_ce(): only data segments are echoed */
 	if (p->ecn == ECNP_ECN_CE && p->len)
 		echo = true;
-
-	if ((p->flags & ECNP_TCP_ECE) && !signal &&
-	    !(f->dflags & ECNP_DF_HOLD) &&
-	    !(f->flags & (ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING))) {
-		f->flags |= ECNP_FL_IN_WINDOW;
-		f->recover = f->n_nxt;
-		f->saved_ack = p->ack;
-		f->dup_cnt = 0;
-		f->dflags &= ~ECNP_DF_ABORTED;	/* L is forgotten */
-		if (mode == ECNP_FB_NONE)
-			f->flags |= ECNP_FL_CWR_PENDING;
-		else
-			signal = true;
-	}
-	/*
-	 * dupack: E repeated its ACK ECNP_DUPACKS times or more within this
-	 * hole, so N is repairing a loss of this window and has already
-	 * reduced its window once for it: that answers the event.
-	 */
-	if (signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
-		signal = false;
-		f->flags |= ECNP_FL_CWR_PENDING;
-		ecnp_window_from_signal(f);
-		act |= ECNP_EV_CONG_ANSWERED;
-	}
-	/* dupack: the signal is this ACK plus injected duplicates of it */
-	if (signal && mode == ECNP_FB_DUPACK &&
-	    ecnp_dupack_ready(f, p, advanced)) {
-		ecnp_start_hold(f, p);
-		signal = false;
-		f->flags |= ECNP_FL_CWR_PENDING;
-		/*
-		 * The ACK that ends one hold may start the next, if its
-		 * TSecr needs no fix (ecnp_dupack_ready()): it goes out as
-		 * E sent it and its copies duplicate it exactly.
-		 */
-		act &= ECNP_EV_MASK;
-		act |= ECNP_EV_CONG_SIGNAL;
-		if (!ecnp_sack_ok(f))
-			act |= ECNP_ACT_INJECT_DUPACKS;
-	}
+	act = ecnp_e_signal(f, p, mode, advanced, &signal, act);
 	f->state = ecnp_p2_state(echo, signal);
 	if (act & ECNP_ACT_DROP)
 		return act;	/* absorbed: nothing to edit */
@@ -2164,19 +2210,123 @@ static u32 ecnp_syn_state(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return 0;
 }
 
-/**
- * ecnp_fsm_step - advance a flow's state machine by one segment
- * @f: the flow's state, ECNP_S_INIT (all zero) before its first segment
- * @p: what the plumbing observed on the segment
- * @mode: congestion feedback mode toward N (sysctl)
- * @dst_no_upgrade: B's address is in the SYN fallback cache; only looked at
- *	before B's SYN-ACK, and latched
- *
- * Return: ECNP_ACT_* header edits to apply to this segment, or
- * ECNP_ACT_DROP, ored with ECNP_EV_* events.
+/*
+ * The quick step (ecnp_quick()): a phase 2 segment in the steady state,
+ * which the full step (ecnp_step_full()) would handle with every one of
+ * its special cases ruled out.  What rules them out, first about the
+ * flow: DEFAULT or ECE (no congestion signal pending toward N), no
+ * simulated loss going on and none given up (ECNP_DF_QUICK_OFF: no hold,
+ * no late retransmission of L to expect, no gap in N's stream, no aborted
+ * hold; a suppressed retransmission's TSval, ECNP_DF_REXMIT and
+ * ECNP_DF_TS, stays until the next event and is dealt with:
+ * ecnp_fixup()); and about the segment: an ACK, with PSH or not, without
+ * SYN, FIN, RST, URG, ECE, CWR or AE.  N's data while CWR is pending is
+ * the full step's too.
  */
-u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-		  enum ecnp_feedback mode, bool dst_no_upgrade)
+#define ECNP_DF_QUICK_OFF	(ECNP_DF_HOLD | ECNP_DF_LATE | ECNP_DF_GAP | \
+				 ECNP_DF_ABORTED)
+
+static bool ecnp_quick_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	return (f->state == ECNP_S_DEFAULT || f->state == ECNP_S_ECE) &&
+	       (p->flags & ~ECNP_TCP_PSH) == ECNP_TCP_ACK &&
+	       !(f->dflags & ECNP_DF_QUICK_OFF);
+}
+
+/*
+ * N->E, ecnp_n_step() without what ecnp_quick_ok() rules out: no copy of
+ * L to suppress or pass (ecnp_n_rexmit(): no hold, none late), no hold
+ * to track, no signal to give.  Data beyond n_nxt (a gap opens) and new
+ * data that is to carry CWR are left to the full step: false, nothing
+ * changed.
+ */
+static bool ecnp_quick_n(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, u32 *ret)
+{
+	bool new_data = false;
+	u32 end;
+
+	if (p->len) {
+		if (after(p->seq, f->n_nxt) ||
+		    (f->flags & ECNP_FL_CWR_PENDING))
+			return false;
+		new_data = !before(p->seq, f->n_nxt);
+		if (p->seg_len > f->smss)
+			f->smss = p->seg_len;
+		end = p->seq + p->len;
+		if (after(end, f->n_nxt))
+			f->n_nxt = end;
+	}
+	*ret = f->state == ECNP_S_ECE ? ECNP_ACT_SET_ECE : 0;
+	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)
+		*ret |= ECNP_ACT_SET_ECT0;
+	return true;
+}
+
+/*
+ * E->N, ecnp_e_step() without what ecnp_quick_ok() rules out: no hold,
+ * nothing to absorb, no ECE to answer, no signal to give; what is left is
+ * E's ACK (ecnp_e_track() without the gap, the segment being an ACK),
+ * the TSecr or D-SACK of an earlier event's suppressed retransmission
+ * (ecnp_fixup()), CE on its data, and the ECN it must not show N.
+ */
+static void ecnp_quick_e(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			 enum ecnp_feedback mode, u32 *ret)
+{
+	bool advanced = after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
+	bool echo = f->state == ECNP_S_ECE;
+
+	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
+		ecnp_e_track_hole(f, p, advanced);
+	if (advanced)
+		f->e_ack = p->ack;
+	if ((f->flags & ECNP_FL_IN_WINDOW) && after(p->ack, f->recover))
+		f->flags &= ~ECNP_FL_IN_WINDOW;
+	*ret = ecnp_fixup(f, p);
+	/* like tcp_ecn_check_ce(): only data segments are echoed */
+	if (p->ecn == ECNP_ECN_CE && p->len)
+		echo = true;
+	f->state = echo ? ECNP_S_ECE : ECNP_S_DEFAULT;
+	if (p->ecn != ECNP_ECN_NOT_ECT)
+		*ret |= ECNP_ACT_CLEAR_ECN;
+}
+
+/*
+ * The steady state of a proxied flow, most of its segments: the same
+ * result and the same state as ecnp_step_full(), from a fraction of its
+ * tests (the unit tests compare both on every segment they step, and on
+ * random flows).  Return: true if done (*@ret set), false if the full
+ * step must take the segment (nothing changed).
+ */
+static __always_inline bool ecnp_quick(struct ecnp_fsm *f,
+				       const struct ecnp_pkt *p,
+				       enum ecnp_feedback mode, u32 *ret)
+{
+	/* ecnp_seg_end(): no SYN, no FIN */
+	u32 end = p->seq + p->len;
+
+	if (!ecnp_quick_ok(f, p))
+		return false;
+	/* ecnp_seg_ok() of a phase 2 flow */
+	if (!ecnp_win_check_end(f, p, end)) {
+		*ret = ecnp_out_of_window();
+		return true;
+	}
+	if (ecnp_from_e(f, p))
+		ecnp_quick_e(f, p, mode, ret);
+	else if (!ecnp_quick_n(f, p, mode, ret))
+		return false;
+	ecnp_win_update_end(f, p, end);
+	return true;
+}
+
+/*
+ * ecnp_fsm_step() for every segment: each state's own step.  Out of line,
+ * so that the quick step does not pay for its registers.
+ */
+static noinline u32 ecnp_step_full(struct ecnp_fsm *f,
+				   const struct ecnp_pkt *p,
+				   enum ecnp_feedback mode, bool dst_no_upgrade)
 {
 	bool syn = p->flags & ECNP_TCP_SYN;
 	u32 ret;
@@ -2231,6 +2381,27 @@ u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 }
 
 /**
+ * ecnp_fsm_step - advance a flow's state machine by one segment
+ * @f: the flow's state, ECNP_S_INIT (all zero) before its first segment
+ * @p: what the plumbing observed on the segment
+ * @mode: congestion feedback mode toward N (sysctl)
+ * @dst_no_upgrade: B's address is in the SYN fallback cache; only looked at
+ *	before B's SYN-ACK, and latched
+ *
+ * Return: ECNP_ACT_* header edits to apply to this segment, or
+ * ECNP_ACT_DROP, ored with ECNP_EV_* events.
+ */
+u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		  enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	u32 ret;
+
+	if (ecnp_quick(f, p, mode, &ret))
+		return ret;
+	return ecnp_step_full(f, p, mode, dst_no_upgrade);
+}
+
+/**
  * ecnp_fsm_untrack - stop following a decided flow's windows
  * @f: a flow that needs nothing (ecnp_fsm_needs_nothing())
  *
@@ -2246,34 +2417,6 @@ void ecnp_fsm_untrack(struct ecnp_fsm *f)
 {
 	f->win[ECNP_DIR_A].wflags |= ECNP_WF_LIBERAL;
 	f->win[ECNP_DIR_B].wflags |= ECNP_WF_LIBERAL;
-}
-
-/**
- * ecnp_fsm_wants_opts - does ecnp_fsm_step() need the TCP options?
- * @f: the flow's state
- * @flags: the segment's ECNP_TCP_* flags
- * @mode: the feedback mode the segment will be stepped with
- *
- * Options (ECNP_OPT_*) are read on SYNs and SYN-ACKs, while a simulated
- * loss or its TSecr fix-up lasts (whatever the mode is now), and in dupack
- * mode on ACKs echoing ECE and while the signal is pending (a hole
- * reported by SACK defers the simulated loss).  Other segments need not
- * be walked.
- *
- * Return: true iff the caller must fill in the ecnp_pkt's option fields.
- */
-bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
-			 enum ecnp_feedback mode)
-{
-	if (flags & ECNP_TCP_SYN)
-		return true;
-	if (!ecnp_fsm_in_phase2(f))
-		return false;
-	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE |
-			 ECNP_DF_REXMIT))
-		return true;
-	return mode == ECNP_FB_DUPACK &&
-	       ((flags & ECNP_TCP_ECE) || ecnp_st_signal(f->state));
 }
 
 /**

@@ -432,8 +432,6 @@ void ecnp_fsm_pickup_init(struct ecnp_fsm *f, const struct ecnp_pkt *p, int e,
 void ecnp_fsm_conn_id(const struct ecnp_fsm *f, struct ecnp_conn_id *id);
 bool ecnp_conn_id_match(const struct ecnp_conn_id *id,
 			const struct ecnp_pkt *p, bool from_e);
-bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f, u16 flags,
-			 enum ecnp_feedback mode);
 bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode);
 void ecnp_fsm_untrack(struct ecnp_fsm *f);
@@ -457,6 +455,57 @@ static inline bool ecnp_fsm_in_phase2(const struct ecnp_fsm *f)
 static inline bool ecnp_fsm_needs_nothing(const struct ecnp_fsm *f)
 {
 	return f->state == ECNP_S_SAME || f->state == ECNP_S_PASS;
+}
+
+/*
+ * What the hook does with a segment whose conntrack entry says that its
+ * connection needs nothing (ecnp_ct.c, ECNP_CT_NOTHING_BIT), from its TCP
+ * flags (tcp_flag_byte()): pass it at once, as the fast exit would
+ * (tcpfwd_fast_flags_ok()); or take the full path, a SYN after clearing
+ * the bit (a new connection may reuse the entry).
+ */
+enum ecnp_ct_path {
+	ECNP_CT_SLOW = 0,	/* FIN or RST: stepped as before */
+	ECNP_CT_PASS,		/* none of SYN, FIN, RST: passed */
+	ECNP_CT_UNMARK,		/* SYN: the bit cleared, then stepped */
+};
+
+static inline enum ecnp_ct_path ecnp_ct_path(u8 flags)
+{
+	if (tcpfwd_fast_flags_ok(flags))
+		return ECNP_CT_PASS;
+	return flags & ECNP_TCP_SYN ? ECNP_CT_UNMARK : ECNP_CT_SLOW;
+}
+
+/**
+ * ecnp_fsm_wants_opts - does ecnp_fsm_step() need the TCP options?
+ * @f: the flow's state
+ * @flags: the segment's ECNP_TCP_* flags
+ * @mode: the feedback mode the segment will be stepped with
+ *
+ * Options (ECNP_OPT_*) are read on SYNs and SYN-ACKs, while a simulated
+ * loss or its TSecr fix-up lasts (whatever the mode is now), and in dupack
+ * mode on ACKs echoing ECE and while the signal is pending (a hole
+ * reported by SACK defers the simulated loss).  Other segments need not
+ * be walked.
+ *
+ * Inline: the plumbing asks on every segment it steps.
+ *
+ * Return: true iff the caller must fill in the ecnp_pkt's option fields.
+ */
+static inline bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f,
+				       u16 flags, enum ecnp_feedback mode)
+{
+	if (flags & ECNP_TCP_SYN)
+		return true;
+	if (!ecnp_fsm_in_phase2(f))
+		return false;
+	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE |
+			 ECNP_DF_REXMIT))
+		return true;
+	return mode == ECNP_FB_DUPACK &&
+	       ((flags & ECNP_TCP_ECE) || f->state == ECNP_S_DUPACK ||
+		f->state == ECNP_S_ECE_DUPACK);
 }
 
 /* Roles are decided and the proxy plays N's part toward E. */

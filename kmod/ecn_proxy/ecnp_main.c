@@ -170,6 +170,7 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_VERIFY,
 	ECNP_STAT_REXMIT_PASSED,
 	ECNP_STAT_TOMBSTONES_EVICTED,
+	ECNP_STAT_FLOWS_CT_MARKED,
 	ECNP_STAT_NR,
 };
 
@@ -217,6 +218,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
 	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
 	[ECNP_STAT_TOMBSTONES_EVICTED]		= "tombstones_evicted",
+	[ECNP_STAT_FLOWS_CT_MARKED]		= "flows_ct_marked",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -514,9 +516,14 @@ static const struct in6_addr *ecnp_b_addr(const struct tcpfwd_flow *f)
 	return f->a_is_lo ? &f->key.hi_addr : &f->key.lo_addr;
 }
 
-/* The options the state machine needs: timestamps, SACK(-permitted). */
-static void ecnp_fill_opts(const struct sk_buff *skb,
-			   const struct tcpfwd_pkt *p, struct ecnp_pkt *ep)
+/*
+ * The options the state machine needs: timestamps, SACK(-permitted).  Out
+ * of line: its buffers (and their stack canary) are for the segments
+ * whose options are read, not for every segment ecnp_fill_pkt() fills.
+ */
+static noinline void ecnp_fill_opts(const struct sk_buff *skb,
+				    const struct tcpfwd_pkt *p,
+				    struct ecnp_pkt *ep)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
 	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
@@ -576,8 +583,13 @@ static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
 		ecnp_fill_opts(skb, p, ep);
 }
 
-static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
-			 const struct tcpfwd_pkt *p, u32 ret)
+/*
+ * The counters of a step's events (ECNP_EV_*) and of a drop.  Return:
+ * true if the segment's edits are not counted (dropped, absorbed, or N's
+ * suppressed retransmission).
+ */
+static bool ecnp_account_events(struct ecnp_net *en, struct ecnp_flow *ef,
+				u32 ret)
 {
 	static const struct {
 		u32 ev;
@@ -592,9 +604,10 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 	};
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(outcomes); i++)
-		if (ret & outcomes[i].ev)
-			ecnp_count(en, outcomes[i].stat);
+	if (ret & ECNP_EV_OUT_MASK)
+		for (i = 0; i < ARRAY_SIZE(outcomes); i++)
+			if (ret & outcomes[i].ev)
+				ecnp_count(en, outcomes[i].stat);
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_count(en, ECNP_STAT_SYN_FALLBACKS);
 	if (ret & ECNP_EV_SIGNED)
@@ -616,19 +629,26 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_REXMIT_PASSED);
 	} else if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
-		return;
+		return true;
 	} else if (ret & ECNP_EV_NOT_DROPPED) {
 		ecnp_count(en, ECNP_STAT_GSO_DROP_SKIPPED);
 	}
 	if (ret & ECNP_EV_ACK_ABSORBED) {
 		ecnp_count(en, ECNP_STAT_ACKS_ABSORBED);
-		return;
+		return true;
 	}
 	if (ret & ECNP_ACT_DROP) {
 		ecnp_count(en, ECNP_STAT_SEGS_DROPPED);
 		ef->cnt.dropped++;
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* The counters of a step's header edits (ECNP_ACT_FLAG_EDITS, HOLD_ACK). */
+static void ecnp_account_edits(struct ecnp_net *en, struct ecnp_flow *ef,
+			       const struct tcpfwd_pkt *p, u32 ret)
+{
 	if (ret & ECNP_ACT_HOLD_ACK)
 		ecnp_count(en, ECNP_STAT_ACKS_HELD);
 	if (ret & ECNP_ACT_SET_ECT0) {
@@ -657,6 +677,20 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_SEGS_CWR_CLEARED);
 }
 
+/*
+ * A step's counters.  Most steps have no event and one edit or none: the
+ * events' tests are skipped as a whole (ECNP_EV_MASK, and the drop).
+ */
+static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
+			 const struct tcpfwd_pkt *p, u32 ret)
+{
+	if ((ret & (ECNP_EV_MASK | ECNP_ACT_DROP)) &&
+	    ecnp_account_events(en, ef, ret))
+		return;
+	if (ret & (ECNP_ACT_FLAG_EDITS | ECNP_ACT_HOLD_ACK))
+		ecnp_account_edits(en, ef, p, ret);
+}
+
 /* Under ef->base.lock: when the flow may be forgotten. */
 static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 			    const struct sk_buff *skb, u32 ret)
@@ -666,17 +700,26 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 	unsigned long t;
 	int secs;
 
+	/*
+	 * conntrack's copy of the decision (ecnp_hook()) follows ef->decided,
+	 * here under the lock: set when a flow is decided or a decided flow
+	 * is stepped, cleared when it is not any more.  Other flows never
+	 * have it, and pay nothing for it.
+	 */
 	if (st < ECNP_S_SAME) {
 		/* (re)started handshake: a new connection on this tuple */
 		ef->closed = false;
 		ef->decided = false;
 		WRITE_ONCE(ef->base.fast, false);
+		ecnp_ct_mark(skb, false);
 	}
 	if (ret & ECNP_EV_CLOSED)
 		ef->closed = true;
 	if (ef->decided) {
 		/* closed: its last segments take the slow path */
 		WRITE_ONCE(ef->base.fast, !ef->closed);
+		if (ecnp_ct_mark(skb, true))
+			ecnp_count(en, ECNP_STAT_FLOWS_CT_MARKED);
 		return;
 	}
 	if (ecnp_fsm_needs_nothing(&ef->fsm)) {
@@ -688,6 +731,8 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 		ef->decided = true;
 		ecnp_fsm_untrack(&ef->fsm);
 		WRITE_ONCE(ef->base.fast, !ef->closed);
+		if (ecnp_ct_mark(skb, true))
+			ecnp_count(en, ECNP_STAT_FLOWS_CT_MARKED);
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
@@ -802,7 +847,7 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 
 	if (p->payload < 2 || skb->len != p->thoff + p->thlen + p->payload)
 		return -EINVAL;
-	if (skb_ensure_writable(skb, keep))
+	if (tcpfwd_ensure_writable(skb, keep))
 		return -ENOMEM;
 	gone = skb_checksum(skb, keep, cut, 0);
 	/* the IP length and header checksum; a BIG TCP packet has none */
@@ -837,7 +882,7 @@ static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
 	struct tcphdr *th;
 	u32 tsval, tsecr, diff = 0;
 
-	if (skb_ensure_writable(skb, p->thoff + p->thlen))
+	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
 		return -ENOMEM;
 	th = (struct tcphdr *)(skb->data + p->thoff);
 	if (!p->payload && !skb_is_gso(skb) &&
@@ -946,6 +991,12 @@ static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 			       const struct tcpfwd_pkt *p,
 			       struct ecnp_pickup *pk)
 {
+	/*
+	 * conntrack remembers that the proxy decided this connection needs
+	 * nothing (its FIN or RST after its flow expired): not one to pick up
+	 */
+	if (ecnp_ct_nothing(ecnp_ct_get(skb)))
+		return false;
 	/* the common case, no tombstone at all, before any stack is zeroed */
 	if (ecnp_tombs_live(rcu_dereference(en->tombs), get_jiffies_64()) &&
 	    ecnp_pickup_tomb(en, p, pk)) {
@@ -1030,18 +1081,21 @@ static void ecnp_offload_check(struct ecnp_net *en, struct ecnp_flow *ef,
 			       u8 was_state)
 {
 	bool p2 = ecnp_fsm_in_phase2(&ef->fsm);
-	bool verify = ef->fsm.state == ECNP_S_VERIFY &&
-		      was_state != ECNP_S_VERIFY;
-	bool now = (ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)) ||
-		   (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP)) ||
-		   verify;
+	bool verify, now;
 
+	/* phase 2 before and after, no new roles: only the offload check */
+	if (p2 && was_p2 && !(ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)))
+		goto offloaded;
+	verify = ef->fsm.state == ECNP_S_VERIFY && was_state != ECNP_S_VERIFY;
+	now = (ret & (ECNP_EV_OUT_E_RESP | ECNP_EV_OUT_E_INIT)) ||
+	      (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP)) || verify;
 	if (p2 && !was_p2 && (ef->fsm.flags & ECNP_FL_PICKED_UP))
 		ecnp_count(en, ECNP_STAT_FLOWS_PICKED_UP);
 	if (verify)
 		ecnp_count(en, ECNP_STAT_FLOWS_VERIFY);
 	if (now && ecnp_ct_keep_slow(skb))
 		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOAD_BLOCKED);
+offloaded:
 	if (p2 && !ef->offloaded && ecnp_ct_offloaded(skb)) {
 		ef->offloaded = true;
 		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOADED_PROXIED);
@@ -1070,15 +1124,15 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		      bool may_segment, struct ecnp_step *st, bool *segment)
 {
 	int mode = READ_ONCE(en->feedback);
-	bool no_upgrade = false, syn_from_a, was_p2, first;
+	bool no_upgrade = false, syn_from_a, was_p2, first, bh;
 	struct ecnp_pkt *ep = &st->ep;
 	u8 was_state;
 
 	/*
-	 * _bh: after an NFQUEUE verdict, nf_reinject() runs the rest of the
-	 * FORWARD hooks in process context.
+	 * _bh only after an NFQUEUE verdict, when nf_reinject() runs the rest
+	 * of the FORWARD hooks in process context (tcpfwd_flow_lock()).
 	 */
-	spin_lock_bh(&ef->base.lock);
+	bh = tcpfwd_flow_lock(&ef->base);
 	if (ef->base.dead)
 		goto out_unlock;
 	ecnp_fill_pkt(ef, skb, p, mode, ep);
@@ -1114,11 +1168,11 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	/* a segment outside the window keeps nothing alive either */
 	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
 		ecnp_set_expiry(en, ef, skb, st->ret);
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 	return true;
 
 out_unlock:
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 	return false;
 }
 
@@ -1131,14 +1185,15 @@ static void ecnp_complete(struct ecnp_flow *ef, const struct ecnp_step *st,
 {
 	const struct ecnp_ack_edit *e = st->ret & ECNP_ACT_ACK_EDITS ?
 					&st->edit : NULL;
+	bool bh;
 
 	if (flags_done && (!e || shown >= e->shown))
 		return;
-	spin_lock_bh(&ef->base.lock);
+	bh = tcpfwd_flow_lock(&ef->base);
 	if (!ef->base.dead)
 		ecnp_fsm_complete(&ef->fsm, &st->ep, st->ret, e, flags_done,
 				  shown);
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 }
 
 /*
@@ -1241,6 +1296,25 @@ static unsigned int ecnp_step_act(struct ecnp_net *en, struct ecnp_flow *ef,
 }
 
 /*
+ * A fast exit's segment whose conntrack entry (confirmed now) does not say
+ * yet that the connection needs nothing: say it, under the flow's lock
+ * (ecnp_ct_mark()), so that the connection's next segments pass in
+ * ecnp_hook().
+ */
+static void ecnp_ct_mark_decided(struct ecnp_net *en, struct tcpfwd_flow *f,
+				 const struct sk_buff *skb)
+{
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+	bool bh = tcpfwd_flow_lock(f), marked = false;
+
+	if (!f->dead && ef->decided)
+		marked = ecnp_ct_mark(skb, true);
+	tcpfwd_flow_unlock(f, bh);
+	if (marked)
+		ecnp_count(en, ECNP_STAT_FLOWS_CT_MARKED);
+}
+
+/*
  * One packet (or GSO packet) of a TCP flow.  A flow that needs nothing
  * (decided SAME or PASS, not closed: tcpfwd_flow.fast) passes its segments
  * without SYN, FIN or RST at once, under RCU alone: no lock, no step, no
@@ -1272,6 +1346,9 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p.key);
 	if (f && tcpfwd_fast_pass(f, &p)) {
 		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
+		/* once per connection beside conntrack: see ecnp_hook() */
+		if (ecnp_ct_want_mark(skb))
+			ecnp_ct_mark_decided(en, f, skb);
 		return NF_ACCEPT;
 	}
 	ef = f ? container_of(f, struct ecnp_flow, base) :
@@ -1305,9 +1382,56 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 	return ret;
 }
 
+/*
+ * The conntrack-assisted bypass: a segment whose conntrack entry carries
+ * the proxy's "needs nothing" bit (ecnp_ct.c) belongs to a connection
+ * whose flow was decided SAME or PASS.  Without SYN, FIN or RST it needs
+ * nothing either and passes here, before it is parsed and hashed: the
+ * work is skb->_nfct, the entry's status word and the TCP flags byte.  A
+ * FIN or RST takes the full path as before (its flow, if it still has
+ * one, closes; none is created for it: ecnp_pickup_wanted()); a SYN
+ * clears the bit first.  Return: the segment passes.
+ */
+static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
+{
+	unsigned int off = skb_network_offset(skb);
+	const u8 *flags;
+	u8 buf;
+
+	if (pf == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		/* an ICMP error of the connection: never the proxy's */
+		if (iph->protocol != IPPROTO_TCP)
+			return true;
+		off += iph->ihl * 4;
+	} else {
+		/* extension headers: tcpfwd_parse() finds the TCP header */
+		if (ipv6_hdr(skb)->nexthdr != IPPROTO_TCP)
+			return false;
+		off += sizeof(struct ipv6hdr);
+	}
+	/* tcp_flag_byte(): byte 13 of the TCP header */
+	flags = skb_header_pointer(skb, off + 13, 1, &buf);
+	if (!flags)
+		return false;
+	switch (ecnp_ct_path(*flags)) {
+	case ECNP_CT_PASS:
+		return true;
+	case ECNP_CT_UNMARK:
+		ecnp_ct_mark(skb, false);
+		return false;
+	default:
+		return false;
+	}
+}
+
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,
 			      const struct nf_hook_state *state)
 {
+	if (ecnp_ct_nothing(ecnp_ct_get(skb)) &&
+	    ecnp_ct_bypass(skb, state->pf))
+		return NF_ACCEPT;
 	return ecnp_process(container_of(priv, struct ecnp_net, tn), skb,
 			    state, true);
 }

@@ -23,7 +23,10 @@
  *     which also keeps the counters, the hooks and procfs for it; looked
  *     up only while a rule needs it (impair_rule_needs_flow()), so a plain
  *     strip rule costs a parse, a match and one read-only option walk, and
- *     the packet is made writable only when something changes;
+ *     the packet is made writable only when something changes; a rule set
+ *     of unconditional strip rules only (impair_rule_strip_fast()) is not
+ *     matched at all, and a segment without their options is counted and
+ *     passed after the parse and that walk (impair_strip_none());
  *   - header edits after skb_ensure_writable(), with incremental checksums
  *     that are correct under CHECKSUM_PARTIAL, and skb->csum kept right
  *     under CHECKSUM_COMPLETE; option compaction works in place on GSO
@@ -223,6 +226,12 @@ struct impair_ruleset {
 	bool needs_flow;	/* some impair_rule_needs_flow() */
 	bool may_split;		/* some impair_rule_may_split() */
 	bool may_hold;		/* some rule coalesces */
+	/*
+	 * every rule impair_rule_strip_fast(): strip_kinds, the options any
+	 * of them strips, tells a segment none of them changes
+	 */
+	bool strip_fast;
+	struct impair_kindmask strip_kinds;
 	struct impair_krule *rules[];
 };
 
@@ -370,10 +379,17 @@ impair_ruleset_build(const struct impair_ruleset *old, unsigned int nkeep,
 		rs->rules[i] = old->rules[i];
 	}
 	rs->n = nkeep + n;
+	rs->strip_fast = true;
 	for (i = 0; i < rs->n; i++) {
-		rs->needs_flow |= impair_rule_needs_flow(&rs->rules[i]->r);
-		rs->may_split |= impair_rule_may_split(&rs->rules[i]->r);
-		rs->may_hold |= !!(rs->rules[i]->r.act & IMPAIR_A_COALESCE);
+		const struct impair_rule *r = &rs->rules[i]->r;
+		unsigned int w;
+
+		rs->needs_flow |= impair_rule_needs_flow(r);
+		rs->may_split |= impair_rule_may_split(r);
+		rs->may_hold |= !!(r->act & IMPAIR_A_COALESCE);
+		rs->strip_fast &= impair_rule_strip_fast(r);
+		for (w = 0; w < ARRAY_SIZE(r->strip.w); w++)
+			rs->strip_kinds.w[w] |= r->strip.w[w];
 	}
 	return rs;
 
@@ -438,7 +454,7 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 /* The TCP header, writable; NULL if it cannot be made so. */
 static struct tcphdr *impair_th(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 {
-	if (skb_ensure_writable(skb, p->thoff + p->thlen))
+	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
 		return NULL;
 	return (struct tcphdr *)(skb->data + p->thoff);
 }
@@ -458,6 +474,13 @@ struct impair_seg {
 	bool edit_failed;
 	s8 syn_wscale;		/* a SYN's window scale, -1: none */
 	u32 peer_win;		/* the receiver's window, for coalesce */
+	/*
+	 * planned: plan is what impair_strip_find() would find for the one
+	 * rule of a strip_fast set (impair_strip_none() scanned the header
+	 * with its mask); nothing else edits the header before that rule
+	 */
+	bool planned;
+	struct impair_strip_plan plan;
 };
 
 static void impair_seg_malformed(struct impair_net *in, struct impair_seg *s)
@@ -617,7 +640,14 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 	struct tcphdr *th;
 	int ret;
 
-	ret = impair_strip_find(in, skb, s, mask, &plan);
+	if (s->planned) {
+		/* the header was scanned with this mask already */
+		s->planned = false;
+		plan = s->plan;
+		ret = plan.n;
+	} else {
+		ret = impair_strip_find(in, skb, s, mask, &plan);
+	}
 	if (ret <= 0)
 		return false;
 	th = impair_th(skb, &s->p);
@@ -1048,6 +1078,62 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
 }
 
 /*
+ * Under in->hold_lock: hold @skb (segment @cs, direction @dir) in the
+ * flow's slot @h until its successor comes, or the timeout; the release
+ * work is armed for it unless pending for earlier (impair_hold_rearm()).
+ */
+static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
+			    struct sk_buff *skb, const struct impair_seg *s,
+			    const struct impair_coal_seg *cs, u8 dir,
+			    const struct nf_hook_state *state)
+{
+	unsigned long tmo = msecs_to_jiffies(READ_ONCE(coalesce_timeout.val));
+
+	h->skb = skb;
+	h->okfn = state->okfn;
+	h->pf = state->pf;
+	h->since = jiffies;
+	h->seg = *cs;
+	h->thoff = s->p.thoff;
+	h->thlen = s->p.thlen;
+	h->dir = dir;
+	dev_hold(skb->dev);
+	list_add_tail(&h->node, &in->held);
+	WRITE_ONCE(in->nheld, in->nheld + 1);
+	if (impair_hold_rearm(delayed_work_pending(&in->hold_work),
+			      READ_ONCE(in->hold_work.timer.expires), h->since,
+			      tmo))
+		mod_delayed_work(system_wq, &in->hold_work, tmo);
+}
+
+/*
+ * The held segment @rel and @skb, its successor, sent on as one (rule
+ * @kr).  Return: true if done (both consumed); false if they could not be
+ * joined (counted), @rel still to send.
+ */
+static bool impair_coalesce_join(struct impair_net *in,
+				 const struct impair_krule *kr,
+				 struct impair_rel *rel, struct sk_buff *skb,
+				 struct impair_seg *s,
+				 const struct impair_coal_seg *cs, u8 opts,
+				 const struct nf_hook_state *state)
+{
+	struct sk_buff *n = impair_join(rel, skb, s, cs, opts);
+
+	if (!n) {
+		impair_seg_edit_failed(in, s);
+		return false;
+	}
+	tcpfwd_pass_on(state, n);
+	dev_put(rel->skb->dev);
+	consume_skb(rel->skb);
+	consume_skb(skb);
+	impair_count(in, IMPAIR_STAT_COALESCED);
+	tcpfwd_stats_add(kr->hits, 0, 2);
+	return true;
+}
+
+/*
  * The coalesce part of a segment of a tracked flow, after the other rules:
  * a segment in the direction of the held one, or any SYN, FIN or RST,
  * releases it, joined to this one if @kr (a coalesce rule matched) and
@@ -1106,38 +1192,14 @@ static unsigned int impair_coalesce(struct impair_net *in,
 	if (kr && cs.len && why != IMPAIR_SEG_OK && !h->skb && !h->gone &&
 	    !in->hold_closing && !impair_coalesce_can_hold(&cs, mtu) &&
 	    skb->dev && skb_dst_force(skb)) {
-		h->skb = skb;
-		h->okfn = state->okfn;
-		h->pf = state->pf;
-		h->since = jiffies;
-		h->seg = cs;
-		h->thoff = s->p.thoff;
-		h->thlen = s->p.thlen;
-		h->dir = dir;
-		dev_hold(skb->dev);
-		list_add_tail(&h->node, &in->held);
-		WRITE_ONCE(in->nheld, in->nheld + 1);
-		if (!delayed_work_pending(&in->hold_work))
-			queue_delayed_work(system_wq, &in->hold_work,
-					   msecs_to_jiffies(READ_ONCE(coalesce_timeout.val)));
+		impair_hold_put(in, h, skb, s, &cs, dir, state);
 		hold = true;
 	}
 	spin_unlock_bh(&in->hold_lock);
 
-	if (rel.skb && why == IMPAIR_SEG_OK) {
-		struct sk_buff *n = impair_join(&rel, skb, s, &cs, opts);
-
-		if (n) {
-			tcpfwd_pass_on(state, n);
-			dev_put(rel.skb->dev);
-			consume_skb(rel.skb);
-			consume_skb(skb);
-			impair_count(in, IMPAIR_STAT_COALESCED);
-			tcpfwd_stats_add(kr->hits, 0, 2);
-			return NF_STOLEN;
-		}
-		impair_seg_edit_failed(in, s);
-	}
+	if (rel.skb && why == IMPAIR_SEG_OK &&
+	    impair_coalesce_join(in, kr, &rel, skb, s, &cs, opts, state))
+		return NF_STOLEN;
 	if (rel.skb)
 		impair_rel_send(in, &rel, IMPAIR_STAT_COAL_RELEASED);
 	if (hold) {
@@ -1404,6 +1466,233 @@ static unsigned int impair_gso_split(struct impair_net *in,
 				     struct sk_buff *skb,
 				     const struct nf_hook_state *state);
 
+/*
+ * A rule set of unconditional strip rules only (rs->strip_fast): if the
+ * segment carries none of the options they strip (no options at all, or
+ * a valid block without those kinds: impair_strip_scan() on the union of
+ * their masks), every rule matches it and changes nothing.  Counted as the
+ * full path would (segs, gso_packets, segs_matched; no rule hit), without
+ * matching each rule, scanning once per rule or making the packet
+ * writable.  A malformed option block takes the full path, which counts
+ * it.  Return: true if the segment is done with.
+ */
+static bool impair_strip_none(struct impair_net *in,
+			      const struct impair_ruleset *rs,
+			      const struct sk_buff *skb, struct impair_seg *s)
+{
+	/* written before read: by skb_header_pointer() */
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	const u8 *th;
+	int ret;
+
+	if (s->p.thlen > sizeof(struct tcphdr)) {
+		th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+		if (!th)
+			return false;
+		ret = impair_strip_scan(th, s->p.thlen, &rs->strip_kinds,
+					&s->plan);
+		/* one rule: its mask is the union, its nop strip needs no scan */
+		s->planned = ret > 0 && rs->n == 1 &&
+			     rs->rules[0]->r.strip_mode != IMPAIR_STRIP_COMPACT;
+		if (ret)
+			return false;
+	}
+	impair_add(in, IMPAIR_STAT_SEGS, s->nsegs);
+	if (s->nsegs > 1)
+		impair_count(in, IMPAIR_STAT_GSO_PACKETS);
+	impair_add(in, IMPAIR_STAT_MATCHED, s->nsegs);
+	return true;
+}
+
+/*
+ * Without a flow: which rules match (impair_match_all(), the roles guessed
+ * from the flags); every rule of a strip_fast set, without looking.
+ * Return: true if a GSO packet must be segmented first.
+ */
+static bool impair_match_noflow(const struct impair_ruleset *rs,
+				const struct impair_seg *s,
+				const struct nf_hook_state *state,
+				struct impair_pkt *ip, struct impair_hits *hit,
+				bool gso)
+{
+	if (rs->strip_fast) {
+		/* ip is read only with a flow (coalesce, seqrand) */
+		ip->from_a = false;
+		bitmap_fill(hit->bits, rs->n);
+		hit->n = rs->n;
+		return false;
+	}
+	impair_fill_pkt(ip, &s->p, impair_guess_a_is_lo(&s->p), state);
+	return impair_match_all(rs, ip, hit, 0, 0, gso);
+}
+
+/*
+ * The segment of @skb into @s: parsed (tcpfwd_parse(); a malformed one is
+ * counted), its segment count, a SYN's window scale for coalesce; *@gso:
+ * a GSO packet that may be segmented if a rule needs it.  Return: false
+ * if it is not a TCP segment the rules can look at.
+ */
+static bool impair_seg_init(struct impair_net *in,
+			    const struct impair_ruleset *rs,
+			    struct sk_buff *skb,
+			    const struct nf_hook_state *state, bool may_segment,
+			    struct impair_seg *s, bool *gso)
+{
+	switch (tcpfwd_parse(skb, state->pf, &s->p)) {
+	case 0:
+		break;
+	case -EINVAL:
+		impair_count(in, IMPAIR_STAT_MALFORMED);
+		return false;
+	default:
+		return false;
+	}
+	s->family = state->pf;
+	s->malformed = false;
+	s->edit_failed = false;
+	s->peer_win = 0;
+	s->syn_wscale = -1;
+	s->planned = false;
+	*gso = skb_is_gso(skb);
+	s->nsegs = *gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) :
+			  1;
+	*gso = *gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
+	if (rs->may_hold && (tcp_flag_byte(&s->p.th) & TCPHDR_SYN))
+		s->syn_wscale = impair_syn_wscale(skb, s);
+	return true;
+}
+
+/*
+ * Lookup-or-insert, and decide: the segment's flow (*@efp; NULL without
+ * one), which rules match it (@hit, the roles in @ip), the flow's seqrand
+ * state (@snap).  The flow table only when a rule needs per-flow state,
+ * or a flow may have seqrand offsets to apply (kept after their rule
+ * went).  Return: IMPAIR_STEP_SPLIT if a GSO packet must be segmented
+ * first (nothing done).
+ */
+static enum impair_step impair_decide(struct impair_net *in,
+				      const struct impair_ruleset *rs,
+				      const struct nf_hook_state *state,
+				      struct impair_seg *s, bool gso,
+				      struct impair_flow **efp,
+				      struct impair_pkt *ip,
+				      struct impair_hits *hit,
+				      struct impair_seqstate *snap)
+{
+	struct impair_flow *ef = NULL;
+	enum impair_step step;
+
+	if (rs->needs_flow || atomic_read(&in->seq_flows))
+		ef = impair_flow_get(in, &s->p, rs->needs_flow);
+	step = ef ? impair_flow_step(in, rs, ef, s, state, ip, hit, gso,
+				     snap) : IMPAIR_STEP_DEAD;
+	if (step == IMPAIR_STEP_DEAD) {
+		/* untracked: roles from the flags (impair_sender_is_a()) */
+		ef = NULL;
+		if (impair_match_noflow(rs, s, state, ip, hit, gso) && gso)
+			step = IMPAIR_STEP_SPLIT;
+	}
+	*efp = ef;
+	return step;
+}
+
+/*
+ * Drops first: a dropped segment is no hit for the edit rules.  Return:
+ * true if a matching rule drops it (counted).
+ */
+static bool impair_drops(struct impair_net *in,
+			 const struct impair_ruleset *rs,
+			 const struct impair_hits *hit,
+			 const struct impair_seg *s)
+{
+	u8 flags = tcp_flag_byte(&s->p.th);
+	unsigned int i;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct impair_rule *r = &rs->rules[i]->r;
+
+		if (!test_bit(i, hit->bits) || !impair_wants_drop(r, flags))
+			continue;
+		tcpfwd_stats_add(rs->rules[i]->hits, 0, s->nsegs);
+		impair_add(in, r->act & IMPAIR_A_DROP ?
+			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
+			   s->nsegs);
+		return true;
+	}
+	return false;
+}
+
+/* The first matching rule that splits or coalesces, or NULL. */
+static const struct impair_krule *
+impair_last_rule(const struct impair_ruleset *rs, const struct impair_hits *hit)
+{
+	unsigned int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (test_bit(i, hit->bits) &&
+		    (rs->rules[i]->r.act & (IMPAIR_A_SPLIT | IMPAIR_A_COALESCE)))
+			return rs->rules[i];
+	return NULL;
+}
+
+/*
+ * Split or coalesce last, by @kr (impair_last_rule()); a segment held for
+ * coalescing goes before this one otherwise.
+ */
+static unsigned int impair_finish(struct impair_net *in,
+				  const struct impair_krule *kr,
+				  struct impair_flow *ef, bool from_a,
+				  struct sk_buff *skb, struct impair_seg *s,
+				  const struct nf_hook_state *state)
+{
+	if (kr && (kr->r.act & IMPAIR_A_COALESCE))
+		return ef ? impair_coalesce(in, ef, skb, s, kr, from_a,
+					    state) : NF_ACCEPT;
+	if (ef && READ_ONCE(in->nheld))
+		impair_coalesce(in, ef, skb, s, NULL, from_a, state);
+	if (kr && impair_split(in, skb, s, &kr->r, state))
+		tcpfwd_stats_add(kr->hits, 0, 1);
+	return NF_ACCEPT;
+}
+
+/* Apply what matched (@hit) to the segment: drop, edits, seq, split. */
+static unsigned int impair_apply(struct impair_net *in,
+				 const struct impair_ruleset *rs,
+				 struct sk_buff *skb,
+				 const struct nf_hook_state *state,
+				 struct impair_seg *s, struct impair_flow *ef,
+				 bool from_a, const struct impair_hits *hit,
+				 const struct impair_seqstate *snap)
+{
+	unsigned int i;
+
+	if (!hit->n) {
+		if (snap->on)
+			impair_seq_rewrite(in, skb, s, from_a, snap);
+		if (ef && READ_ONCE(in->nheld))
+			return impair_coalesce(in, ef, skb, s, NULL, from_a,
+					       state);
+		return NF_ACCEPT;
+	}
+	impair_add(in, IMPAIR_STAT_MATCHED, s->nsegs);
+	if (impair_drops(in, rs, hit, s))
+		return NF_DROP;
+	for (i = 0; i < rs->n; i++)
+		if (test_bit(i, hit->bits) &&
+		    impair_edit(in, skb, s, &rs->rules[i]->r, snap->on))
+			tcpfwd_stats_add(rs->rules[i]->hits, 0, s->nsegs);
+	/* seq/ack/SACK, on the header as the other rules left it */
+	if (snap->on)
+		impair_seq_rewrite(in, skb, s, from_a, snap);
+	return impair_finish(in, impair_last_rule(rs, hit), ef, from_a, skb, s,
+			     state);
+}
+
+/*
+ * One segment (or GSO packet): impair_seg_init(), the early exit of a
+ * strip-only rule set, impair_decide() (lookup-or-insert, match),
+ * impair_apply().
+ */
 static unsigned int impair_process(struct impair_net *in,
 				   const struct impair_ruleset *rs,
 				   struct sk_buff *skb,
@@ -1412,112 +1701,33 @@ static unsigned int impair_process(struct impair_net *in,
 {
 	/*
 	 * On every packet, so not zeroed by CONFIG_INIT_STACK_ALL_ZERO: every
-	 * field read below is written first (tcpfwd_parse() writes all of s.p,
-	 * impair_fill_pkt() sets all of ip, impair_match_all() the bits of
-	 * hit below rs->n; snap is read only when snap.on).
+	 * field read below is written first (impair_seg_init() writes s,
+	 * impair_decide() all of ip or, for a strip_fast set without a flow,
+	 * ip.from_a, and the bits of hit below rs->n; snap is read only when
+	 * snap.on).
 	 */
 	struct impair_seqstate snap __uninitialized;
 	struct impair_hits hit __uninitialized;
 	struct impair_pkt ip __uninitialized;
 	struct impair_seg s __uninitialized;
-	const struct impair_krule *kr;
 	struct impair_flow *ef;
-	enum impair_step step;
-	unsigned int i;
-	u8 flags;
 	bool gso;
 
-	switch (tcpfwd_parse(skb, state->pf, &s.p)) {
-	case 0:
-		break;
-	case -EINVAL:
-		impair_count(in, IMPAIR_STAT_MALFORMED);
+	if (!impair_seg_init(in, rs, skb, state, may_segment, &s, &gso))
 		return NF_ACCEPT;
-	default:
-		return NF_ACCEPT;
-	}
-	s.family = state->pf;
-	s.malformed = false;
-	s.edit_failed = false;
-	s.peer_win = 0;
-	s.syn_wscale = -1;
-	gso = skb_is_gso(skb);
-	s.nsegs = gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) : 1;
-	flags = tcp_flag_byte(&s.p.th);
-	gso = gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
-	if (rs->may_hold && (flags & TCPHDR_SYN))
-		s.syn_wscale = impair_syn_wscale(skb, &s);
 	snap.on = false;
-
-	/*
-	 * The flow table only when a rule needs per-flow state, or a flow
-	 * may have seqrand offsets to apply (kept after their rule went).
-	 */
-	ef = NULL;
-	if (rs->needs_flow || atomic_read(&in->seq_flows))
-		ef = impair_flow_get(in, &s.p, rs->needs_flow);
-	step = ef ? impair_flow_step(in, rs, ef, &s, state, &ip, &hit, gso,
-				     &snap) : IMPAIR_STEP_DEAD;
-	if (step == IMPAIR_STEP_DEAD) {
-		/* untracked: roles from the flags (impair_sender_is_a()) */
-		ef = NULL;
-		impair_fill_pkt(&ip, &s.p, impair_guess_a_is_lo(&s.p), state);
-		if (impair_match_all(rs, &ip, &hit, 0, 0, gso) && gso)
-			step = IMPAIR_STEP_SPLIT;
-	}
-	if (step == IMPAIR_STEP_SPLIT)
+	/* strip rules only, nothing of theirs in the segment, no seqrand */
+	if (rs->strip_fast && !atomic_read(&in->seq_flows) &&
+	    impair_strip_none(in, rs, skb, &s))
+		return NF_ACCEPT;
+	if (impair_decide(in, rs, state, &s, gso, &ef, &ip, &hit, &snap) ==
+	    IMPAIR_STEP_SPLIT)
 		return impair_gso_split(in, rs, skb, state);
-
 	impair_add(in, IMPAIR_STAT_SEGS, s.nsegs);
 	if (s.nsegs > 1)
 		impair_count(in, IMPAIR_STAT_GSO_PACKETS);
-	if (!hit.n) {
-		if (snap.on)
-			impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
-		if (ef && READ_ONCE(in->nheld))
-			return impair_coalesce(in, ef, skb, &s, NULL, ip.from_a,
-					       state);
-		return NF_ACCEPT;
-	}
-	impair_add(in, IMPAIR_STAT_MATCHED, s.nsegs);
-
-	/* drops first: a dropped segment is no hit for the edit rules */
-	for (i = 0; i < rs->n; i++) {
-		const struct impair_rule *r = &rs->rules[i]->r;
-
-		if (!test_bit(i, hit.bits) || !impair_wants_drop(r, flags))
-			continue;
-		tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
-		impair_add(in, r->act & IMPAIR_A_DROP ?
-			   IMPAIR_STAT_DROP_RANDOM : IMPAIR_STAT_DROP_ECN_BLOCK,
-			   s.nsegs);
-		return NF_DROP;
-	}
-	for (i = 0; i < rs->n; i++)
-		if (test_bit(i, hit.bits) &&
-		    impair_edit(in, skb, &s, &rs->rules[i]->r, snap.on))
-			tcpfwd_stats_add(rs->rules[i]->hits, 0, s.nsegs);
-	/* seq/ack/SACK, on the header as the other rules left it */
-	if (snap.on)
-		impair_seq_rewrite(in, skb, &s, ip.from_a, &snap);
-	/* split or coalesce last: the first matching rule that does either */
-	for (i = 0; i < rs->n; i++) {
-		kr = rs->rules[i];
-		if (test_bit(i, hit.bits) &&
-		    (kr->r.act & (IMPAIR_A_SPLIT | IMPAIR_A_COALESCE)))
-			break;
-	}
-	if (i == rs->n)
-		kr = NULL;
-	if (kr && (kr->r.act & IMPAIR_A_COALESCE))
-		return ef ? impair_coalesce(in, ef, skb, &s, kr, ip.from_a,
-					    state) : NF_ACCEPT;
-	/* a held segment goes first */
-	if (ef && READ_ONCE(in->nheld))
-		impair_coalesce(in, ef, skb, &s, NULL, ip.from_a, state);
-	if (kr && impair_split(in, skb, &s, &kr->r, state))
-		tcpfwd_stats_add(kr->hits, 0, 1);
-	return NF_ACCEPT;
+	return impair_apply(in, rs, skb, state, &s, ef, ip.from_a, &hit,
+			    &snap);
 }
 
 /*

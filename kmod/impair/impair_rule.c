@@ -506,107 +506,128 @@ static int impair_family_set(struct impair_rule *r, u8 family,
 	return 0;
 }
 
-/* One keyword (already known, not a duplicate) and its arguments. */
-static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
-			  u32 key, struct impair_rule *r,
-			  struct impair_perr *err)
+/* A match keyword's (IMPAIR_M_*) argument @a into @r. */
+static int impair_match_arg(const struct impair_tok *a, u32 key,
+			    struct impair_rule *r, struct impair_perr *err)
 {
-	struct impair_tok a = { };
-	u32 v;
-
-	if (key != IMPAIR_ACT_KEY(IMPAIR_A_SEQRAND) &&
-	    key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_BLOCK) &&
-	    key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_CLEAR_SYN) &&
-	    key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_BLEACH) &&
-	    key != IMPAIR_ACT_KEY(IMPAIR_A_SPLIT) &&
-	    key != IMPAIR_ACT_KEY(IMPAIR_A_COALESCE) &&
-	    impair_arg(lx, kw, &a, err))
-		return -1;
-
 	switch (key) {
 	case IMPAIR_M_DIR:
-		if (impair_tok_is(&a, "initiator"))
+		if (impair_tok_is(a, "initiator"))
 			r->dir = IMPAIR_DIR_INITIATOR;
-		else if (impair_tok_is(&a, "responder"))
+		else if (impair_tok_is(a, "responder"))
 			r->dir = IMPAIR_DIR_RESPONDER;
 		else
 			return impair_fail(err,
 					   "expected initiator or responder",
-					   &a);
+					   a);
 		return 0;
 	case IMPAIR_M_IN:
-		return impair_ifname_tok(&a, r->in, err);
+		return impair_ifname_tok(a, r->in, err);
 	case IMPAIR_M_OUT:
-		return impair_ifname_tok(&a, r->out, err);
+		return impair_ifname_tok(a, r->out, err);
 	case IMPAIR_M_FLAGS:
-		if (impair_tok_is(&a, "syn"))
+		if (impair_tok_is(a, "syn"))
 			r->flags = IMPAIR_FLAGS_SYN;
-		else if (impair_tok_is(&a, "synack"))
+		else if (impair_tok_is(a, "synack"))
 			r->flags = IMPAIR_FLAGS_SYNACK;
-		else if (impair_tok_is(&a, "all"))
+		else if (impair_tok_is(a, "all"))
 			r->flags = IMPAIR_FLAGS_ALL;
 		else
 			return impair_fail(err, "expected syn, synack or all",
-					   &a);
+					   a);
 		return 0;
 	case IMPAIR_M_FAMILY:
-		if (impair_tok_is(&a, "ipv4"))
-			return impair_family_set(r, 4, &a, err);
-		if (impair_tok_is(&a, "ipv6"))
-			return impair_family_set(r, 6, &a, err);
-		return impair_fail(err, "expected ipv4 or ipv6", &a);
+		if (impair_tok_is(a, "ipv4"))
+			return impair_family_set(r, 4, a, err);
+		if (impair_tok_is(a, "ipv6"))
+			return impair_family_set(r, 6, a, err);
+		return impair_fail(err, "expected ipv4 or ipv6", a);
 	case IMPAIR_M_SRC:
 	case IMPAIR_M_DST: {
 		struct impair_prefix *pf = key == IMPAIR_M_SRC ? &r->src :
 								 &r->dst;
 
-		if (impair_prefix_tok(&a, pf, err))
+		if (impair_prefix_tok(a, pf, err))
 			return -1;
-		return impair_family_set(r, pf->family, &a, err);
+		return impair_family_set(r, pf->family, a, err);
 	}
 	case IMPAIR_M_SPORT:
-		return impair_range_tok(&a, &r->sport_lo, &r->sport_hi, err);
+		return impair_range_tok(a, &r->sport_lo, &r->sport_hi, err);
 	case IMPAIR_M_DPORT:
-		return impair_range_tok(&a, &r->dport_lo, &r->dport_hi, err);
+		return impair_range_tok(a, &r->dport_lo, &r->dport_hi, err);
 	case IMPAIR_M_AFTER:
-		return impair_num_tok(&a, 0, 0xffffffffU, &r->after, err);
-	case IMPAIR_M_DATASEG:
-		return impair_span_tok(&a, 1, 0xffffffffU, &r->dseg_lo,
+		return impair_num_tok(a, 0, 0xffffffffU, &r->after, err);
+	default:	/* IMPAIR_M_DATASEG */
+		return impair_span_tok(a, 1, 0xffffffffU, &r->dseg_lo,
 				       &r->dseg_hi,
 				       "bad data segment index or range (from 1)",
 				       err);
-	case IMPAIR_ACT_KEY(IMPAIR_A_STRIP):
-		if (impair_strip_tok(&a, &r->strip, err))
-			return -1;
-		r->strip_mode = IMPAIR_STRIP_NOP;
-		if (impair_accept(lx, "mode")) {
-			struct impair_tok m = { .s = "mode", .len = 4 };
+	}
+}
 
-			if (impair_arg(lx, &m, &a, err))
-				return -1;
-			if (impair_tok_is(&a, "nop"))
-				r->strip_mode = IMPAIR_STRIP_NOP;
-			else if (impair_tok_is(&a, "compact"))
-				r->strip_mode = IMPAIR_STRIP_COMPACT;
-			else
-				return impair_fail(err,
-						   "expected nop or compact",
-						   &a);
-		}
+/* strip KINDS [mode nop|compact]: @a is KINDS. */
+static int impair_strip_args(struct impair_lexer *lx,
+			     const struct impair_tok *a, struct impair_rule *r,
+			     struct impair_perr *err)
+{
+	struct impair_tok m = { .s = "mode", .len = 4 }, mode = { };
+
+	if (impair_strip_tok(a, &r->strip, err))
+		return -1;
+	r->strip_mode = IMPAIR_STRIP_NOP;
+	if (!impair_accept(lx, "mode"))
 		return 0;
+	if (impair_arg(lx, &m, &mode, err))
+		return -1;
+	if (impair_tok_is(&mode, "nop"))
+		r->strip_mode = IMPAIR_STRIP_NOP;
+	else if (impair_tok_is(&mode, "compact"))
+		r->strip_mode = IMPAIR_STRIP_COMPACT;
+	else
+		return impair_fail(err, "expected nop or compact", &mode);
+	return 0;
+}
+
+/* ecn-set ect0|ect1|ce [only-ect]: @a is the codepoint. */
+static int impair_ecn_set_args(struct impair_lexer *lx,
+			       const struct impair_tok *a,
+			       struct impair_rule *r, struct impair_perr *err)
+{
+	u32 v;
+
+	for (v = 1; v < ARRAY_SIZE(impair_ecn_names); v++)
+		if (impair_tok_is(a, impair_ecn_names[v]))
+			break;
+	if (v == ARRAY_SIZE(impair_ecn_names))
+		return impair_fail(err, "expected ect0, ect1 or ce", a);
+	r->ecn = (u8)v;
+	r->ecn_only_ect = impair_accept(lx, "only-ect");
+	return 0;
+}
+
+/* An action keyword's (IMPAIR_ACT_KEY()) argument @a, if any, into @r. */
+static int impair_action_arg(struct impair_lexer *lx,
+			     const struct impair_tok *a, u32 key,
+			     struct impair_rule *r, struct impair_perr *err)
+{
+	u32 v;
+
+	switch (key) {
+	case IMPAIR_ACT_KEY(IMPAIR_A_STRIP):
+		return impair_strip_args(lx, a, r, err);
 	case IMPAIR_ACT_KEY(IMPAIR_A_WSCALE):
-		if (impair_num_tok(&a, 0, 14, &v, err))
+		if (impair_num_tok(a, 0, 14, &v, err))
 			return -1;
 		r->wscale = (u8)v;
 		return 0;
 	case IMPAIR_ACT_KEY(IMPAIR_A_MSS):
 	case IMPAIR_ACT_KEY(IMPAIR_A_MSS_CLAMP):
-		if (impair_num_tok(&a, 1, 65535, &v, err))
+		if (impair_num_tok(a, 1, 65535, &v, err))
 			return -1;
 		r->mss = (u16)v;
 		return 0;
 	case IMPAIR_ACT_KEY(IMPAIR_A_WINDOW):
-		if (impair_num_tok(&a, 0, 65535, &v, err))
+		if (impair_num_tok(a, 0, 65535, &v, err))
 			return -1;
 		r->window = (u16)v;
 		return 0;
@@ -620,17 +641,9 @@ static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
 				return 0;
 		}
 	case IMPAIR_ACT_KEY(IMPAIR_A_ECN_SET):
-		for (v = 1; v < ARRAY_SIZE(impair_ecn_names); v++)
-			if (impair_tok_is(&a, impair_ecn_names[v]))
-				break;
-		if (v == ARRAY_SIZE(impair_ecn_names))
-			return impair_fail(err, "expected ect0, ect1 or ce",
-					   &a);
-		r->ecn = (u8)v;
-		r->ecn_only_ect = impair_accept(lx, "only-ect");
-		return 0;
+		return impair_ecn_set_args(lx, a, r, err);
 	case IMPAIR_ACT_KEY(IMPAIR_A_DROP):
-		return impair_prob_tok(&a, &r->drop_ppm, err);
+		return impair_prob_tok(a, &r->drop_ppm, err);
 	case IMPAIR_ACT_KEY(IMPAIR_A_SPLIT):
 		return impair_split_args(lx, r, err);
 	case IMPAIR_ACT_KEY(IMPAIR_A_COALESCE):
@@ -639,6 +652,31 @@ static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
 	default:	/* ecn-block, ecn-clear-syn, ecn-bleach: no argument */
 		return 0;
 	}
+}
+
+/* Keywords whose argument, if any, their own parser reads. */
+static bool impair_key_takes_arg(u32 key)
+{
+	return key != IMPAIR_ACT_KEY(IMPAIR_A_SEQRAND) &&
+	       key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_BLOCK) &&
+	       key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_CLEAR_SYN) &&
+	       key != IMPAIR_ACT_KEY(IMPAIR_A_ECN_BLEACH) &&
+	       key != IMPAIR_ACT_KEY(IMPAIR_A_SPLIT) &&
+	       key != IMPAIR_ACT_KEY(IMPAIR_A_COALESCE);
+}
+
+/* One keyword (already known, not a duplicate) and its arguments. */
+static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
+			  u32 key, struct impair_rule *r,
+			  struct impair_perr *err)
+{
+	struct impair_tok a = { };
+
+	if (impair_key_takes_arg(key) && impair_arg(lx, kw, &a, err))
+		return -1;
+	if (key < IMPAIR_ACT_KEY(1))
+		return impair_match_arg(&a, key, r, err);
+	return impair_action_arg(lx, &a, key, r, err);
 }
 
 int impair_line_parse(const char *line, unsigned int len,
@@ -905,106 +943,129 @@ static void impair_put_strip(struct impair_out *o, const struct impair_rule *r)
 		    " mode compact" : " mode nop");
 }
 
+/* The match part of impair_rule_format(). */
+static void impair_format_match(struct impair_out *o,
+				const struct impair_rule *r)
+{
+	static const char *const flags[] = { "all", "syn", "synack" };
+
+	if (r->match & IMPAIR_M_DIR)
+		impair_kw(o, r->dir == IMPAIR_DIR_INITIATOR ?
+			  "dir initiator" : "dir responder");
+	if (r->match & IMPAIR_M_IN) {
+		impair_kw(o, "in ");
+		impair_puts(o, r->in);
+	}
+	if (r->match & IMPAIR_M_OUT) {
+		impair_kw(o, "out ");
+		impair_puts(o, r->out);
+	}
+	if (r->match & IMPAIR_M_FLAGS) {
+		impair_kw(o, "flags ");
+		impair_puts(o, flags[r->flags % 3]);
+	}
+	if (r->match & IMPAIR_M_FAMILY)
+		impair_kw(o, r->family == 6 ? "family ipv6" : "family ipv4");
+	if (r->match & IMPAIR_M_SRC) {
+		impair_kw(o, "src ");
+		impair_put_prefix(o, &r->src);
+	}
+	if (r->match & IMPAIR_M_DST) {
+		impair_kw(o, "dst ");
+		impair_put_prefix(o, &r->dst);
+	}
+	if (r->match & IMPAIR_M_SPORT) {
+		impair_kw(o, "sport ");
+		impair_put_range(o, r->sport_lo, r->sport_hi);
+	}
+	if (r->match & IMPAIR_M_DPORT) {
+		impair_kw(o, "dport ");
+		impair_put_range(o, r->dport_lo, r->dport_hi);
+	}
+	if (r->match & IMPAIR_M_AFTER) {
+		impair_kw(o, "after ");
+		impair_putu(o, r->after);
+	}
+	if (r->match & IMPAIR_M_DATASEG) {
+		impair_kw(o, "dataseg ");
+		impair_putu(o, r->dseg_lo);
+		if (r->dseg_hi != r->dseg_lo) {
+			impair_puts(o, "-");
+			impair_putu(o, r->dseg_hi);
+		}
+	}
+}
+
+/* The actions that edit headers or sequence numbers, in order. */
+static void impair_format_edits(struct impair_out *o,
+				const struct impair_rule *r)
+{
+	if (r->act & IMPAIR_A_STRIP)
+		impair_put_strip(o, r);
+	if (r->act & IMPAIR_A_WSCALE) {
+		impair_kw(o, "wscale ");
+		impair_putu(o, r->wscale);
+	}
+	if (r->act & (IMPAIR_A_MSS | IMPAIR_A_MSS_CLAMP)) {
+		impair_kw(o, r->act & IMPAIR_A_MSS ? "mss " : "mss-clamp ");
+		impair_putu(o, r->mss);
+	}
+	if (r->act & IMPAIR_A_WINDOW) {
+		impair_kw(o, "window ");
+		impair_putu(o, r->window);
+	}
+	if (r->act & IMPAIR_A_SEQRAND) {
+		impair_kw(o, "seqrand");
+		if (r->seq_sack_fix)
+			impair_puts(o, " sack-fix");
+		if (r->seq_both)
+			impair_puts(o, " both");
+	}
+}
+
+/* The ECN, loss and segmentation actions, in order. */
+static void impair_format_others(struct impair_out *o,
+				 const struct impair_rule *r)
+{
+	static const char *const opts[] = { "first", "second", "both" };
+
+	if (r->act & IMPAIR_A_ECN_BLOCK)
+		impair_kw(o, "ecn-block");
+	if (r->act & IMPAIR_A_ECN_CLEAR_SYN)
+		impair_kw(o, "ecn-clear-syn");
+	if (r->act & IMPAIR_A_ECN_SET) {
+		impair_kw(o, "ecn-set ");
+		impair_puts(o, impair_ecn_names[r->ecn & 3]);
+		if (r->ecn_only_ect)
+			impair_puts(o, " only-ect");
+	}
+	if (r->act & IMPAIR_A_ECN_BLEACH)
+		impair_kw(o, "ecn-bleach");
+	if (r->act & IMPAIR_A_DROP) {
+		impair_kw(o, "drop ");
+		impair_put_prob(o, r->drop_ppm);
+	}
+	if (r->act & IMPAIR_A_SPLIT) {
+		impair_kw(o, r->split_at ? "split at " : "split half");
+		if (r->split_at)
+			impair_putu(o, r->split_at);
+		impair_puts(o, " opts ");
+		impair_puts(o, opts[r->split_opts % 3]);
+	}
+	if (r->act & IMPAIR_A_COALESCE) {
+		impair_kw(o, "coalesce opts ");
+		impair_puts(o, opts[r->coalesce_opts % 3]);
+	}
+}
+
 int impair_rule_format(const struct impair_rule *r, char *buf,
 		       unsigned int size)
 {
-	static const char *const flags[] = { "all", "syn", "synack" };
-	static const char *const opts[] = { "first", "second", "both" };
 	struct impair_out o = { .buf = buf, .size = size, .len = 0 };
 
-	if (r->match & IMPAIR_M_DIR)
-		impair_kw(&o, r->dir == IMPAIR_DIR_INITIATOR ?
-			  "dir initiator" : "dir responder");
-	if (r->match & IMPAIR_M_IN) {
-		impair_kw(&o, "in ");
-		impair_puts(&o, r->in);
-	}
-	if (r->match & IMPAIR_M_OUT) {
-		impair_kw(&o, "out ");
-		impair_puts(&o, r->out);
-	}
-	if (r->match & IMPAIR_M_FLAGS) {
-		impair_kw(&o, "flags ");
-		impair_puts(&o, flags[r->flags % 3]);
-	}
-	if (r->match & IMPAIR_M_FAMILY)
-		impair_kw(&o, r->family == 6 ? "family ipv6" : "family ipv4");
-	if (r->match & IMPAIR_M_SRC) {
-		impair_kw(&o, "src ");
-		impair_put_prefix(&o, &r->src);
-	}
-	if (r->match & IMPAIR_M_DST) {
-		impair_kw(&o, "dst ");
-		impair_put_prefix(&o, &r->dst);
-	}
-	if (r->match & IMPAIR_M_SPORT) {
-		impair_kw(&o, "sport ");
-		impair_put_range(&o, r->sport_lo, r->sport_hi);
-	}
-	if (r->match & IMPAIR_M_DPORT) {
-		impair_kw(&o, "dport ");
-		impair_put_range(&o, r->dport_lo, r->dport_hi);
-	}
-	if (r->match & IMPAIR_M_AFTER) {
-		impair_kw(&o, "after ");
-		impair_putu(&o, r->after);
-	}
-	if (r->match & IMPAIR_M_DATASEG) {
-		impair_kw(&o, "dataseg ");
-		impair_putu(&o, r->dseg_lo);
-		if (r->dseg_hi != r->dseg_lo) {
-			impair_puts(&o, "-");
-			impair_putu(&o, r->dseg_hi);
-		}
-	}
-	if (r->act & IMPAIR_A_STRIP)
-		impair_put_strip(&o, r);
-	if (r->act & IMPAIR_A_WSCALE) {
-		impair_kw(&o, "wscale ");
-		impair_putu(&o, r->wscale);
-	}
-	if (r->act & (IMPAIR_A_MSS | IMPAIR_A_MSS_CLAMP)) {
-		impair_kw(&o, r->act & IMPAIR_A_MSS ? "mss " : "mss-clamp ");
-		impair_putu(&o, r->mss);
-	}
-	if (r->act & IMPAIR_A_WINDOW) {
-		impair_kw(&o, "window ");
-		impair_putu(&o, r->window);
-	}
-	if (r->act & IMPAIR_A_SEQRAND) {
-		impair_kw(&o, "seqrand");
-		if (r->seq_sack_fix)
-			impair_puts(&o, " sack-fix");
-		if (r->seq_both)
-			impair_puts(&o, " both");
-	}
-	if (r->act & IMPAIR_A_ECN_BLOCK)
-		impair_kw(&o, "ecn-block");
-	if (r->act & IMPAIR_A_ECN_CLEAR_SYN)
-		impair_kw(&o, "ecn-clear-syn");
-	if (r->act & IMPAIR_A_ECN_SET) {
-		impair_kw(&o, "ecn-set ");
-		impair_puts(&o, impair_ecn_names[r->ecn & 3]);
-		if (r->ecn_only_ect)
-			impair_puts(&o, " only-ect");
-	}
-	if (r->act & IMPAIR_A_ECN_BLEACH)
-		impair_kw(&o, "ecn-bleach");
-	if (r->act & IMPAIR_A_DROP) {
-		impair_kw(&o, "drop ");
-		impair_put_prob(&o, r->drop_ppm);
-	}
-	if (r->act & IMPAIR_A_SPLIT) {
-		impair_kw(&o, r->split_at ? "split at " : "split half");
-		if (r->split_at)
-			impair_putu(&o, r->split_at);
-		impair_puts(&o, " opts ");
-		impair_puts(&o, opts[r->split_opts % 3]);
-	}
-	if (r->act & IMPAIR_A_COALESCE) {
-		impair_kw(&o, "coalesce opts ");
-		impair_puts(&o, opts[r->coalesce_opts % 3]);
-	}
+	impair_format_match(&o, r);
+	impair_format_edits(&o, r);
+	impair_format_others(&o, r);
 	if (size)
 		buf[o.len < size ? o.len : size - 1] = '\0';
 	return (int)(o.len < size ? o.len : (size ? size - 1 : 0));

@@ -245,4 +245,25 @@ static inline bool impair_rule_may_split(const struct impair_rule *r)
 	       r->after || (r->match & IMPAIR_M_DATASEG);
 }
 
+/*
+ * A rule without any match keyword: impair_rule_match() is true for every
+ * segment, whatever its flow, direction or devices.
+ */
+static inline bool impair_rule_matches_all(const struct impair_rule *r)
+{
+	return !r->match && !r->family && r->flags == IMPAIR_FLAGS_ALL &&
+	       !r->after;
+}
+
+/*
+ * An unconditional rule whose only action is to strip options: on a
+ * segment without any of the options it strips it matches and does
+ * nothing (impair_process()'s early exit; the segment is counted in segs
+ * and segs_matched all the same).
+ */
+static inline bool impair_rule_strip_fast(const struct impair_rule *r)
+{
+	return r->act == IMPAIR_A_STRIP && impair_rule_matches_all(r);
+}
+
 #endif /* _IMPAIR_RULE_H */

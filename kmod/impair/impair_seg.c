@@ -113,3 +113,10 @@ bool impair_csum_seed_eq(u32 a, u32 b)
 {
 	return impair_fold(a) == impair_fold(b);
 }
+
+bool impair_hold_rearm(bool pending, unsigned long expires,
+		       unsigned long now, unsigned long delay)
+{
+	/* time_after(expires, now + delay) */
+	return !pending || (long)(now + delay - expires) < 0;
+}

@@ -36,6 +36,8 @@ COMMANDS = [
      "OUTDIR: scripts/bench-dupack's results.md"),
     ("tables", "dupack-table", "tables.proxy_dupack",
      "DIR: kmod/ecn_proxy/DUPACK.md's table from a proxy_dupack log"),
+    ("tables", "cell-table", "tables.cells",
+     "RESULTS [--check FILE]: the README's per-cell ratio tables from ratios.csv"),
     ("tables", "variant-table", "tables.variants",
      "RUN_DIR [VARIANT]: each VM test plain and as NAME@VARIANT"),
     ("analysis", "events", "analysis.events",

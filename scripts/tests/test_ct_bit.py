@@ -16,7 +16,16 @@ do nothing).  The places, with their lines, are in docs/home-router.md.
 Status reads that take the whole word (ctnetlink's CTA_STATUS, nft's
 "ct status", xt_conntrack's --ctstatus) show the bit to userspace as
 IPS_UNTRACKED; they are listed there too, and change no kernel behaviour.
+
+The proxy also owns a bit of its own, ECNP_CT_NOTHING_BIT, the top bit of
+the status word (kmod/ecn_proxy/ecnp_ct.c: "this connection needs
+nothing", its conntrack-assisted bypass).  That is safe while the kernel's
+IPS_* bits end below it (__IPS_MAX_BIT, also asserted at build time) and
+the kernel writes the whole word only where it makes an entry or a
+template (so no write clears the proxy's bit on a live entry, and a
+reused entry starts without it); the second test checks both.
 """
+import functools
 import os
 import re
 import tarfile
@@ -74,9 +83,32 @@ def code_uses(text):
     return out
 
 
+# whole-word writes of a conntrack entry's status (not one bit's)
+STATUS_WRITE = re.compile(r"(->|\.)status\s*(=[^=]|&=|\^=)")
+CT_DIRS = ("net/netfilter/", "net/ipv4/netfilter/", "net/ipv6/netfilter/",
+           "net/sched/act_ct.c", "net/openvswitch/conntrack.c",
+           "include/net/netfilter/")
+# the only ones: a new entry, a new template (6.1 and 6.12)
+STATUS_WRITES_OK = {
+    ("net/netfilter/nf_conntrack_core.c", "ct->status = 0;"),
+    ("net/netfilter/nf_conntrack_core.c", "tmpl->status = IPS_TEMPLATE;"),
+}
+MAX_BIT = re.compile(r"__IPS_MAX_BIT\s*=\s*(\d+)")
+# ecn_proxy's own bit on a 32-bit kernel (63 on a 64-bit one)
+NOTHING_BIT_32 = 31
+
+
 def kernel_uses(tarball):
     """{path: [(line, text)]} for every .c/.h under net/ and include/."""
+    return kernel_scan(tarball)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_scan(tarball):
+    """(kernel_uses(), [(path, status write)], __IPS_MAX_BIT)."""
     uses = {}
+    writes = []
+    max_bit = None
     with tarfile.open(tarball, "r|xz") as tar:
         for m in tar:
             parts = m.name.split("/", 1)
@@ -87,12 +119,19 @@ def kernel_uses(tarball):
                     not path.endswith((".c", ".h")):
                 continue
             text = tar.extractfile(m).read().decode("utf-8", "replace")
+            if path.startswith(CT_DIRS):
+                for line in text.splitlines():
+                    if STATUS_WRITE.search(line):
+                        writes.append((path, line.strip()))
+            if path == "include/uapi/linux/netfilter/nf_conntrack_common.h":
+                found_max = MAX_BIT.search(text)
+                max_bit = int(found_max.group(1)) if found_max else None
             if "IPS_" not in text:
                 continue
             found = code_uses(text)
             if found:
                 uses[path] = found
-    return uses
+    return uses, writes, max_bit
 
 
 @pytest.mark.parametrize("kver", sorted(TARBALLS))
@@ -113,3 +152,18 @@ def test_borrowed_ct_bit_read_nowhere_else(kver):
     assert all("loser_ct" in t for _, t in core), (
         f"{kver}: nf_conntrack_core.c uses the bit beyond the NAT clash "
         f"loser: {core}")
+
+
+@pytest.mark.parametrize("kver", sorted(TARBALLS))
+def test_own_ct_bit_untouched(kver):
+    tarball = TARBALLS[kver]
+    if not os.path.exists(tarball):
+        pytest.skip(f"{tarball} not installed (make deps)")
+    _, writes, max_bit = kernel_scan(tarball)
+    assert max_bit is not None and max_bit <= NOTHING_BIT_32, (
+        f"{kver}: __IPS_MAX_BIT {max_bit}: the kernel's status bits reach "
+        "ecn_proxy's ECNP_CT_NOTHING_BIT (kmod/ecn_proxy/ecnp_ct.h)")
+    other = sorted(set(writes) - STATUS_WRITES_OK)
+    assert not other, (
+        f"{kver} writes a conntrack status word whole where ecn_proxy's "
+        f"audit (kmod/ecn_proxy/ecnp_ct.c) did not look: {other}")

@@ -275,7 +275,8 @@ def test_parts_selected_and_refused():
     assert rc == 0 and lines == ["custom TESTS='fuzz' " + SENV]
     # each part's values as its guest's scripts will check them (tb_knob_*)
     rc, _, err = parts({"TB_FUZZ_PACKETS": "200"})
-    assert rc == 2 and ("debugtest: fuzz-1 (TB_FUZZ_PACKETS=67 TB_FUZZ_SEED=20261126): fuzz.sh: "
+    assert rc == 2 and ("debugtest: fuzz-1 (TB_FUZZ_MODES=none,drop,dupack TB_FUZZ_PACKETS=67 "
+                        "TB_FUZZ_SEED=20261126): fuzz.sh: "
                         "TB_FUZZ_PACKETS must be a whole number at least 100, not '67'") in err
     rc, _, err = parts({"TB_FLOOD_HS": "90000"})
     assert rc == 2 and "flood.sh: TB_FLOOD_HS must be a whole number from 1 to 86400" in err

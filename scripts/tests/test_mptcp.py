@@ -89,7 +89,7 @@ def test_mptcp_info_fields_by_length():
     assert i["subflows"] == 1 and i["flags"] == 1 and i["rcv_nxt"] == 7
     assert "bytes_sent" not in i  # a 6.1 kernel gives no more
     assert xfer.options(["client", "h", "1", "5", "--mptcp", "--timeout", "9"]) == (
-        ["client", "h", "1", "5"], True, 9.0, "4")
+        ["client", "h", "1", "5"], True, 9.0, "4", 0.0)
 
 
 # --- the captures ----------------------------------------------------------

@@ -262,15 +262,17 @@ tb_proxy_stat() {
 # from the client to the server (nodes, by default client and server); the
 # client sends UP_BYTES, then the server DOWN_BYTES.  The summaries go to
 # $TB_OUT/NAME.{client,server}.json.  Returns 0 iff both directions arrived
-# byte-exact.
+# byte-exact.  XFER_CLIENT_OPTS: more options for the client (xfer's, e.g.
+# "--pause 1"), split on spaces.
 tb_xfer() {
 	local name=$1 fam=$2 up=$3 down=$4 c=$TB_OUT/$1.client.json s=$TB_OUT/$1.server.json
-	local cn=${5:-client} sn=${6:-server}
+	local cn=${5:-client} sn=${6:-server} copts
+	read -r -a copts <<<"${XFER_CLIENT_OPTS:-}"
 	tb_bg "xfer-$name" "$sn" python3 -m ecnproxy.vmtest.xfer server $XFER_PORT "$down" \
 		--family "$fam"
 	tb_wait_port "$sn" $XFER_PORT || return
 	if ! tb_ns "$cn" python3 -m ecnproxy.vmtest.xfer client "$(tb_addr "$sn" "$fam")" \
-		$XFER_PORT "$up" >"$c" 2>"$TB_OUT/$name.client.err"; then
+		$XFER_PORT "$up" "${copts[@]}" >"$c" 2>"$TB_OUT/$name.client.err"; then
 		echo "tb_xfer $name: client failed: $(tail -n1 "$TB_OUT/$name.client.err")"
 		tb_bg_stop "xfer-$name"
 		return 1

@@ -11,9 +11,13 @@
 #   (client's ns)                 udp1   fd8e:c9b0:2a17:7::/64, the fuzz
 #                                 fuzzgen side B    prefix
 #
-# TB_FUZZ_PACKETS packets in all (make test: 30000; make debugtest:
-# 10^6): 30 % per feedback mode (none, drop, dupack), 10 % for the unload
-# round.  Per mode, in order:
+# TB_FUZZ_PACKETS packets in all (default 30000; make debugtest: 10^6):
+# 30 % per feedback mode, 10 % for the unload round.  TB_FUZZ_MODES picks
+# the modes: `dupack` in the core suite (make test; the module's default
+# and the mode with the most per-flow code: holds, trims, ACK edits), all
+# three (none, drop, dupack) in the extended suite (fuzz@modes) and in
+# make debugtest.  A mode's seed is TB_FUZZ_SEED plus its index in
+# "none drop dupack", whichever modes run.  Per mode, in order:
 #   M  header damage (vmtest/fuzzgen.py): both modules count exactly the
 #      packets whose TCP header is broken and that reach the FORWARD hook
 #      (`malformed`), nothing else: IP-level damage dies in IP input,
@@ -37,10 +41,13 @@
 #
 # Every frame must reach the proxy for the exact counts: the backlog is
 # raised (net.core.netdev_max_backlog) and the softnet drops checked.
+#
+# tb-variant-extended: modes TB_FUZZ_MODES=none,drop,dupack
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/impair_lib.sh"
 tb_knob_int total TB_FUZZ_PACKETS 30000 100
+tb_knob_list modes TB_FUZZ_MODES dupack 'none|drop|dupack' 'feedback modes (none, drop, dupack)'
 tb_knob_int seed TB_FUZZ_SEED 20261126 0
 require_cmd python3 jq
 
@@ -78,7 +85,7 @@ mac() {
 }
 SIDE_A="client,eth0,$(mac client eth0),$(mac proxy eth0),$(tb_addr client 4),$(tb_addr client 6)"
 SIDE_B="udp1,eth0,$(mac udp1 eth0),$(mac proxy eth1)"
-log_info "seed $seed, $total packets: per mode M $n_m, O $n_o, S $n_s; unload round $n_rm"
+log_info "seed $seed, $total packets: per mode ($modes) M $n_m, O $n_o, S $n_s; unload round $n_rm"
 
 # impair: a rule of every action, all on the fuzz prefix (the real
 # connections match none); split and coalesce act after the others, the
@@ -301,8 +308,8 @@ fuzz_mode() {
 	log_test "$mode: both spoofed connections finish byte-exact"
 }
 
-for mode in none drop dupack; do
-	fuzz_mode $mode
+for mode in $modes; do
+	fuzz_mode "$mode"
 done
 
 # The unload round: rmmod while the fuzz runs (no real traffic: a

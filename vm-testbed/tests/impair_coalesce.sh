@@ -14,7 +14,16 @@
 # held.
 #
 #   client eth0 -- eth0 PROXY eth1 -- router -- eth0 server
-#   capture c: A's segments as sent      capture s: A's as they arrive
+#   capture c: A's segments as sent      capture p: as the proxy sent them on
+#   capture s: A's as they arrive
+#
+# The joins and the counters are checked against p: the bottleneck after
+# the proxy (RED at 100 Mbit/s) drops some segments, which the module's
+# counters cannot see (the first run, results/vmtest-split-coalesce-
+# 20261202, found "coalesced" above the joins at s by exactly the
+# segments p had and s had not); s must hold only what p has.  The lone
+# segments (timeout, flush, unload) come from a client that waits before
+# its FIN (xfer --pause): a FIN releases the held segment at once.
 # tb-suite: extended (make vmtest-extended and the MBtest experiment; not in make test, for time)
 # tb-variant-extended: home TB_ROUTER=home
 set -e
@@ -22,74 +31,21 @@ set -e
 . "$TB_LIB_DIR/impair_lib.sh"
 trap tb_cleanup EXIT
 require_cmd jq python3 tcpdump ethtool nstat
+# whole frames: the pieces' and the joined segments' checksums are
+# checked in the captures too (expect_csum), not only by the receiver
+IMPAIR_SNAPLEN=1600
 
-# coal_check OPTS C_PCAP S_PCAP: JSON of the client's data segments (c)
-# against those arriving at the server (s): "sent", "arrived", "joined"
-# (arrivals that are two consecutive client segments), "differ" (of
+# coal_check OPTS NAME: impair_pcap coalesce (py/ecnproxy/vmtest/
+# impair_pcap.py, coalesce_check()) on NAME's captures, JSON: of the
+# client's data segments (c) against those the proxy sent on (p):
+# "sent", "arrived", "joined" (two consecutive client segments, with the
+# header of the one OPTS names, of any transmission of it), "differ" (of
 # those, pairs whose two headers differ, so that OPTS is really
-# observed), "max_len" (IP length), "bad" (first few problems).
+# observed), "max_len" (IP length), "bad" (first few problems); "lost"
+# (after the proxy, from s).
 coal_check() {
-	python3 - "$@" <<'EOF'
-import json, struct, sys
-from ecnproxy.analysis import pcapread
-
-def segs(pcap):
-    out = []
-    for _t, lt, pkt, _full in pcapread.records(pcap):
-        net = pcapread.network(pkt, lt)
-        if net is None:
-            continue
-        et, o = net
-        ip = pkt[o:]
-        if et == 0x0800:
-            ihl = (ip[0] & 15) * 4
-            tot = struct.unpack("!H", ip[2:4])[0]
-            tcp, tcplen = ip[ihl:], tot - ihl
-        elif et == 0x86dd and ip[6] == 6:
-            tot = 40 + struct.unpack("!H", ip[4:6])[0]
-            tcp, tcplen = ip[40:], tot - 40
-        else:
-            continue
-        if len(tcp) < 20 or struct.unpack("!H", tcp[2:4])[0] != 5001:
-            continue
-        hl = (tcp[12] >> 4) * 4
-        if tcplen - hl <= 0:
-            continue
-        # ack, data offset, window, urgent pointer, options
-        hdr = tcp[8:13] + tcp[14:16] + tcp[18:hl]
-        out.append((struct.unpack("!I", tcp[4:8])[0], tcplen - hl, hdr, tot))
-    return out
-
-opts, cpcap, spcap = sys.argv[1:4]
-sent = segs(cpcap)
-got = segs(spcap)
-by_seq = {}
-for s in sent:
-    by_seq.setdefault(s[0], []).append(s)
-known = {(s[0], s[1]) for s in sent}
-res = {"sent": len(sent), "arrived": len(got), "joined": 0, "differ": 0,
-       "max_len": max([g[3] for g in got], default=0), "bad": []}
-for seq, ln, hdr, tot in got:
-    if (seq, ln) in known:
-        continue
-    pair = None
-    for a in by_seq.get(seq, []):
-        for b in by_seq.get((seq + a[1]) % (1 << 32), []):
-            if a[1] + b[1] == ln:
-                pair = (a, b)
-    if not pair:
-        res["bad"].append("seq %d len %d is no pair of client segments" % (seq, ln))
-        continue
-    a, b = pair
-    want = a[2] if opts == "first" else b[2]
-    if hdr != want:
-        res["bad"].append("seq %d: header not the %s segment's" % (seq, opts))
-        continue
-    res["joined"] += 1
-    res["differ"] += a[2] != b[2]
-res["bad"] = res["bad"][:5]
-print(json.dumps(res))
-EOF
+	impair_pcap coalesce "$XFER_PORT" "$1" "$TB_OUT/$2.c.pcap" \
+		"$TB_OUT/$2.p.pcap" "$TB_OUT/$2.s.pcap"
 }
 
 csum_errors() {
@@ -106,8 +62,9 @@ coal_case() {
 	impair_run "$name" "$fam" "$up" 20000 "dir initiator coalesce opts $opts" \
 		"flags synack mss 500"
 	sleep 0.2	# a last held segment's timeout
-	R=$(coal_check "$opts" "$TB_OUT/$name.c.pcap" "$TB_OUT/$name.s.pcap")
+	R=$(coal_check "$opts" "$name")
 	echo "$R" >"$TB_OUT/$name.coalesce.json"
+	log_info "$name: $(jq .lost <<<"$R") of the proxy's segments lost after it"
 	expect "problems" "$(jq -c .bad <<<"$R")" "[]"
 	JOINED=$(jq .joined <<<"$R")
 	[ "$JOINED" -gt 10 ] || check_err 1 "only $JOINED joined segments arrived"
@@ -141,7 +98,8 @@ for fam in 4 6; do
 	# one small request: held, nothing follows, released by the timeout
 	t0=$(impair_stat coalesce_timeout_released)
 	echo 300 >/sys/module/impair/parameters/coalesce_timeout_ms
-	impair_run tmo-v$fam $fam 200 200 "dir initiator coalesce"
+	XFER_CLIENT_OPTS="--pause 1" impair_run tmo-v$fam $fam 200 200 \
+		"dir initiator coalesce"
 	sleep 0.5
 	[ "$(($(impair_stat coalesce_timeout_released) - t0))" -ge 1 ] ||
 		check_err 1 "coalesce_timeout_released did not move"
@@ -159,7 +117,8 @@ for fam in 4 6; do
 	tb_wait_port server $XFER_PORT
 	start=$(date +%s%N)
 	tb_ns client timeout 20 python3 -m ecnproxy.vmtest.xfer client \
-		"$(tb_addr server "$fam")" $XFER_PORT 200 >"$TB_OUT/flush-v$fam.client.json" &
+		"$(tb_addr server "$fam")" $XFER_PORT 200 --pause 3 \
+		>"$TB_OUT/flush-v$fam.client.json" &
 	cpid=$!
 	sleep 1
 	expect "held while waiting" "$(impair_stat held)" 1
@@ -195,7 +154,7 @@ impair_set "dir initiator coalesce" || check_err 1 "rules rejected"
 tb_bg xfer-unload server python3 -m ecnproxy.vmtest.xfer server $XFER_PORT 200 --family 4
 tb_wait_port server $XFER_PORT
 tb_ns client timeout 30 python3 -m ecnproxy.vmtest.xfer client \
-	"$(tb_addr server 4)" $XFER_PORT 200 >"$TB_OUT/unload.client.json" &
+	"$(tb_addr server 4)" $XFER_PORT 200 --pause 3 >"$TB_OUT/unload.client.json" &
 cpid=$!
 sleep 1
 expect "held before the unload" "$(impair_stat held)" 1

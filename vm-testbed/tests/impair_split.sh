@@ -12,7 +12,14 @@
 # CHECKSUM_PARTIAL segments).
 #
 #   client eth0 -- eth0 PROXY eth1 -- router -- eth0 server
-#   capture c: A's segments as sent      capture s: A's as they arrive
+#   capture c: A's segments as sent      capture p: as the proxy sent them on
+#   capture s: A's as they arrive
+#
+# The pieces and the counters are checked against p: the bottleneck
+# after the proxy (RED at 100 Mbit/s) drops some, which the module's
+# counters cannot see (the first run, results/vmtest-split-coalesce-
+# 20261202, took those losses for missing pieces); s must hold only
+# what p has (impair_pcap split: "lost", and a problem for anything else).
 # tb-suite: extended (make vmtest-extended and the MBtest experiment; not in make test, for time)
 # tb-variant-extended: home TB_ROUTER=home
 set -e
@@ -20,54 +27,21 @@ set -e
 . "$TB_LIB_DIR/impair_lib.sh"
 trap tb_cleanup EXIT
 require_cmd jq python3 tcpdump ethtool nstat
+# whole frames: the pieces' and the joined segments' checksums are
+# checked in the captures too (expect_csum), not only by the receiver
+IMPAIR_SNAPLEN=1600
 
-# seg_check MODE CUT OPTS C_PCAP S_PCAP: the client's data segments (c)
-# against those arriving at the server (s), as JSON: "sent" data segments,
-# "split" (both pieces found, as MODE/CUT/OPTS say), "whole" (arrived
-# unsplit), "bad" (what is wrong, first few), "arrived" data segments.
+# seg_check MODE CUT OPTS NAME: impair_pcap split (py/ecnproxy/vmtest/
+# impair_pcap.py, split_check()) on NAME's captures: the client's data
+# segments (c, a GSO packet as its MSS-sized segments) against what the
+# proxy sent on (p), and what arrived (s); JSON: "sent", "split" (both
+# pieces, as MODE/CUT/OPTS say), "whole", "bad" (first few problems),
+# "arrived" (data segments the proxy sent on), "lost" (after the proxy).
 # MODE "all" expects every segment longer than the cut split; "nth:K"
 # only the Kth data segment.
 seg_check() {
-	python3 - "$@" <<'EOF'
-import json, sys
-from ecnproxy.analysis import pcapread
-from ecnproxy.vmtest.impair_pcap import packets
-
-mode, cut, opts, cpcap, spcap = sys.argv[1:6]
-cut = int(cut)
-port = 5001
-sent = [x for x in packets(cpcap, port) if x["dir"] == "a2b" and x["len"]]
-got = [x for x in packets(spcap, port) if x["dir"] == "a2b" and x["len"]]
-have = {(x["seq"], x["len"]): x for x in got}
-res = {"sent": len(sent), "arrived": len(got), "split": 0, "whole": 0,
-       "bad": []}
-for i, x in enumerate(sent):
-    want = mode == "all" or mode == "nth:%d" % (i + 1)
-    first = cut if cut else x["len"] // 2
-    if (x["seq"], x["len"]) in have:
-        res["whole"] += 1
-        if want and 0 < first < x["len"]:
-            res["bad"].append("seq %d len %d not split" % (x["seq"], x["len"]))
-        continue
-    if not want or not 0 < first < x["len"]:
-        res["bad"].append("seq %d len %d missing" % (x["seq"], x["len"]))
-        continue
-    a = have.get((x["seq"], first))
-    b = have.get(((x["seq"] + first) % (1 << 32), x["len"] - first))
-    if not a or not b:
-        res["bad"].append("seq %d len %d: pieces missing" % (x["seq"], x["len"]))
-        continue
-    hl = x["hdr_len"]
-    want_h = {"first": (hl, 20), "second": (20, hl), "both": (hl, hl)}[opts]
-    if (a["hdr_len"], b["hdr_len"]) != want_h or \
-            (a["ts"], b["ts"]) != (want_h[0] > 20 and x["ts"], want_h[1] > 20 and x["ts"]):
-        res["bad"].append("seq %d: header lengths %d/%d, want %d/%d" %
-                          (x["seq"], a["hdr_len"], b["hdr_len"], *want_h))
-        continue
-    res["split"] += 1
-res["bad"] = res["bad"][:5]
-print(json.dumps(res))
-EOF
+	impair_pcap split "$XFER_PORT" "$1" "$2" "$3" "$TB_OUT/$4.c.pcap" \
+		"$TB_OUT/$4.p.pcap" "$TB_OUT/$4.s.pcap"
 }
 
 # csum_errors: the server's TcpInCsumErrors (the receiver's own check)
@@ -76,15 +50,17 @@ csum_errors() {
 }
 
 # split_case NAME FAM MODE CUT OPTS RULE...: one upload of 60000 bytes
-# under RULE..., then the checks; the split rule is rule 1.
+# under RULE..., then the checks; the split rule is rule 1.  Sets R (the
+# JSON of seg_check, for the caller's checks: not local) and SPLIT.
 split_case() {
-	local name=$1 fam=$2 mode=$3 cut=$4 opts=$5 e0 d0 R
+	local name=$1 fam=$2 mode=$3 cut=$4 opts=$5 e0 d0
 	shift 5
 	e0=$(csum_errors)
 	d0=$(impair_stat split_done)
 	impair_run "$name" "$fam" 60000 2000 "$@"
-	R=$(seg_check "$mode" "$cut" "$opts" "$TB_OUT/$name.c.pcap" "$TB_OUT/$name.s.pcap")
+	R=$(seg_check "$mode" "$cut" "$opts" "$name")
 	echo "$R" >"$TB_OUT/$name.split.json"
+	log_info "$name: $(jq .lost <<<"$R") of the proxy's segments lost after it"
 	expect "problems" "$(jq -c .bad <<<"$R")" "[]"
 	expect "receiver's checksum errors" "$(($(csum_errors) - e0))" 0
 	expect_csum
@@ -143,7 +119,7 @@ for fam in 4 6; do
 	g0=$(impair_stat gso_segmented)
 	split_case gso-v$fam $fam all 0 both "dir initiator split"
 	[ "$SPLIT" -gt 10 ] || check_err 1 "only $SPLIT segments split"
-	max=$(jj '.s.a2b.max_len')
+	max=$(jj '.p.a2b.max_len')
 	[ "$max" -le 725 ] || check_err 1 "a segment of $max bytes arrived whole"
 	log_info "IPv$fam: GSO packets segmented: $(($(impair_stat gso_segmented) - g0))"
 	log_test "IPv$fam: split half with GSO senders: every segment halved, checksums right"

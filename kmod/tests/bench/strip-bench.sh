@@ -12,34 +12,17 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../.." && pwd)
+BENCH=bench_strip BENCH_MOD=impair BENCH_OUT=bench
+. "$here/bench-lib.sh"
 base=${1:-main}
-out=${BUILD:-$top/build}/bench
 n=20000
-mkdir -p "$out/head" "$out/base"
-command -v valgrind >/dev/null || { echo "strip-bench: needs valgrind" >&2; exit 1; }
-
-# build DIR ROOT: bench_strip.c against ROOT's kmod/ sources
-build() {
-	cc -std=gnu11 -O2 -Wall -Wextra -I "$2/kmod/core" -I "$2/kmod/impair" \
-		-I "$2/kmod/tests/unit" -o "$1/bench_strip" "$here/bench_strip.c"
-}
 
 # ir BIN VARIANT PACKET: instructions in bench_run()
 ir() {
-	valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-		--collect-atstart=no --toggle-collect=bench_run \
-		"$1" "$2" "$3" $n >/dev/null 2>&1
-	awk '/^(summary|totals):/ { print $2; exit }' "$out/callgrind.out"
+	bench_ir bench_run "$1" "$2" "$3" $n
 }
 
-build "$out/head" "$top"
-have_base=0
-rm -rf "$out/base"/*
-if git -C "$top" archive "$base" kmod 2>/dev/null | tar -x -C "$out/base" 2>/dev/null &&
-	build "$out/base" "$out/base" 2>/dev/null; then
-	have_base=1
-fi
+bench_prepare "$base"
 
 printf '# instructions per packet, %d packets, %s\n' $n "$(cc --version | head -n 1)"
 printf '%-6s %8s %8s %8s %8s' packet xt impair ratio ""

@@ -26,6 +26,14 @@ typedef int64_t s64;
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+#ifndef __always_inline
+#define __always_inline inline __attribute__((__always_inline__))
+#endif
+
+#ifndef noinline
+#define noinline __attribute__((__noinline__))
+#endif
+
 #ifndef min_t
 #define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
 #endif

@@ -22,6 +22,46 @@
 
 #include "../../ecn_proxy/ecnp_fsm.c"
 
+/*
+ * The quick step (ecnp_quick()) against the full one: every step of every
+ * test below goes through checked_step(), which also steps a copy of the
+ * flow with ecnp_step_full(), and, where ecnp_quick() takes the segment,
+ * a second copy with it: same result, same state, byte for byte.  Counted
+ * for test_quick_step_coverage().
+ */
+static unsigned long steps_all, steps_quick;
+
+static u32 checked_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			enum ecnp_feedback mode, bool dst_no_upgrade)
+{
+	struct ecnp_fsm full, quick;
+	u32 want, got;
+
+	memcpy(&full, f, sizeof(full));
+	memcpy(&quick, f, sizeof(quick));
+	want = ecnp_step_full(&full, p, mode, dst_no_upgrade);
+	steps_all++;
+	if (ecnp_quick(&quick, p, mode, &got)) {
+		steps_quick++;
+		if (got != want || memcmp(&quick, &full, sizeof(full))) {
+			print_error("quick step differs: state %u dir %u "
+				    "flags 0x%x seq %u ack %u len %u ecn %u: "
+				    "0x%x, full 0x%x\n", f->state, p->dir,
+				    p->flags, p->seq, p->ack, p->len, p->ecn,
+				    got, want);
+			fail();
+		}
+	}
+	got = ecnp_fsm_step(f, p, mode, dst_no_upgrade);
+	if (got != want || memcmp(f, &full, sizeof(full))) {
+		print_error("ecnp_fsm_step() differs from the full step\n");
+		fail();
+	}
+	return got;
+}
+
+#define ecnp_fsm_step checked_step
+
 #define A	ECNP_DIR_A
 #define B	ECNP_DIR_B
 #define SYN	ECNP_TCP_SYN
@@ -737,6 +777,52 @@ static void test_fast_exit_rules(void **state)
 			EXPECT(!tcpfwd_refresh_due(base + 2 * t + 1, base, t));
 		}
 	}
+}
+
+/*
+ * The conntrack-assisted bypass (ecnp_hook(), ecnp_ct_path()): a segment
+ * of a connection conntrack says needs nothing passes exactly when the
+ * fast exit would pass it; every SYN clears the bit (a new connection may
+ * reuse the entry), FIN and RST take the full path with the bit kept.
+ * Whatever the state machine decides for a flow, the bit follows
+ * ecnp_fsm_needs_nothing() (ecnp_step(): set when decided, cleared when a
+ * SYN starts the machine over).
+ */
+static void test_ct_bypass_rules(void **state)
+{
+	struct flow fl;
+	unsigned int f;
+	u32 r;
+
+	(void)state;
+	for (f = 0; f < 0x100; f++) {
+		enum ecnp_ct_path want = ECNP_CT_SLOW;
+
+		CTX("ct bypass: flags 0x%02x", f);
+		if (tcpfwd_fast_flags_ok((u8)f))
+			want = ECNP_CT_PASS;
+		else if (f & SYN)
+			want = ECNP_CT_UNMARK;
+		EXPECT_EQ(ecnp_ct_path((u8)f), want);
+		/* what passes is what the fast exit passes */
+		EXPECT_EQ(ecnp_ct_path((u8)f) == ECNP_CT_PASS,
+			  !(f & (SYN | FIN | RST)));
+	}
+
+	/* a neither-ECN flow: decided at once, undecided by a new SYN */
+	CTX("ct bypass: neither ECN, then a new connection");
+	memset(&fl, 0, sizeof(fl));
+	ecnp_fsm_init(&fl.f);
+	fl.mode = ECNP_FB_DUPACK;
+	r = step(&fl, mkp(A, SYN, 100, 0, 0, NOT_ECT));
+	r = step(&fl, mkp(B, SYN | ACK, 900, 101, 0, NOT_ECT));
+	EXPECT(ecnp_fsm_needs_nothing(&fl.f));
+	ecnp_fsm_untrack(&fl.f);
+	r = step(&fl, mkp(A, ACK | RST, 101, 901, 0, NOT_ECT));
+	r = step(&fl, mkp(A, SYN, 5000, 0, 0, NOT_ECT));
+	(void)r;
+	EXPECT(!ecnp_fsm_needs_nothing(&fl.f));
+	EXPECT_EQ(ecnp_ct_path(SYN), ECNP_CT_UNMARK);
 }
 
 /* ======================= Phase 2: reference rows ======================== */
@@ -5850,6 +5936,20 @@ static void test_state_names(void **state)
 	EXPECT(!strcmp(ecnp_state_name(ECNP_S_ECE_DUPACK), "ECE_DUPACK"));
 }
 
+/*
+ * Runs last: the steps of all tests before it went through checked_step();
+ * the quick step must have taken a fair share of them (the simulations'
+ * steady state), or its comparison with the full step says little.
+ */
+static void test_quick_step_coverage(void **state)
+{
+	(void)state;
+	print_message("quick step: %lu of %lu steps\n", steps_quick,
+		      steps_all);
+	assert_true(steps_all > 100000);
+	assert_true(steps_quick > steps_all / 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -5954,7 +6054,9 @@ int main(void)
 		cmocka_unit_test(test_struct_layout),
 		cmocka_unit_test(test_untrack_decided_flow),
 		cmocka_unit_test(test_fast_exit_rules),
+		cmocka_unit_test(test_ct_bypass_rules),
 		cmocka_unit_test(test_state_names),
+		cmocka_unit_test(test_quick_step_coverage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

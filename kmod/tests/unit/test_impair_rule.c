@@ -640,6 +640,31 @@ static void test_needs_flow(void **state)
  * rules that do need state must differ somewhere, or the check proves
  * nothing.
  */
+/*
+ * A random rule into @line (256 bytes) and *@r: each of @n @parts with
+ * probability 1/@one_in (LCG *@x), then @act.  False if it does not parse
+ * (e.g. flags syn with flags synack).
+ */
+static bool random_rule(char *line, const char *const *parts, unsigned int n,
+			unsigned int one_in, const char *act, u32 *x,
+			struct impair_rule *r)
+{
+	struct impair_perr err;
+	unsigned int i;
+
+	line[0] = '\0';
+	for (i = 0; i < n; i++) {
+		*x = *x * 1103515245 + 12345;
+		if ((*x >> 16) % one_in == 0) {
+			strcat(line, parts[i]);
+			strcat(line, " ");
+		}
+	}
+	strcat(line, act);
+	return impair_line_parse(line, strlen(line), r, &err) ==
+	       IMPAIR_LINE_RULE;
+}
+
 static void test_needs_flow_promise(void **state)
 {
 	static const char *const parts[] = {
@@ -654,21 +679,12 @@ static void test_needs_flow_promise(void **state)
 
 	(void)state;
 	for (iter = 0; iter < 3000; iter++) {
-		char line[256] = "";
-		struct impair_perr err;
 		struct impair_rule r;
+		char line[256];
 
-		for (i = 0; i < ARRAY_SIZE(parts); i++) {
-			x = x * 1103515245 + 12345;
-			if ((x >> 16) % 4 == 0) {
-				strcat(line, parts[i]);
-				strcat(line, " ");
-			}
-		}
-		strcat(line, "ecn-bleach");
-		if (impair_line_parse(line, strlen(line), &r, &err) !=
-		    IMPAIR_LINE_RULE)
-			continue;	/* e.g. flags syn with flags synack */
+		if (!random_rule(line, parts, ARRAY_SIZE(parts), 4, "ecn-bleach",
+				 &x, &r))
+			continue;
 		stateless += !impair_rule_needs_flow(&r);
 		for (i = 0; i < 2 * ARRAY_SIZE(flags); i++) {
 			u8 fl = flags[i / 2];
@@ -703,6 +719,83 @@ static void test_needs_flow_promise(void **state)
 	assert_true(differ > 100);
 }
 
+/*
+ * impair_rule_matches_all() promises that the rule matches every segment
+ * (impair_process() then skips matching a strip_fast rule set, and exits
+ * early on a segment without the options it strips): random rules from
+ * every match keyword and several actions, every rule without a keyword
+ * checked against packets of both families, every flag combination, both
+ * directions, with and without devices and flow state.
+ */
+static void test_strip_fast_promise(void **state)
+{
+	static const char *const parts[] = {
+		"dir initiator", "dir responder", "flags syn", "flags synack",
+		"src 10.0.0.1", "dst 10.0.0.1", "sport 1000", "dport 1000",
+		"after 2", "family ipv4", "in eth0", "out eth1",
+		"dataseg 2-3",
+	};
+	static const char *const acts[] = {
+		"strip timestamp", "strip sack,timestamp mode compact",
+		"ecn-bleach", "strip timestamp ecn-bleach",
+	};
+	static const u8 a6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
+				   0, 0, 0, 0, 0, 0, 0, 1 };
+	unsigned int iter, i, all = 0, fast = 0, some = 0;
+	u32 x = 4242;
+
+	(void)state;
+	for (iter = 0; iter < 2000; iter++) {
+		struct impair_rule r;
+		char line[256];
+
+		x = x * 1103515245 + 12345;
+		if (!random_rule(line, parts, ARRAY_SIZE(parts), 6,
+				 acts[(x >> 16) % ARRAY_SIZE(acts)], &x, &r))
+			continue;
+		if (impair_rule_strip_fast(&r)) {
+			fast++;
+			assert_int_equal(r.act, IMPAIR_A_STRIP);
+			assert_true(impair_rule_matches_all(&r));
+			assert_false(impair_rule_needs_flow(&r));
+			assert_false(impair_rule_may_split(&r));
+		}
+		if (!impair_rule_matches_all(&r)) {
+			some++;
+			continue;
+		}
+		all++;
+		for (i = 0; i < 4 * 256; i++) {
+			struct impair_pkt t = {
+				.family = i & 1 ? 6 : 4, .from_a = i & 2,
+				.seg_known = i & 4, .tcp_flags = (u8)(i >> 2),
+				.a_addr = i & 1 ? a6 : addr_a4,
+				.b_addr = i & 1 ? addr_b6 : addr_b4,
+				.a_port = (u16)i, .b_port = 5001,
+				.in = i & 8 ? "eth7" : NULL,
+				.out = i & 16 ? NULL : "eth9",
+				.seg = i & 4 ? i : 0, .dseg = i % 3,
+			};
+
+			if (!impair_rule_match(&r, &t))
+				fail_msg("'%s' promises to match all, not 0x%x",
+					 line, i);
+		}
+	}
+	assert_true(all > 20 && fast > 5 && some > 100);
+	assert_true(impair_rule_strip_fast(&(struct impair_rule){
+		.act = IMPAIR_A_STRIP }));
+	{
+		struct impair_rule r = parse_ok("strip timestamp");
+
+		assert_true(impair_rule_strip_fast(&r));
+		r = parse_ok("dir initiator strip timestamp");
+		assert_false(impair_rule_strip_fast(&r));
+		r = parse_ok("family ipv6 strip timestamp");
+		assert_false(impair_rule_strip_fast(&r));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -718,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_opt_names),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_match_dataseg),
+		cmocka_unit_test(test_strip_fast_promise),
 		cmocka_unit_test(test_needs_flow),
 		cmocka_unit_test(test_needs_flow_promise),
 	};

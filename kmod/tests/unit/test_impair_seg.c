@@ -426,6 +426,36 @@ static void test_coalesce_csum_random(void **state)
 	}
 }
 
+/*
+ * The release work for a segment held at @now for @delay: armed if not
+ * pending, and brought forward if pending for later, as after a hold
+ * under a 10 s coalesce_timeout_ms that a flush released (the first VM
+ * run's tests set 10000 ms, flushed, then 300 ms: the next lone segment
+ * would have waited for the 10 s work, as the old rule, "queue it if
+ * not pending", left it); never pushed back.  Across the jiffies wrap.
+ */
+static void test_hold_rearm(void **state)
+{
+	const unsigned long near_wrap = (unsigned long)-100;
+	unsigned long now = 5000;
+
+	(void)state;
+	assert_true(impair_hold_rearm(false, 0, now, 50));
+	assert_true(impair_hold_rearm(false, now + 10, now, 50));
+	/* pending for a segment held earlier, same timeout: left alone */
+	assert_false(impair_hold_rearm(true, now + 20, now, 50));
+	assert_false(impair_hold_rearm(true, now + 50, now, 50));
+	/* pending for a released segment's 10 s timeout: brought forward */
+	assert_true(impair_hold_rearm(true, now + 10000, now, 50));
+	assert_true(impair_hold_rearm(true, now + 51, now, 50));
+	/* a timer that has fired, its work queued: left alone */
+	assert_false(impair_hold_rearm(true, now - 3, now, 50));
+	/* jiffies about to wrap */
+	assert_false(impair_hold_rearm(true, near_wrap + 30, near_wrap, 50));
+	assert_true(impair_hold_rearm(true, near_wrap + 10000, near_wrap, 50));
+	assert_false(impair_hold_rearm(true, near_wrap - 1, near_wrap, 50));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_coalesce_check),
 		cmocka_unit_test(test_coalesce_flags),
 		cmocka_unit_test(test_coalesce_csum_random),
+		cmocka_unit_test(test_hold_rearm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

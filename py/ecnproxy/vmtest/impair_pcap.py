@@ -17,10 +17,24 @@ files (tcpdump -w, Ethernet), IPv4 and IPv6, and prints JSON.
       consistent with one constant offset per direction, how the SACK
       blocks arriving at A relate to those B sent (shifted by A's offset,
       or unchanged), and how many of them lie inside A's sequence space
+  python3 -m ecnproxy.vmtest.impair_pcap split PORT MODE CUT OPTS C P [S]
+      the split action: the initiator's data segments as sent (capture C,
+      a GSO packet taken as the segments of its MSS) against what the
+      proxy sent on (P, its egress); see split_check()
+  python3 -m ecnproxy.vmtest.impair_pcap coalesce PORT OPTS C P [S]
+      the coalesce action, likewise; see coalesce_check()
+      With S (the receiver's capture), also what was lost after the proxy
+      and what arrived that the proxy did not send (a problem).
+
+Split and coalesce are judged on the proxy's egress, not on the
+receiver's capture: the bottleneck after the proxy drops packets (RED at
+100 Mbit/s), and a piece or a joined segment lost there is no fault of
+the module, while the module's counters count what it sent.
 """
 import json
 import struct
 import sys
+from collections import Counter
 
 from ..analysis import pcapread
 
@@ -83,6 +97,7 @@ def packets(pcap, port):
         flags = offfl & 0x1ff
         o = parse_opts(tcp[20:hl])
         tcp_bad = full and csum16(pseudo + tcp[:tcplen]) != 0xffff
+        iplen = (ihl if etype == 0x0800 else 40) + tcplen
         res.append({
             "t": t, "dir": "a2b" if dport == port else "b2a",
             "syn": bool(flags & 0x02), "ack": bool(flags & 0x10),
@@ -91,6 +106,11 @@ def packets(pcap, port):
             "win": win, "mss": o["mss"], "wscale": o["wscale"],
             "sackok": o["sackok"], "ts": o["ts"], "sack": o["sack"],
             "ecn": ecn, "csum_bad": bool(tcp_bad or ip_bad), "full": full,
+            "ip_len": iplen,
+            # what coalesce keeps of one segment's header: ack, data
+            # offset, window, urgent pointer, options (not the seq, the
+            # flags, the checksum)
+            "hdr": bytes(tcp[8:13] + tcp[14:16] + tcp[18:hl]),
         })
     return res
 
@@ -177,6 +197,172 @@ def seqmap(pcap_a, pcap_b, port):
     return res
 
 
+def data_segs(pk, d="a2b"):
+    """The data segments of direction @d of packets()."""
+    return [x for x in pk if x["dir"] == d and x["len"]]
+
+
+def sender_mss(pk):
+    """The initiator's segment size (its GSO packets' gso_size): the smaller
+    SYN MSS less the options of its data segments; None if unknown."""
+    mss = [x["mss"] for x in pk if x["syn"] and x["mss"]]
+    data = data_segs(pk)
+    if not mss or not data:
+        return None
+    return min(mss) - (data[0]["hdr_len"] - 20)
+
+
+def gso_expand(sent, mss):
+    """@sent with every segment longer than @mss (a GSO packet, seen whole
+    by the sender's own capture) replaced by its segments of @mss bytes,
+    as the proxy segments it."""
+    out = []
+    for x in sent:
+        if not mss or x["len"] <= mss:
+            out.append(x)
+            continue
+        for off in range(0, x["len"], mss):
+            y = dict(x)
+            y["seq"] = (x["seq"] + off) % M32
+            y["len"] = min(mss, x["len"] - off)
+            out.append(y)
+    return out
+
+
+def _downstream(res, out, got):
+    """What the proxy sent on (@out) against what the receiver got (@got):
+    "lost" after the proxy, and arrivals the proxy did not send (bad)."""
+    left = Counter((x["seq"], x["len"]) for x in out)
+    for x in got:
+        k = (x["seq"], x["len"])
+        if left[k] > 0:
+            left[k] -= 1
+        else:
+            res["bad"].append("seq %d len %d arrived, not sent on by the proxy" % k)
+    res["lost"] = sum(left.values())
+
+
+def _split_one(x, first, opts, left):
+    """The pieces of @x, cut after @first bytes, taken out of @left (the
+    proxy's segments by (seq, len)) if both are there: None if not, else
+    a problem with their headers ("" if none)."""
+    ka = (x["seq"], first)
+    kb = ((x["seq"] + first) % M32, x["len"] - first)
+    if not left.get(ka) or not left.get(kb):
+        return None
+    hl = x["hdr_len"]
+    want = {"first": (hl, 20), "second": (20, hl), "both": (hl, hl)}[opts]
+    want = [(h, h > 20 and x["ts"]) for h in want]
+    got = []
+    for k, w in ((ka, want[0]), (kb, want[1])):
+        xs = left[k]
+        j = next((j for j, y in enumerate(xs) if (y["hdr_len"], y["ts"]) == w), 0)
+        got.append(xs.pop(j))
+    if [(y["hdr_len"], y["ts"]) for y in got] == want:
+        return ""
+    return "seq %d: header lengths %d/%d, want %d/%d" % (
+        x["seq"], got[0]["hdr_len"], got[1]["hdr_len"], want[0][0], want[1][0])
+
+
+def split_check(mode, cut, opts, sent, out, got=None):
+    """The split action on the initiator's data segments @sent (as sent,
+    GSO packets expanded) against @out, the data segments the proxy sent
+    on, each used once (retransmissions are split again).  @mode "all"
+    expects every segment longer than the cut split, "nth:K" only the
+    Kth; @cut 0 is "half"; @opts "first", "second" or "both" says which
+    piece has the options.  A segment's pieces are looked for before the
+    segment itself: a retransmission may have the seq and length of an
+    earlier segment's second piece.  Returns {"sent", "arrived"
+    (len(out)), "split" (both pieces there, their headers as @opts says),
+    "whole", "bad" (the first few problems, segments the client did not
+    send among them)}, and with @got (the receiver's data segments)
+    "lost" (_downstream())."""
+    left = {}
+    for x in out:
+        left.setdefault((x["seq"], x["len"]), []).append(x)
+    res = {"sent": len(sent), "arrived": len(out), "split": 0, "whole": 0,
+           "bad": []}
+    for i, x in enumerate(sent):
+        want = mode == "all" or mode == "nth:%d" % (i + 1)
+        first = cut if cut else x["len"] // 2
+        cuttable = want and 0 < first < x["len"]
+        bad = _split_one(x, first, opts, left) if cuttable else None
+        if bad is not None:
+            if bad:
+                res["bad"].append(bad)
+            else:
+                res["split"] += 1
+            continue
+        if left.get((x["seq"], x["len"])):
+            left[(x["seq"], x["len"])].pop()
+            res["whole"] += 1
+            if cuttable:
+                res["bad"].append("seq %d len %d not split" % (x["seq"], x["len"]))
+            continue
+        res["bad"].append("seq %d len %d: %s" % (
+            x["seq"], x["len"], "pieces missing" if cuttable else "missing"))
+    for k, xs in sorted(left.items()):
+        res["bad"] += ["seq %d len %d: no piece of a segment the client sent" % k] * len(xs)
+    if got is not None:
+        _downstream(res, out, got)
+    res["bad"] = res["bad"][:5]
+    return res
+
+
+def coalesce_check(opts, sent, out, got=None):
+    """The coalesce action on the initiator's data segments @sent against
+    @out, those the proxy sent on: each is one the client sent, or two
+    consecutive ones joined with the header (packets()' "hdr": ack,
+    window, options) of the first or of the second as @opts says; of a
+    segment sent more than once, any transmission.  Returns {"sent",
+    "arrived", "joined", "differ" (joined pairs whose two headers differ,
+    so that @opts is observed), "max_len" (IP length), "bad"}, and with
+    @got "lost" (_downstream())."""
+    by_seq = {}
+    for x in sent:
+        by_seq.setdefault(x["seq"], []).append(x)
+    known = {(x["seq"], x["len"]) for x in sent}
+    n = 0 if opts == "first" else 1
+    res = {"sent": len(sent), "arrived": len(out), "joined": 0, "differ": 0,
+           "max_len": max([x["ip_len"] for x in out], default=0), "bad": []}
+    for g in out:
+        seq, ln = g["seq"], g["len"]
+        if (seq, ln) in known:
+            continue
+        pairs = [(a, b) for a in by_seq.get(seq, [])
+                 for b in by_seq.get((seq + a["len"]) % M32, [])
+                 if a["len"] + b["len"] == ln]
+        match = [p for p in pairs if p[n]["hdr"] == g["hdr"]]
+        if not match:
+            res["bad"].append("seq %d len %d is no pair of client segments" % (seq, ln)
+                              if not pairs else
+                              "seq %d: header not the %s segment's" % (seq, opts))
+            continue
+        res["joined"] += 1
+        res["differ"] += match[0][0]["hdr"] != match[0][1]["hdr"]
+    if got is not None:
+        _downstream(res, out, got)
+    res["bad"] = res["bad"][:5]
+    return res
+
+
+def _action(argv):
+    """split / coalesce from the command line: the result."""
+    port = int(argv[1])
+    if argv[0] == "split":
+        mode, cut, opts, files = argv[2], int(argv[3]), argv[4], argv[5:]
+    else:
+        opts, files = argv[2], argv[3:]
+    cpk = packets(files[0], port)
+    sent = data_segs(cpk)
+    out = data_segs(packets(files[1], port))
+    got = data_segs(packets(files[2], port)) if len(files) > 2 else None
+    if argv[0] == "split":
+        return split_check(mode, cut, opts, gso_expand(sent, sender_mss(cpk)),
+                           out, got)
+    return coalesce_check(opts, sent, out, got)
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == "summary":
         port = int(argv[1])
@@ -184,6 +370,9 @@ def main(argv):
                           for n, p in (a.split("=", 1) for a in argv[2:])}))
     elif len(argv) == 4 and argv[0] == "seqmap":
         print(json.dumps(seqmap(argv[2], argv[3], int(argv[1]))))
+    elif (argv[:1] == ["split"] and len(argv) in (7, 8)) or \
+            (argv[:1] == ["coalesce"] and len(argv) in (5, 6)):
+        print(json.dumps(_action(argv)))
     else:
         sys.exit(__doc__)
 

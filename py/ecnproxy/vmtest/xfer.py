@@ -15,6 +15,10 @@
                    socket answers as its TCP subflow, which has none)
       --timeout S  give up after S seconds without progress (client: 120;
                    server: none by default)
+      --pause S    client: wait S seconds after sending, before shutting
+                   down its sending side (so that its last data segment is
+                   not followed at once by its FIN: impair's coalesce
+                   releases a held segment on the flow's FIN)
 
 The data are pseudo-random (seeded by the byte count), so both ends can
 compare SHA-256 digests: {"sent": N, "sent_sha256": ..., "received": N,
@@ -85,7 +89,7 @@ def mptcp_state(sock):
     return out
 
 
-def exchange(sock, send_first, nbytes, mptcp=False):
+def exchange(sock, send_first, nbytes, mptcp=False, pause=0.0):
     data = payload(nbytes)
     rx = hashlib.sha256()
     received = 0
@@ -117,6 +121,8 @@ def exchange(sock, send_first, nbytes, mptcp=False):
     try:
         if send_first:
             send_all()
+            if pause:
+                time.sleep(pause)
             sock.shutdown(socket.SHUT_WR)
             recv_all()
         else:
@@ -144,8 +150,9 @@ def exchange(sock, send_first, nbytes, mptcp=False):
 
 
 def options(argv):
-    """-> (positional arguments, --mptcp, --timeout or None, --family)."""
-    pos, mptcp, timeout, fam = [], False, None, "4"
+    """-> (positional arguments, --mptcp, --timeout or None, --family,
+    --pause or 0)."""
+    pos, mptcp, timeout, fam, pause = [], False, None, "4", 0.0
     it = iter(argv)
     for a in it:
         if a == "--mptcp":
@@ -154,14 +161,16 @@ def options(argv):
             timeout = float(next(it, "x"))
         elif a == "--family":
             fam = next(it, "")
+        elif a == "--pause":
+            pause = float(next(it, "x"))
         else:
             pos.append(a)
-    return pos, mptcp, timeout, fam
+    return pos, mptcp, timeout, fam, pause
 
 
 def main(argv):
     try:
-        argv, mptcp, timeout, fam = options(argv)
+        argv, mptcp, timeout, fam, pause = options(argv)
     except ValueError:
         sys.exit(__doc__)
     proto = IPPROTO_MPTCP if mptcp else 0
@@ -189,7 +198,7 @@ def main(argv):
                 sys.exit(1)
         else:
             conn = socket.create_connection((argv[1], int(argv[2])), timeout=timeout)
-        res = exchange(conn, True, int(argv[3]), mptcp)
+        res = exchange(conn, True, int(argv[3]), mptcp, pause)
     else:
         sys.exit(__doc__)
     print(json.dumps(res))

@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The README's per-cell tables, from a matrix directory's ratios.csv.
+
+  scripts/ecnproxy cell-table RESULTS [--direction D] [--metric M] [--check FILE]
+
+RESULTS is an analysed matrix directory (scripts/ecnproxy analyze): its
+ratios.csv, or one ratios.csv per added delay in RESULTS/delay-*ms/
+(PROFILE=parity).  For each direction, prints one Markdown table with a
+row per (cross traffic, added delay) and a column per load, of
+
+  - srvecn+proxy / bothecn, the proxy against end-to-end ECN, with its
+    95 % interval and the report's verdict on the goal (at most 1.05);
+  - no harm: srvecn+proxy / noecn against max(1, bothecn / noecn), the
+    proxy against no proxy, allowed to be as much slower as end-to-end
+    ECN itself is (issue 40's second rule), judged on the interval by the
+    report's rule (met: upper end at or below the bound; NOT met: lower
+    end above it; undecided otherwise);
+  - srvecn+proxy+drop / bothecn where the directory has `drop` beside
+    the plan's mode.
+
+Every figure is a row of ratios.csv; nothing is recomputed here, so the
+table says what summary.md says.  With --check FILE, the table is
+compared with the block of FILE between the lines
+"<!-- cell-table RESULTS ... -->" and "<!-- /cell-table -->" (the
+README's), and the exit status is 1 when they differ (the test suite runs
+this, so a README table cannot drift from its data).
+"""
+import argparse
+import csv
+import glob
+import os
+import re
+import sys
+
+PROXY, ECN, PLAIN, DROP = "srvecn+proxy", "bothecn", "noecn", "srvecn+proxy+drop"
+GOAL = 1.05
+LOAD_ORDER = {"series": 1e9}
+BEGIN = re.compile(r"^<!-- cell-table (\S+)(.*?) -->\s*$")
+END = "<!-- /cell-table -->"
+
+
+def load_key(load):
+    """Loads in numeric order, the series last."""
+    return LOAD_ORDER.get(load, float(load) if load.replace(".", "", 1).isdigit() else 1e8)
+
+
+def read_ratios(results):
+    """{(delay_ms, metric, direction, cross, load, num, den): row} from
+    RESULTS/ratios.csv (delay None) or RESULTS/delay-*ms/ratios.csv."""
+    files = [(None, os.path.join(results, "ratios.csv"))]
+    for path in glob.glob(os.path.join(results, "delay-*ms", "ratios.csv")):
+        m = re.search(r"delay-(\d+)ms", path)
+        files.append((int(m.group(1)), path))
+    out = {}
+    for delay, path in files:
+        if not os.path.exists(path):
+            continue
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                key = (delay, r["metric"], r["direction"], r["cross"], r["load"], r["num"],
+                       r["den"])
+                out[key] = r
+    if not out:
+        raise FileNotFoundError("%s: no ratios.csv (run scripts/ecnproxy analyze %s)"
+                                % (results, results))
+    return out
+
+
+def fmt_ratio(r):
+    return "%.2f [%.2f, %.2f]" % (float(r["ratio"]), float(r["low"]), float(r["high"]))
+
+
+def harm_verdict(proxy_plain, ecn_plain):
+    """Issue 40's no-harm rule on srvecn+proxy / noecn: bound max(1,
+    bothecn / noecn), judged on the interval; (verdict, bound)."""
+    bound = max(1.0, float(ecn_plain["ratio"]))
+    lo, hi = float(proxy_plain["low"]), float(proxy_plain["high"])
+    if float(proxy_plain["coverage"]) < 0.95 - 1e-9:
+        return "undecided", bound
+    if hi <= bound:
+        return "met", bound
+    if lo > bound:
+        return "NOT met", bound
+    return "undecided", bound
+
+
+def bold(text, v):
+    return "**%s**" % text if v == "NOT met" else text
+
+
+def cell(rows, key, num, den):
+    return rows.get(key + (num, den))
+
+
+def table(rows, direction, metric="completion_s"):
+    """The Markdown lines of one direction's table (empty: no such runs)."""
+    settings = sorted({(k[3], k[0]) for k in rows if k[2] == direction and k[1] == metric
+                       and k[5:] == (PROXY, ECN) and k[4] != "all"},
+                      key=lambda s: (s[0] != "on", s[1] or 0))
+    if not settings:
+        return []
+    loads = sorted({k[4] for k in rows if k[2] == direction and k[1] == metric
+                    and k[4] != "all"}, key=load_key)
+    has_drop = any(k[5:] == (DROP, ECN) for k in rows)
+    head = ["cross traffic", "added delay", "ratio"] + [
+        ("load %s" % l) if l != "series" else "series of 8" for l in loads]
+    out = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
+    for cross, delay in settings:
+        base = (delay, metric, direction, cross)
+        lines = [("`%s / %s` (goal <= %.2f)" % (PROXY, ECN, GOAL), []),
+                 ("no harm: `%s / %s` <= max(1, `%s / %s`)" % (PROXY, PLAIN, ECN, PLAIN), [])]
+        if has_drop:
+            lines.append(("`%s / %s`" % (DROP, ECN), []))
+        for l in loads:
+            k = base + (l,)
+            r = cell(rows, k, PROXY, ECN)
+            lines[0][1].append(bold(("%s %s" % (fmt_ratio(r), r["verdict"])).strip(),
+                                    r["verdict"]) if r else "-")
+            pp, ep = cell(rows, k, PROXY, PLAIN), cell(rows, k, ECN, PLAIN)
+            if pp and ep:
+                v, b = harm_verdict(pp, ep)
+                lines[1][1].append(bold("%s vs %.2f %s" % (fmt_ratio(pp), b, v), v))
+            else:
+                lines[1][1].append("-")
+            if has_drop:
+                d = cell(rows, k, DROP, ECN)
+                lines[2][1].append(fmt_ratio(d) if d else "-")
+        for i, (label, cells) in enumerate(lines):
+            first = [cross if i == 0 else "", ("%d ms" % delay if delay is not None else "-")
+                     if i == 0 else ""]
+            out.append("| " + " | ".join(first + [label] + cells) + " |")
+    return out
+
+
+def render(results, directions=None, metric="completion_s"):
+    rows = read_ratios(results)
+    dirs = directions or sorted({k[2] for k in rows})
+    out = []
+    for d in dirs:
+        t = table(rows, d, metric)
+        if t:
+            if out:
+                out.append("")
+            out += ["%ss (`%s`, Hodges-Lehmann ratios with exact 95 %% intervals):"
+                    % (d.capitalize(), metric), ""] + t
+    return "\n".join(out) + "\n"
+
+
+def blocks(text):
+    """[(results, args, start, end)] of the cell-table blocks of a file's
+    lines (start: the BEGIN line's index, end: the END line's)."""
+    lines = text.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = BEGIN.match(lines[i])
+        if m:
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != END:
+                j += 1
+            if j == len(lines):
+                raise ValueError("line %d: cell-table block without %s" % (i + 1, END))
+            out.append((m.group(1), m.group(2).split(), i, j))
+            i = j
+        i += 1
+    return out
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="cell-table", description=__doc__.split("\n")[0])
+    p.add_argument("results", nargs="?")
+    p.add_argument("--direction", action="append", choices=("upload", "download"))
+    p.add_argument("--metric", default="completion_s", choices=("completion_s", "transfer_s"))
+    p.add_argument("--check", metavar="FILE")
+    p.add_argument("--root", default=".", help="directory the blocks' paths are relative to")
+    return p.parse_args(argv)
+
+
+def check(path, root):
+    """0 when every cell-table block of PATH equals its regeneration."""
+    with open(path) as f:
+        text = f.read()
+    lines, bad = text.split("\n"), 0
+    found = blocks(text)
+    if not found:
+        print("%s: no cell-table block" % path, file=sys.stderr)
+        return 1
+    for results, args, start, end in found:
+        a = parse([os.path.join(root, results)] + args)
+        want = render(a.results, a.direction, a.metric).rstrip("\n").split("\n")
+        have = lines[start + 1:end]
+        if have != want:
+            bad += 1
+            print("%s:%d: the table of %s differs from its data; regenerate it with "
+                  "scripts/ecnproxy cell-table %s %s" % (path, start + 1, results, results,
+                                                          " ".join(args)), file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv=None):
+    a = parse(sys.argv[1:] if argv is None else argv)
+    if a.check:
+        return check(a.check, a.root)
+    if not a.results:
+        print("cell-table: RESULTS or --check FILE", file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.write(render(a.results, a.direction, a.metric))
+    except FileNotFoundError as e:
+        print("cell-table: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
