@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A run during which other work took the host's CPU is flagged: the
-host's sample carries the CPU seconds of everything but QEMU
-(host/shard.py), the share over a run is computed from a run's first and
-last samples (analysis/provenance.py), the report says how many runs were
-flagged, and `scripts/ecnproxy redo` moves them aside so that a resume
-makes them again."""
+"""A run during which other work took the host's CPU is known: the host's
+sample carries the CPU seconds of everything but QEMU (host/shard.py),
+the share over a run is computed from a run's first and last samples
+(analysis/provenance.py) and recorded (fidelity.host_other_cpu), the
+report says how many runs were made on a busy host, and `scripts/ecnproxy
+redo` moves them aside so that a resume makes them again."""
 import json
 
 from ecnproxy.analysis import provenance
@@ -49,28 +49,38 @@ def test_report_line_counts_busy_runs():
              "host_load": [sample(0, 0.0), sample(10, x)]} for x in (0.4, 4.0, 6.0)]
     line = provenance.line(recs)
     assert "other work on the host took up to 30 % of its CPU time" in line
-    assert "more than 10 % in 2 of 3 runs (flagged `host_busy`)" in line
+    assert "more than 10 % in 2 of 3 runs (a busy host" in line
+    # the record's own figure wins over its samples
+    recs[0]["fidelity"] = {"host_other_cpu": 0.5}
+    assert "took up to 50 %" in provenance.line(recs)
 
 
-def write_run(d, rid, flags):
+def write_run(d, rid, flags, busy=0.01):
     (d / "runs").mkdir(parents=True, exist_ok=True)
-    (d / "runs" / (rid + ".json")).write_text(json.dumps({"id": rid, "fidelity":
-                                                          {"flags": flags}}))
+    (d / "runs" / (rid + ".json")).write_text(json.dumps(
+        {"id": rid, "fidelity": {"flags": flags, "host_other_cpu": busy}}))
 
 
 def test_redo_moves_flagged_and_named_runs(tmp_path, capsys):
-    write_run(tmp_path, "a", ["host_busy"])
+    write_run(tmp_path, "a", [], busy=0.4)
     write_run(tmp_path, "b", [])
     write_run(tmp_path, "c", ["cpu_saturated"])
-    assert redo.main([str(tmp_path), "--dry-run"]) == 0
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["a.json", "b.json", "c.json"]
+    write_run(tmp_path, "d", ["capture_drops"])
+    assert redo.main([str(tmp_path), "--dry-run", "--flag", "capture_drops"]) == 0
+    assert "busy host (other work took 40 % of its CPU)" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == \
+        ["a.json", "b.json", "c.json", "d.json"]
+    assert redo.main([str(tmp_path), "--flag", "capture_drops"]) == 0
+    assert (tmp_path / "redone" / "d.json").exists()
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["b.json", "c.json"]
     assert redo.main([str(tmp_path), "--id", "b"]) == 0
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["c.json"]
-    assert sorted(p.name for p in (tmp_path / "redone").iterdir()) == ["a.json", "b.json"]
-    # made again and flagged again: the first copy is kept
-    write_run(tmp_path, "a", ["host_busy"])
+    assert sorted(p.name for p in (tmp_path / "redone").iterdir()) == \
+        ["a.json", "b.json", "d.json"]
+    # made again on a busy host again: the first copy is kept
+    write_run(tmp_path, "a", [], busy=0.3)
     assert redo.main([str(tmp_path)]) == 0
     assert sorted(p.name for p in (tmp_path / "redone").iterdir()) == \
-        ["a.1.json", "a.json", "b.json"]
+        ["a.1.json", "a.json", "b.json", "d.json"]
     assert redo.main([str(tmp_path), "--id", "zz"]) == 2
     assert "no record zz" in capsys.readouterr().err

@@ -18,10 +18,11 @@ def read_meta(d):
         return {}
 
 
-# a run is flagged "host_busy" when other work on the host (anything but
-# the QEMU guests) took more than this share of the host's CPU time over
-# it: TCG guests have no steal time, so a busy host slows the guest's
-# packet path and timers without the guest seeing it
+# a run was made on a busy host when other work on it (anything but the
+# QEMU guests) took more than this share of the host's CPU time during the
+# run: TCG guests have no steal time, so a busy host slows the guest's
+# packet path and timers without the guest seeing it.  Counted in the
+# report; scripts/ecnproxy redo moves such runs aside to be made again.
 HOST_BUSY = 0.10
 
 
@@ -38,6 +39,13 @@ def host_other_share(samples):
     if t1 <= t0:
         return None
     return round(max(0.0, o1 - o0) / ((t1 - t0) * s[-1]["cpus"]), 4)
+
+
+def host_busy_share(rec):
+    """A record's fidelity.host_other_cpu, else computed from its samples
+    (None when neither has it)."""
+    v = (rec.get("fidelity") or {}).get("host_other_cpu")
+    return v if v is not None else host_other_share(rec.get("host_load"))
 
 
 def host_load_per_cpu(rec):
@@ -63,7 +71,7 @@ def summary(recs, meta=None):
         else:
             bare += 1
     loads = [x for x in (host_load_per_cpu(r) for r in recs) if x is not None]
-    others = [x for x in (host_other_share(r.get("host_load")) for r in recs) if x is not None]
+    others = [x for x in (host_busy_share(r) for r in recs) if x is not None]
     merge = meta.get("merge") or {}
     return {"hosts": sorted(h for h in hosts if h), "guests": len(guests), "records": len(recs),
             "without_origin": bare, "shards": meta.get("shards") or [],
@@ -97,7 +105,8 @@ def line(recs, meta=None):
             if s["loaded"] else "")
     if s["with_other"]:
         out += "; other work on the host took up to %.0f %% of its CPU time during a run%s" % (
-            100 * s["other_max"], ", more than %.0f %% in %d of %d runs (flagged `host_busy`)" % (
+            100 * s["other_max"], ", more than %.0f %% in %d of %d runs (a busy host: "
+            "`scripts/ecnproxy redo` makes them again)" % (
                 100 * HOST_BUSY, s["busy"], s["with_other"]) if s["busy"] else "")
     if s["flags"]:
         out += "\n- **merged despite**: " + "; ".join(s["flags"])

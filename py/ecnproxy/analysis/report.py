@@ -1442,12 +1442,11 @@ def report(d, out=None, select=None):
       "their time at the deadline, a lower bound); %d flagged by the fidelity checks "
       "(`transfer_timeout`: the run hit its deadline; `bottleneck_not_reached`: the bottleneck's HTB class never throttled and its "
       "RED queue never marked or dropped; `cpu_saturated`: a guest CPU was idle less "
-      "than %.0f %% of the run; `host_busy`: work other than the guests took more than "
-      "%.0f %% of the host's CPU time during the run; `capture_drops`; `transfer_failed`).  Utilisation "
+      "than %.0f %% of the run; `capture_drops`; `transfer_failed`).  Utilisation "
       "(HTB bytes during the run over the link rate, cross traffic included) is "
       "reported, not judged: slow start, handshakes and RTOs lower it." % (
           len(df), int(df.ok.sum()), int(df.timeout.sum()), nflag,
-          100 * prof["fidelity"]["min_cpu_idle"], 100 * provenance.HOST_BUSY))
+          100 * prof["fidelity"]["min_cpu_idle"]))
     if nflag:
         counts = {}
         for f in df["flags"]:
@@ -1618,7 +1617,7 @@ def report(d, out=None, select=None):
     redone = glob.glob(os.path.join(d, "redone", "*.json"))
     if redone:
         w("- %d record%s made again, the first kept in `redone/` (`scripts/ecnproxy redo`: "
-          "runs flagged `host_busy` or named)" % (len(redone), "" if len(redone) == 1 else "s"))
+          "runs made on a busy host, or named)" % (len(redone), "" if len(redone) == 1 else "s"))
     w("- tools: " + "; ".join("%s: %s" % (k, v if isinstance(v, str) else " ".join(v))
                               for k, v in r0["versions"].items()))
     w("")

@@ -4,9 +4,10 @@
 
   scripts/ecnproxy redo RESULTS_DIR [--flag FLAG]... [--id RUN_ID]... [--dry-run]
 
-A record is chosen when its fidelity flags include a --flag (default:
-host_busy, a run during which other work on the host took more than
-provenance.HOST_BUSY of its CPU time) or its id is an --id.  Each chosen
+A record is chosen when it was made on a busy host (other work took more
+than provenance.HOST_BUSY of the host's CPU time during the run:
+fidelity.host_other_cpu), when its fidelity flags include a --flag, or
+when its id is an --id.  Each chosen
 runs/ID.json moves to redone/ID.json (redone/ID.N.json when that exists):
 nothing is deleted, and the report counts the records kept there.  Prints
 one line per record moved and a total; exit status 0 (2 on bad usage).
@@ -15,6 +16,8 @@ import argparse
 import json
 import os
 import sys
+
+from ..analysis.provenance import HOST_BUSY, host_busy_share
 
 
 def chosen(d, flags, ids):
@@ -28,8 +31,11 @@ def chosen(d, flags, ids):
         with open(os.path.join(rdir, name)) as f:
             rec = json.load(f)
         hit = sorted(set(rec.get("fidelity", {}).get("flags") or []) & set(flags))
+        busy = host_busy_share(rec)
         if rid in ids:
             out.append((rid, "asked for"))
+        elif busy is not None and busy > HOST_BUSY:
+            out.append((rid, "busy host (other work took %.0f %% of its CPU)" % (100 * busy)))
         elif hit:
             out.append((rid, ",".join(hit)))
     return out
@@ -57,7 +63,7 @@ def main(argv=None):
     if not os.path.isdir(os.path.join(a.results, "runs")):
         print("redo: %s has no runs/" % a.results, file=sys.stderr)
         return 2
-    flags = a.flag or ["host_busy"]
+    flags = a.flag or []
     todo = chosen(a.results, flags, set(a.id))
     missing = set(a.id) - {r for r, _ in todo}
     if missing:
