@@ -248,3 +248,13 @@ def test_submit_slurm_makes_an_array_and_a_merge_job(tmp_path):
     assert not (tmp_path / "dest").exists()  # the jobs make it
     r = run_matrix(tmp_path / "dest", SHARDS="3")
     assert r.returncode == 1 and "SUBMIT=slurm" in r.stdout
+
+
+def test_slurm_packages_only_in_their_own_list():
+    """make deps (and so CI) installs scripts/deps.debian; Slurm and munge,
+    whose packages start services, only make slurmtest (deps.slurm)."""
+    def pkgs(name):
+        with open(os.path.join(TOP, "scripts", name)) as f:
+            return {ln.strip() for ln in f if ln.strip() and not ln.startswith("#")}
+    slurm = pkgs("deps.slurm")
+    assert slurm and not slurm & pkgs("deps.debian")
