@@ -1815,15 +1815,14 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.flow_gone	= ecnp_flow_gone,
 };
 
-static int __net_init ecnp_net_init(struct net *net)
+/*
+ * The sysctls' defaults; outside init_net the limits at most init_net's
+ * (en->init_en set).
+ */
+static void ecnp_net_defaults(struct ecnp_net *en)
 {
-	struct ecnp_net *en = ecnp_pernet(net);
-	struct ecnp_net *init_en;
-	int err;
+	const struct ecnp_net *init_en = en->init_en;
 
-	/* (init_net's comes first: register_pernet_subsys() walks in order) */
-	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
-	en->init_en = init_en;
 	/*
 	 * dupack: as fast as end-to-end ECN and as fair to an ECN sender;
 	 * a real drop per window costs a non-ECN sender RTOs behind a short
@@ -1849,11 +1848,21 @@ static int __net_init ecnp_net_init(struct net *net)
 	en->fallback_timeout = ecnp_limit_default(en,
 						  &init_en->fallback_timeout,
 						  600);
-	spin_lock_init(&en->fb_lock);
-	en->fb_seed = get_random_u32();
 	/* a sixteenth of the flows (4096 above 1 GiB of RAM), at least 256 */
 	en->max_tombstones = ecnp_limit_default(en, &init_en->max_tombstones,
 						max(en->max_flows / 16, 256));
+}
+
+static int __net_init ecnp_net_init(struct net *net)
+{
+	struct ecnp_net *en = ecnp_pernet(net);
+	int err;
+
+	/* (init_net's comes first: register_pernet_subsys() walks in order) */
+	en->init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
+	ecnp_net_defaults(en);
+	spin_lock_init(&en->fb_lock);
+	en->fb_seed = get_random_u32();
 	spin_lock_init(&en->tomb_lock);
 	mutex_init(&en->tomb_mutex);
 	RCU_INIT_POINTER(en->tombs, ecnp_tomb_tab_alloc(en->max_tombstones));

@@ -1142,43 +1142,58 @@ static bool impair_coalesce_join(struct impair_net *in,
  * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
  * segment held or joined.
  */
+/*
+ * The segment of @skb as coalesce sees it, into @cs (zeroed); with @kr (a
+ * coalesce rule matched) also its checksum seed and, into *@mtu, the
+ * route's MTU: 0 for a segment that is neither held nor joined (GSO,
+ * bridged, or its headers not in the usual order).  Return: false if the
+ * TCP header cannot be read.
+ */
+static bool impair_coal_seg_init(const struct sk_buff *skb,
+				 const struct impair_seg *s,
+				 const struct impair_krule *kr,
+				 struct impair_coal_seg *cs, unsigned int *mtu)
+{
+	bool gso = skb_is_gso(skb) || tcpfwd_bridged(skb) ||
+		   skb_network_offset(skb) > s->p.thoff;
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	const u8 *th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+
+	if (!th)
+		return false;
+	cs->seq = get_unaligned_be32(th + 4);
+	cs->flags = th[13];
+	cs->len = s->p.payload;
+	cs->hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
+	*mtu = 0;
+	if (!kr || gso)
+		return true;
+	if (skb_dst(skb))
+		*mtu = dst_mtu(skb_dst(skb));
+	if (cs->len)
+		cs->seed = impair_seed(skb, s->p.thoff);
+	return true;
+}
+
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
 				    struct sk_buff *skb, struct impair_seg *s,
 				    const struct impair_krule *kr, bool from_a,
 				    const struct nf_hook_state *state)
 {
-	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	u8 opts = kr ? kr->r.coalesce_opts : 0;
 	struct impair_hold *h = &ef->hold;
 	struct impair_coal_seg cs = { };
 	int why = IMPAIR_SEG_NODATA;
 	struct impair_rel rel = { };
-	bool hold = false, gso;
-	unsigned int mtu = 0;
+	bool hold = false;
 	u8 dir = !from_a;
-	const u8 *th;
-	u8 opts = 0;
+	unsigned int mtu;
 
 	if (!kr && !READ_ONCE(h->skb))
 		return NF_ACCEPT;
-	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
-	if (!th)
+	if (!impair_coal_seg_init(skb, s, kr, &cs, &mtu))
 		return NF_ACCEPT;
-	gso = skb_is_gso(skb) || tcpfwd_bridged(skb) ||
-	      skb_network_offset(skb) > s->p.thoff;
-	cs.seq = get_unaligned_be32(th + 4);
-	cs.flags = th[13];
-	cs.len = s->p.payload;
-	cs.hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
-	if (kr) {
-		opts = kr->r.coalesce_opts;
-		if (skb_dst(skb))
-			mtu = dst_mtu(skb_dst(skb));
-		if (gso)
-			mtu = 0;	/* neither held nor joined */
-		if (cs.len && !gso)
-			cs.seed = impair_seed(skb, s->p.thoff);
-	}
 
 	spin_lock_bh(&in->hold_lock);
 	if (h->skb && (h->dir == dir ||
@@ -1379,6 +1394,52 @@ static bool impair_match_all(const struct impair_ruleset *rs,
 	return split;
 }
 
+/*
+ * Under the flow's lock, on the initiator's SYN: the first matching
+ * seqrand rule (@hit) gives a flow that has none its random offsets.
+ */
+static void impair_flow_seqrand(struct impair_net *in,
+				const struct impair_ruleset *rs,
+				struct impair_flow *ef,
+				const struct impair_hits *hit)
+{
+	const struct impair_rule *seqrule = NULL;
+	unsigned int i;
+
+	for (i = 0; hit->n && i < rs->n; i++) {
+		if (test_bit(i, hit->bits) &&
+		    (rs->rules[i]->r.act & IMPAIR_A_SEQRAND)) {
+			seqrule = &rs->rules[i]->r;
+			break;
+		}
+	}
+	if (!seqrule || ef->seq.on || !ef->syn_seen)
+		return;
+	ef->seq.on = true;
+	ef->seq.sack_fix = seqrule->seq_sack_fix;
+	ef->seq.both = seqrule->seq_both;
+	impair_seqadj_init(&ef->seq.adj[0], get_random_u32() | 1);
+	impair_seqadj_init(&ef->seq.adj[1], get_random_u32() | 1);
+	impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
+	atomic_inc(&in->seq_flows);
+}
+
+/*
+ * Under the flow's lock: note a segment's RST or FIN (with TCP flags
+ * @flags, from A if @from_a) and keep the flow flow_timeout after it, or
+ * only IMPAIR_CLOSED_TIMEOUT once it is closed (RST, or both FINs).
+ */
+static void impair_flow_expiry(struct impair_flow *ef, u8 flags, bool from_a)
+{
+	if (flags & TCPHDR_RST)
+		ef->rst = true;
+	if (flags & TCPHDR_FIN)
+		ef->fin |= from_a ? 1 : 2;
+	ef->base.expires = jiffies +
+		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
+		 READ_ONCE(flow_timeout.val)) * HZ;
+}
+
 enum impair_step {
 	IMPAIR_STEP_OK,
 	IMPAIR_STEP_DEAD,	/* the flow is being freed: treat as untracked */
@@ -1399,10 +1460,8 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 					 struct impair_hits *hit, bool gso,
 					 struct impair_seqstate *snap)
 {
-	const struct impair_rule *seqrule = NULL;
 	u8 flags = tcp_flag_byte(&s->p.th);
 	u32 last_dseg = 0;
-	unsigned int i;
 	u8 d;
 
 	spin_lock_bh(&ef->base.lock);
@@ -1432,30 +1491,9 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 		ef->dsegs[d] += s->nsegs;
 	if (rs->may_hold)
 		s->peer_win = impair_flow_window(ef, d, s);
-	for (i = 0; hit->n && i < rs->n; i++) {
-		if (test_bit(i, hit->bits) &&
-		    (rs->rules[i]->r.act & IMPAIR_A_SEQRAND)) {
-			seqrule = &rs->rules[i]->r;
-			break;
-		}
-	}
-	if (seqrule && !ef->seq.on && ef->syn_seen && ip->from_a &&
-	    (flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN) {
-		ef->seq.on = true;
-		ef->seq.sack_fix = seqrule->seq_sack_fix;
-		ef->seq.both = seqrule->seq_both;
-		impair_seqadj_init(&ef->seq.adj[0], get_random_u32() | 1);
-		impair_seqadj_init(&ef->seq.adj[1], get_random_u32() | 1);
-		impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
-		atomic_inc(&in->seq_flows);
-	}
-	if (flags & TCPHDR_RST)
-		ef->rst = true;
-	if (flags & TCPHDR_FIN)
-		ef->fin |= ip->from_a ? 1 : 2;
-	ef->base.expires = jiffies +
-		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
-		 READ_ONCE(flow_timeout.val)) * HZ;
+	if (ip->from_a && (flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN)
+		impair_flow_seqrand(in, rs, ef, hit);
+	impair_flow_expiry(ef, flags, ip->from_a);
 	*snap = ef->seq;
 	spin_unlock_bh(&ef->base.lock);
 	return IMPAIR_STEP_OK;
