@@ -20,6 +20,8 @@ COMMANDS = [
      "make experiments: matrix once per scripts/profiles/exp-*.json"),
     ("host", "merge", "host.merge",
      "DEST SRC...: merge the results directories of shards (SHARD=i/N)"),
+    ("host", "redo", "host.redo",
+     "RESULTS_DIR [--flag F] [--id ID]: move runs aside so that a resume makes them again"),
     ("host", "analyze", "host.analyze",
      "RESULTS_DIR: the report of a results directory (summary.md, ...)"),
     ("host", "check", "host.check",

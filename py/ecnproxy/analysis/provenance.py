@@ -18,6 +18,36 @@ def read_meta(d):
         return {}
 
 
+# a run was made on a busy host when other work on it (anything but the
+# QEMU guests) took more than this share of the host's CPU time during the
+# run: TCG guests have no steal time, so a busy host slows the guest's
+# packet path and timers without the guest seeing it.  Counted in the
+# report; scripts/ecnproxy redo moves such runs aside to be made again.
+HOST_BUSY = 0.10
+
+
+def host_other_share(samples):
+    """The share of the host's CPU time that processes other than QEMU
+    took between the first and the last of a run's host samples (each
+    {"cpus", "sample": [epoch, load, qemus, other CPU seconds]}), or None
+    without two samples that carry it and are apart in time."""
+    s = [x for x in samples or [] if x and len(x.get("sample") or []) >= 4
+         and x["sample"][3] is not None and x.get("cpus")]
+    if len(s) < 2:
+        return None
+    (t0, o0), (t1, o1) = [(x["sample"][0], x["sample"][3]) for x in (s[0], s[-1])]
+    if t1 <= t0:
+        return None
+    return round(max(0.0, o1 - o0) / ((t1 - t0) * s[-1]["cpus"]), 4)
+
+
+def host_busy_share(rec):
+    """A record's fidelity.host_other_cpu, else computed from its samples
+    (None when neither has it)."""
+    v = (rec.get("fidelity") or {}).get("host_other_cpu")
+    return v if v is not None else host_other_share(rec.get("host_load"))
+
+
 def host_load_per_cpu(rec):
     """The highest 1-minute load average per host CPU the run's samples
     show (None without samples)."""
@@ -41,12 +71,15 @@ def summary(recs, meta=None):
         else:
             bare += 1
     loads = [x for x in (host_load_per_cpu(r) for r in recs) if x is not None]
+    others = [x for x in (host_busy_share(r) for r in recs) if x is not None]
     merge = meta.get("merge") or {}
     return {"hosts": sorted(h for h in hosts if h), "guests": len(guests), "records": len(recs),
             "without_origin": bare, "shards": meta.get("shards") or [],
             "merged_from": len(merge.get("sources") or []), "flags": merge.get("flags") or [],
             "load_max": max(loads) if loads else None,
-            "loaded": sum(1 for x in loads if x > 1.0), "with_load": len(loads)}
+            "loaded": sum(1 for x in loads if x > 1.0), "with_load": len(loads),
+            "other_max": max(others) if others else None,
+            "busy": sum(1 for x in others if x > HOST_BUSY), "with_other": len(others)}
 
 
 def line(recs, meta=None):
@@ -70,6 +103,11 @@ def line(recs, meta=None):
             s["load_max"], ", above 1 in %d of %d runs (a starved host slows a TCG guest "
             "without showing in its CPU counters)" % (s["loaded"], s["with_load"])
             if s["loaded"] else "")
+    if s["with_other"]:
+        out += "; other work on the host took up to %.0f %% of its CPU time during a run%s" % (
+            100 * s["other_max"], ", more than %.0f %% in %d of %d runs (a busy host: "
+            "`scripts/ecnproxy redo` makes them again)" % (
+                100 * HOST_BUSY, s["busy"], s["with_other"]) if s["busy"] else "")
     if s["flags"]:
         out += "\n- **merged despite**: " + "; ".join(s["flags"])
     return out

@@ -1614,6 +1614,10 @@ def report(d, out=None, select=None):
                                       thesis()["red"], prof["cross_rate"]))
     session_lines(w, sessions, df)
     w(provenance.line(recs, meta))
+    redone = glob.glob(os.path.join(d, "redone", "*.json"))
+    if redone:
+        w("- %d record%s made again, the first kept in `redone/` (`scripts/ecnproxy redo`: "
+          "runs made on a busy host, or named)" % (len(redone), "" if len(redone) == 1 else "s"))
     w("- tools: " + "; ".join("%s: %s" % (k, v if isinstance(v, str) else " ".join(v))
                               for k, v in r0["versions"].items()))
     w("")

@@ -246,7 +246,7 @@ def vm_runner():
 def run_session(argv, env, d, logpath, prefix=""):
     """vm-run, with its own lines shown as they come and the guest's progress
     from D/guest.log (vm-run passes the guest's stdout on in blocks); the
-    host's load sampled every 10 s and written to D/hostload.json, which
+    host's load sampled every 5 s and written to D/hostload.json, which
     the guest copies into each record at its start and end."""
     glog = os.path.join(d, "guest.log")
     pos = os.path.getsize(glog) if os.path.exists(glog) else 0
@@ -284,7 +284,7 @@ def run_session(argv, env, d, logpath, prefix=""):
                 os.replace(hl + ".tmp", hl)
             except OSError:
                 pass
-            stop.wait(10)
+            stop.wait(5)
 
     load = []
     th = threading.Thread(target=tail, daemon=True)
