@@ -10,21 +10,27 @@
  *               table and its garbage collector, and the FORWARD hooks
  *               (IPv4 and IPv6, priority LAST), switched by
  *               tcpfwd_set_hooks();
- *   packets     tcpfwd_parse() finds the TCP header and the flow key;
- *               tcpfwd_set_tcp_flags() and tcpfwd_set_ecn() edit headers
- *               (writable by tcpfwd_ensure_writable()) with incremental
- *               checksums (skb->csum too under
- *               CHECKSUM_COMPLETE; tcpfwd_csum_complete_add() for a user's
- *               own edits of an IPv6 header, see tcpfwd_iph.h);
+ *   packets     tcpfwd_parse() finds the TCP header and the flow key
+ *               (a malformed packet counted in ops->stat_malformed);
+ *               header edits with incremental checksums (skb->csum too
+ *               under CHECKSUM_COMPLETE), in one argument style: the
+ *               packet first, then its parse result: tcpfwd_set_tcp_flags(),
+ *               tcpfwd_set_ecn() and tcpfwd_skb_ip_shrink() make what they
+ *               edit writable themselves; the tcpfwd_th_*() helpers edit a
+ *               TCP header that tcpfwd_th_writable() returned;
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_add() (the
  *               user's state set up before the flow is visible) or
- *               tcpfwd_flow_insert() bounded by the caller's limit,
- *               tcpfwd_flow_count(); the
+ *               tcpfwd_flow_insert() bounded by the caller's limit (a
+ *               flow not added counted in ops->stat_table_full or
+ *               stat_alloc_failed), tcpfwd_flow_count(); the
  *               table is an rhashtable, sized by its number of flows, and
  *               /proc/net/<name>/flows lists them with ops->flow_show;
- *   sending on  tcpfwd_gso_each() segments a GSO packet and decides on
- *               each segment, tcpfwd_pass_on() sends a packet (a segment,
- *               an injected copy) on as if the hook had accepted it.
+ *               tcpfwd_flow_lock_live() from the packet path, and
+ *               tcpfwd_flow_expire_in() (TCPFWD_CLOSED_SECS once closed);
+ *   sending on  tcpfwd_gso_split() segments a GSO packet
+ *               (tcpfwd_gso_each()) and decides on each segment,
+ *               tcpfwd_pass_on() sends a packet (a segment, an injected
+ *               copy) on as if the hook had accepted it.
  *
  * The pure option helpers (tcpfwd_opt.h) and IP header edits
  * (tcpfwd_iph.h) are part of the same module.
@@ -53,6 +59,7 @@
 #include <linux/in6.h>
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
 #include <linux/percpu.h>
 #include <linux/rhashtable.h>
 #include <linux/skbuff.h>
@@ -174,13 +181,23 @@ static inline void tcpfwd_stats_add(struct tcpfwd_stats __percpu *stats,
 
 struct tcpfwd_net;
 
+/* A counter of struct tcpfwd_ops that the user does not keep. */
+#define TCPFWD_NO_STAT		UINT_MAX
+
 /* What a user module is, for tcpfwd_net_init(). */
 struct tcpfwd_ops {
 	const char *name;		/* /proc/net/<name>/ */
 	nf_hookfn *hook;		/* called with priv = the tcpfwd_net */
 	const char * const *stat_names;	/* per-CPU counters, nr_stats */
 	unsigned int nr_stats;
-	unsigned int stat_expired;	/* counts the flows the GC removes */
+	/* the user's counters (below nr_stats) that the core bumps: */
+	unsigned int stat_expired;	/* the flows the GC removes */
+	unsigned int stat_malformed;	/* tcpfwd_parse(): malformed */
+	unsigned int stat_table_full;	/* tcpfwd_flow_add(): at the limit */
+	unsigned int stat_alloc_failed;	/* tcpfwd_flow_add(): no memory */
+	unsigned int stat_gso_segmented;	/* tcpfwd_gso_split() */
+	/* tcpfwd_gso_split(): could not segment; or TCPFWD_NO_STAT */
+	unsigned int stat_gso_unsegmented;
 	size_t flow_size;		/* struct tcpfwd_flow first */
 	/*
 	 * optional: the user's cache of flow_size objects, for a flow that
@@ -248,11 +265,53 @@ static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
 	return skb_ensure_writable(skb, len);
 }
 
-int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p);
+int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
+		 struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
-int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn);
-void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff);
+int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn);
+int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by);
+
+/* @p's TCP header, options included, made writable; NULL if it cannot be. */
+static inline struct tcphdr *tcpfwd_th_writable(struct sk_buff *skb,
+						const struct tcpfwd_pkt *p)
+{
+	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
+		return NULL;
+	return (struct tcphdr *)(skb->data + p->thoff);
+}
+
+/*
+ * The TCP checksum of @th (tcpfwd_th_writable()) absorbs the sum
+ * difference @diff of an edit of its bytes (tcpfwd_opt.h's wsum).
+ */
+static inline void tcpfwd_th_csum_diff(struct sk_buff *skb, struct tcphdr *th,
+				       u32 diff)
+{
+	inet_proto_csum_replace_by_diff(&th->check, skb, (__force __wsum)diff,
+					false, false);
+}
+
+/*
+ * The TCP length in the pseudo-header changes from @old to @new bytes:
+ * the checksum follows (under CHECKSUM_PARTIAL, the pseudo-header's seed).
+ */
+static inline void tcpfwd_th_csum_tcplen(struct sk_buff *skb,
+					 struct tcphdr *th, unsigned int old,
+					 unsigned int new)
+{
+	inet_proto_csum_replace4(&th->check, skb, htonl(old), htonl(new), true);
+}
+
+/* The window field of @th := @win, the checksum following. */
+static inline void tcpfwd_th_set_window(struct sk_buff *skb,
+					struct tcphdr *th, u16 win)
+{
+	__be16 old = th->window;
+
+	th->window = htons(win);
+	inet_proto_csum_replace2(&th->check, skb, old, th->window, false);
+}
 
 unsigned int tcpfwd_default_max_flows(void);
 struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
@@ -334,6 +393,35 @@ static inline void tcpfwd_flow_unlock(struct tcpfwd_flow *f, bool bh)
 		spin_unlock(&f->lock);
 }
 
+/*
+ * tcpfwd_flow_lock() a flow that is still in the table: false, and not
+ * locked, if the collector has unlinked it (the packet then goes on as
+ * one without a flow).  *@bh is for tcpfwd_flow_unlock().
+ */
+static inline bool tcpfwd_flow_lock_live(struct tcpfwd_flow *f, bool *bh)
+{
+	*bh = tcpfwd_flow_lock(f);
+	if (likely(!f->dead))
+		return true;
+	tcpfwd_flow_unlock(f, *bh);
+	return false;
+}
+
+/*
+ * Seconds a flow is kept after its connection closed (RST, or both FINs),
+ * as conntrack's CLOSE state: the users' timeout then (ecn_proxy's
+ * timeout_closed by default).
+ */
+#define TCPFWD_CLOSED_SECS	10
+
+/* Under f->lock: the flow expires @timeout jiffies from now. */
+static inline void tcpfwd_flow_expire_in(struct tcpfwd_flow *f,
+					 unsigned long timeout)
+{
+	/* read without the lock: the collector, tcpfwd_flow_refresh() */
+	WRITE_ONCE(f->expires, jiffies + timeout);
+}
+
 /* The packet's sender is the flow's initiator A. */
 static inline bool tcpfwd_from_a(const struct tcpfwd_flow *f,
 				 const struct tcpfwd_pkt *p)
@@ -341,12 +429,59 @@ static inline bool tcpfwd_from_a(const struct tcpfwd_flow *f,
 	return f->a_is_lo == p->src_is_lo;
 }
 
-bool tcpfwd_bridged(const struct sk_buff *skb);
-void tcpfwd_pass_on(const struct nf_hook_state *state, struct sk_buff *skb);
+/*
+ * The packet is being bridged (br_netfilter): okfn of a bridged packet
+ * expects bridge state that segments and copies do not carry, so such
+ * packets must not be segmented or injected.
+ */
+static inline bool tcpfwd_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+
+void tcpfwd_pass_on(struct sk_buff *skb, const struct nf_hook_state *state);
 int tcpfwd_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
 		    unsigned int (*verdict)(struct sk_buff *seg,
 					    const struct nf_hook_state *state,
 					    void *ctx),
 		    void *ctx);
+
+/**
+ * tcpfwd_gso_split - a GSO packet through the user's verdict, by segment
+ * @tn: the user's netns state (its counters)
+ * @skb: the GSO packet
+ * @state: the hook state
+ * @verdict: the user's decision on one packet, as for tcpfwd_gso_each()
+ * @ctx: passed to @verdict
+ *
+ * Segments @skb and decides on each segment (tcpfwd_gso_each(); counted in
+ * ops->stat_gso_segmented).  A packet that cannot be segmented (bridged
+ * packets are not given here) goes to @verdict whole, counted in
+ * ops->stat_gso_unsegmented unless that is TCPFWD_NO_STAT.
+ *
+ * Return: the hook's verdict for @skb (NF_STOLEN once segmented).
+ */
+static inline unsigned int
+tcpfwd_gso_split(struct tcpfwd_net *tn, struct sk_buff *skb,
+		 const struct nf_hook_state *state,
+		 unsigned int (*verdict)(struct sk_buff *seg,
+					 const struct nf_hook_state *state,
+					 void *ctx),
+		 void *ctx)
+{
+	int ret = tcpfwd_gso_each(skb, state, verdict, ctx);
+
+	if (ret < 0) {
+		if (tn->ops->stat_gso_unsegmented != TCPFWD_NO_STAT)
+			tcpfwd_count(tn, tn->ops->stat_gso_unsegmented);
+		return verdict(skb, state, ctx);
+	}
+	tcpfwd_count(tn, tn->ops->stat_gso_segmented);
+	return ret;
+}
 
 #endif /* _TCPFWD_H */

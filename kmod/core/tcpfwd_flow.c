@@ -202,7 +202,9 @@ static struct tcpfwd_flow *tcpfwd_flow_alloc(struct tcpfwd_net *tn)
  * CPU inserted the same key first, that flow is returned with @err =
  * TCPFWD_INSERT_EXISTS.
  *
- * Return: the flow, or NULL with @err set.
+ * Return: the flow, or NULL with @err set, counted in the user's
+ * ops->stat_table_full (TCPFWD_INSERT_FULL) or ops->stat_alloc_failed
+ * (TCPFWD_INSERT_NOMEM).
  */
 struct tcpfwd_flow *tcpfwd_flow_add(struct tcpfwd_net *tn,
 				    const struct tcpfwd_flow_key *key,
@@ -217,6 +219,7 @@ struct tcpfwd_flow *tcpfwd_flow_add(struct tcpfwd_net *tn,
 	if (atomic_inc_return(&t->count) > max) {
 		atomic_dec(&t->count);
 		*err = TCPFWD_INSERT_FULL;
+		tcpfwd_count(tn, tn->ops->stat_table_full);
 		return NULL;
 	}
 	f = tcpfwd_flow_alloc(tn);
@@ -248,6 +251,7 @@ struct tcpfwd_flow *tcpfwd_flow_add(struct tcpfwd_net *tn,
 nomem:
 	atomic_dec(&t->count);
 	*err = TCPFWD_INSERT_NOMEM;
+	tcpfwd_count(tn, tn->ops->stat_alloc_failed);
 	return NULL;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_flow_add);

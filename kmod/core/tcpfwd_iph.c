@@ -75,4 +75,3 @@ int tcpfwd_ip_shrink(u8 *nh, unsigned int by, u32 *csum_diff)
 		*csum_diff = diff;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_ip_shrink);

@@ -7,7 +7,6 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netfilter.h>
-#include <linux/netfilter_bridge.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -63,17 +62,20 @@ static inline void tcpfwd_key_fill(struct tcpfwd_pkt *p, const __be32 *saddr,
 
 /**
  * tcpfwd_parse - find the TCP header of an IPv4/IPv6 packet
+ * @tn: the user's netns state (its counters)
  * @skb: the packet, network header set
  * @family: NFPROTO_IPV4 or NFPROTO_IPV6
  * @p: filled on success
  *
  * Fragments, non-TCP packets and malformed headers (bad data offset,
  * truncated header) are refused; the caller must leave them untouched.
+ * A malformed one is counted in the user's ops->stat_malformed.
  *
  * Return: 0, -EPROTONOSUPPORT for packets that are not ours, -EINVAL for
  * malformed ones.
  */
-int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
+int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
+		 struct tcpfwd_pkt *p)
 {
 	const struct tcphdr *th;
 	unsigned int thoff;
@@ -106,13 +108,13 @@ int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
 
 	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
 	if (!th)
-		return -EINVAL;
+		goto malformed;
 	if (th != &p->th)
 		memcpy(&p->th, th, sizeof(p->th));
 	p->thoff = thoff;
 	p->thlen = p->th.doff * 4;
 	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)
-		return -EINVAL;
+		goto malformed;
 	p->payload = skb->len - thoff - p->thlen;
 
 	if (family == NFPROTO_IPV4)
@@ -122,6 +124,10 @@ int tcpfwd_parse(struct sk_buff *skb, u8 family, struct tcpfwd_pkt *p)
 		tcpfwd_key_fill(p, ipv6_hdr(skb)->saddr.s6_addr32,
 				ipv6_hdr(skb)->daddr.s6_addr32, 4, family);
 	return 0;
+
+malformed:
+	tcpfwd_count(tn, tn->ops->stat_malformed);
+	return -EINVAL;
 }
 EXPORT_SYMBOL_GPL(tcpfwd_parse);
 
@@ -160,25 +166,22 @@ int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 }
 EXPORT_SYMBOL_GPL(tcpfwd_set_tcp_flags);
 
-/**
- * tcpfwd_csum_complete_add - keep skb->csum right after an IP header edit
- * @skb: the packet, whose network header is at skb->data
- * @diff: the sum difference of the edit (tcpfwd_iph.h)
- *
- * Under CHECKSUM_COMPLETE skb->csum covers the whole packet from skb->data,
- * as in IP6_ECN_set_ce().
+/*
+ * Keep skb->csum right after an edit of the IP header with the sum
+ * difference @diff (tcpfwd_iph.h): under CHECKSUM_COMPLETE it covers the
+ * whole packet from skb->data, the network header at the FORWARD hook, as
+ * in IP6_ECN_set_ce().
  */
-void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff)
+static void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff)
 {
 	if (skb->ip_summed == CHECKSUM_COMPLETE)
 		skb->csum = csum_add(skb->csum, (__force __wsum)diff);
 }
-EXPORT_SYMBOL_GPL(tcpfwd_csum_complete_add);
 
 /**
  * tcpfwd_set_ecn - set the IP ECN field
  * @skb: the packet
- * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ * @p: its parse result (the family)
  * @ecn: INET_ECN_* codepoint
  *
  * The ECN field is not covered by the TCP checksum.  IPv4: the header
@@ -188,9 +191,10 @@ EXPORT_SYMBOL_GPL(tcpfwd_csum_complete_add);
  *
  * Return: 0 or -ENOMEM.
  */
-int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn)
+int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn)
 {
 	unsigned int len = skb_network_offset(skb);
+	u8 family = p->key.family;
 	u32 diff;
 
 	len += family == NFPROTO_IPV4 ? sizeof(struct iphdr) :
@@ -208,35 +212,40 @@ int tcpfwd_set_ecn(struct sk_buff *skb, u8 family, u8 ecn)
 }
 EXPORT_SYMBOL_GPL(tcpfwd_set_ecn);
 
+/**
+ * tcpfwd_skb_ip_shrink - the IP length of a packet made shorter
+ * @skb: the packet, its IP header writable
+ * @by: the bytes it lost
+ *
+ * tcpfwd_ip_shrink() on the network header (the IPv4 header checksum
+ * follows), and skb->csum under CHECKSUM_COMPLETE.
+ *
+ * Return: 0, or -EINVAL with nothing changed if the IP length is not
+ * larger than @by (a BIG TCP packet has no length to change).
+ */
+int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by)
+{
+	u32 diff;
+
+	if (tcpfwd_ip_shrink(skb_network_header(skb), by, &diff))
+		return -EINVAL;
+	tcpfwd_csum_complete_add(skb, diff);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_skb_ip_shrink);
+
 /* --- handing packets on from the last FORWARD hook ----------------------- */
 
 /**
- * tcpfwd_bridged - the packet is being bridged (br_netfilter)
- * @skb: the packet
- *
- * okfn of a bridged packet expects bridge state that segments and copies
- * do not carry: such packets must not be segmented or injected.
- */
-bool tcpfwd_bridged(const struct sk_buff *skb)
-{
-#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
-	return nf_bridge_info_exists(skb);
-#else
-	return false;
-#endif
-}
-EXPORT_SYMBOL_GPL(tcpfwd_bridged);
-
-/**
  * tcpfwd_pass_on - send a packet on, as if the hook had accepted it
+ * @skb: the packet (a segment or a copy), consumed
  * @state: the hook state (the hook must be the last one in FORWARD, or the
  *	hooks after it are skipped)
- * @skb: the packet (a segment or a copy), consumed
  *
  * After an NFQUEUE verdict the hooks run in process context: okfn wants
  * BHs disabled.
  */
-void tcpfwd_pass_on(const struct nf_hook_state *state, struct sk_buff *skb)
+void tcpfwd_pass_on(struct sk_buff *skb, const struct nf_hook_state *state)
 {
 	local_bh_disable();
 	state->okfn(state->net, state->sk, skb);
@@ -270,7 +279,7 @@ int tcpfwd_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
 		skb_mark_not_on_list(seg);
 		switch (verdict(seg, state, ctx)) {
 		case NF_ACCEPT:
-			tcpfwd_pass_on(state, seg);
+			tcpfwd_pass_on(seg, state);
 			break;
 		case NF_STOLEN:		/* the verdict consumed it */
 			break;

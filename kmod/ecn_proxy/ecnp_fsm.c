@@ -1432,6 +1432,40 @@ static bool ecnp_rexmit_above_l(const struct ecnp_fsm *f,
 	       !ecnp_n_gap_at(f, p->seq) && !ecnp_sent_before_rexmit(f, p);
 }
 
+/* The "lost" segment L: E's blocks that touch it are left out. */
+static void ecnp_ack_edit_lost(const struct ecnp_fsm *f,
+			       struct ecnp_ack_edit *e)
+{
+	e->lost = true;
+	e->lost_start = f->saved_ack;
+	e->lost_end = f->saved_ack + f->smss;
+}
+
+/*
+ * HOLD_ACK and INJECT_DUPACKS (ecnp_fsm_ack_edit()): a duplicate of the
+ * ACK N saw at the event, and how many duplicates reach N.
+ */
+static void ecnp_ack_edit_dup(const struct ecnp_fsm *f,
+			      const struct ecnp_pkt *p, u32 ret,
+			      struct ecnp_ack_edit *e)
+{
+	e->ack = f->saved_ack;
+	e->win = f->hold_win;
+	ecnp_ack_edit_lost(f, e);
+	if (ret & ECNP_ACT_HOLD_ACK) {
+		e->limit = true;
+		e->sack_limit = f->hold_end;
+		e->copies = (ret & ECNP_ACT_COPY_MASK) >> ECNP_ACT_COPY_SHIFT;
+		if (ecnp_hold_counts(f, p))
+			e->shown = 1 + e->copies;
+	}
+	/* the forwarded original reports E's D-SACK once, not its copies */
+	if (ret & ECNP_ACT_INJECT_DUPACKS) {
+		e->no_dsack = true;
+		e->shown = ECNP_DUPACKS;
+	}
+}
+
 /**
  * ecnp_fsm_ack_edit - the rewrite named by ECNP_ACT_HOLD_ACK,
  *	ECNP_ACT_SET_TSECR or ECNP_ACT_INJECT_DUPACKS
@@ -1460,25 +1494,8 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	e->ack = p->ack;
 	e->win = p->win;
 	e->tsecr = p->tsecr;
-	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS)) {
-		e->ack = f->saved_ack;
-		e->win = f->hold_win;
-		e->lost = true;
-		e->lost_start = f->saved_ack;
-		e->lost_end = f->saved_ack + f->smss;
-	}
-	if (ret & ECNP_ACT_HOLD_ACK) {
-		e->limit = true;
-		e->sack_limit = f->hold_end;
-		e->copies = (ret & ECNP_ACT_COPY_MASK) >> ECNP_ACT_COPY_SHIFT;
-		if (ecnp_hold_counts(f, p))
-			e->shown = 1 + e->copies;
-	}
-	/* the forwarded original reports E's D-SACK once, not its copies */
-	if (ret & ECNP_ACT_INJECT_DUPACKS) {
-		e->no_dsack = true;
-		e->shown = ECNP_DUPACKS;
-	}
+	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS))
+		ecnp_ack_edit_dup(f, p, ret, e);
 	/*
 	 * A stale TSecr goes out as 0, "no echo" (tcp_parse_options(): N
 	 * then has neither an RTT sample nor an undo from it).  Raised to
@@ -1495,11 +1512,8 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		e->tsecr = 0;
 	}
 	/* after the hold: E's blocks touching L are left out */
-	if ((ret & ECNP_ACT_SET_TSECR) && !e->lost) {
-		e->lost = true;
-		e->lost_start = f->saved_ack;
-		e->lost_end = f->saved_ack + f->smss;
-	}
+	if ((ret & ECNP_ACT_SET_TSECR) && !e->lost)
+		ecnp_ack_edit_lost(f, e);
 	/*
 	 * and any D-SACK block (ecnp_fixup()): ECE on this ACK may already
 	 * have moved saved_ack to the next window, and a new event may have

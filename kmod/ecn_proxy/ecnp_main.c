@@ -108,7 +108,6 @@
 #include <net/netns/generic.h>
 
 #include "../core/tcpfwd.h"
-#include "../core/tcpfwd_iph.h"
 #include "../core/tcpfwd_compat.h"
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_ct.h"
@@ -748,11 +747,11 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 	/* an open connection: at least as long as conntrack keeps it */
 	if (ecnp_fsm_in_phase2(&ef->fsm) && !ef->closed)
 		t = max(t, ecnp_ct_expires(skb));
-	WRITE_ONCE(ef->base.expires, jiffies + t);
+	tcpfwd_flow_expire_in(&ef->base, t);
 }
 
-static int ecnp_apply(struct sk_buff *skb, u8 family,
-		      const struct tcpfwd_pkt *p, u32 ret)
+static int ecnp_apply(struct sk_buff *skb, const struct tcpfwd_pkt *p,
+		      u32 ret)
 {
 	u8 set = 0, clear = 0;
 	int err = 0;
@@ -768,9 +767,9 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
 	if (set | clear)
 		err = tcpfwd_set_tcp_flags(skb, p, set, clear);
 	if (!err && (ret & ECNP_ACT_SET_ECT0))
-		err = tcpfwd_set_ecn(skb, family, INET_ECN_ECT_0);
+		err = tcpfwd_set_ecn(skb, p, INET_ECN_ECT_0);
 	else if (!err && (ret & ECNP_ACT_CLEAR_ECN))
-		err = tcpfwd_set_ecn(skb, family, INET_ECN_NOT_ECT);
+		err = tcpfwd_set_ecn(skb, p, INET_ECN_NOT_ECT);
 	return err;
 }
 
@@ -782,8 +781,7 @@ static int ecnp_apply(struct sk_buff *skb, u8 family,
  * are updated incrementally (ecnp_ack_rebuild()): a wrong one stays wrong,
  * and under CHECKSUM_PARTIAL the pseudo-header's seed follows the length.
  */
-static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
-			    const struct tcpfwd_pkt *p,
+static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			    const struct ecnp_ack_edit *e)
 {
 	u8 hdr[TCPFWD_TCPHDR_MAX];
@@ -813,11 +811,10 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, u8 family,
 		skb->ip_summed = CHECKSUM_NONE;
 	th = (struct tcphdr *)(skb->data + p->thoff);
 	memcpy(th, hdr, nlen);
-	inet_proto_csum_replace_by_diff(&th->check, skb, (__force __wsum)diff,
-					false, false);
-	inet_proto_csum_replace4(&th->check, skb, htonl(p->thlen), htonl(nlen),
-				 true);
-	if (family == NFPROTO_IPV4) {
+	tcpfwd_th_csum_diff(skb, th, diff);
+	/* a pure ACK: its TCP length is its header's */
+	tcpfwd_th_csum_tcplen(skb, th, p->thlen, nlen);
+	if (p->key.family == NFPROTO_IPV4) {
 		struct iphdr *iph = ip_hdr(skb);
 
 		old = iph->tot_len;
@@ -843,7 +840,6 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 	unsigned int cut = skb->len - keep;
 	struct tcphdr *th;
 	__wsum gone;
-	u32 unused;
 
 	if (p->payload < 2 || skb->len != p->thoff + p->thlen + p->payload)
 		return -EINVAL;
@@ -851,7 +847,7 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 		return -ENOMEM;
 	gone = skb_checksum(skb, keep, cut, 0);
 	/* the IP length and header checksum; a BIG TCP packet has none */
-	if (tcpfwd_ip_shrink(skb_network_header(skb), cut, &unused))
+	if (tcpfwd_skb_ip_shrink(skb, cut))
 		return -EINVAL;
 	if (pskb_trim(skb, keep))
 		return -ENOMEM;
@@ -863,8 +859,7 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 	inet_proto_csum_replace_by_diff(&th->check, skb,
 					csum_block_sub(0, gone, keep - p->thoff),
 					false, false);
-	inet_proto_csum_replace4(&th->check, skb, htonl(tcplen),
-				 htonl(tcplen - cut), true);
+	tcpfwd_th_csum_tcplen(skb, th, tcplen, tcplen - cut);
 	return 0;
 }
 
@@ -874,33 +869,27 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
  * anything else (data, GSO, other options) gets ACK number, window and
  * TSecr edited in place with incremental checksums.
  */
-static int ecnp_ack_rewrite(struct sk_buff *skb, u8 family,
-			    const struct tcpfwd_pkt *p,
+static int ecnp_ack_rewrite(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			    const struct ecnp_ack_edit *e)
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
-	struct tcphdr *th;
+	struct tcphdr *th = tcpfwd_th_writable(skb, p);
 	u32 tsval, tsecr, diff = 0;
 
-	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
+	if (!th)
 		return -ENOMEM;
-	th = (struct tcphdr *)(skb->data + p->thoff);
 	if (!p->payload && !skb_is_gso(skb) &&
 	    ecnp_opts_rebuildable((u8 *)(th + 1), olen))
-		return ecnp_rebuild_ack(skb, family, p, e);
+		return ecnp_rebuild_ack(skb, p, e);
 
 	inet_proto_csum_replace4(&th->check, skb, th->ack_seq, htonl(e->ack),
 				 false);
 	th->ack_seq = htonl(e->ack);
-	inet_proto_csum_replace2(&th->check, skb, th->window, htons(e->win),
-				 false);
-	th->window = htons(e->win);
+	tcpfwd_th_set_window(skb, th, e->win);
 	if (e->set_tsecr &&
 	    tcpfwd_opt_get_ts((u8 *)(th + 1), olen, &tsval, &tsecr) == 1 &&
 	    tcpfwd_opt_set_ts((u8 *)(th + 1), olen, tsval, e->tsecr, &diff) == 1)
-		inet_proto_csum_replace_by_diff(&th->check, skb,
-						(__force __wsum)diff, false,
-						false);
+		tcpfwd_th_csum_diff(skb, th, diff);
 	return 0;
 }
 
@@ -929,7 +918,7 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 		dup[k] = skb_copy(skb, GFP_ATOMIC);
 		if (!dup[k])
 			break;
-		if (e && ecnp_ack_rewrite(dup[k], state->pf, p, e)) {
+		if (e && ecnp_ack_rewrite(dup[k], p, e)) {
 			kfree_skb(dup[k]);
 			break;
 		}
@@ -939,9 +928,9 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 	*sent = k;
 	tcpfwd_add(&en->tn, stat, k);
-	tcpfwd_pass_on(state, skb);
+	tcpfwd_pass_on(skb, state);
 	for (i = 0; i < k; i++)
-		tcpfwd_pass_on(state, dup[i]);
+		tcpfwd_pass_on(dup[i], state);
 	return NF_STOLEN;
 }
 
@@ -1056,11 +1045,8 @@ static struct ecnp_flow *ecnp_flow_new(struct ecnp_net *en,
 	f = tcpfwd_flow_add(&en->tn, &p->key, p->src_is_lo,
 			    ecnp_limit(&en->max_flows, &en->init_en->max_flows),
 			    syn ? NULL : ecnp_flow_init_pickup, &pk, &err);
-	if (!f) {
-		ecnp_count(en, err == TCPFWD_INSERT_FULL ?
-			   ECNP_STAT_TABLE_FULL : ECNP_STAT_ALLOC_FAILED);
+	if (!f)		/* counted: table_full or alloc_failed */
 		return NULL;
-	}
 	if (err == TCPFWD_INSERT_OK) {
 		ecnp_count(en, ECNP_STAT_FLOWS_SEEN);
 		if (pk.tomb)
@@ -1132,14 +1118,14 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	 * _bh only after an NFQUEUE verdict, when nf_reinject() runs the rest
 	 * of the FORWARD hooks in process context (tcpfwd_flow_lock()).
 	 */
-	bh = tcpfwd_flow_lock(&ef->base);
-	if (ef->base.dead)
-		goto out_unlock;
+	if (!tcpfwd_flow_lock_live(&ef->base, &bh))
+		return false;
 	ecnp_fill_pkt(ef, skb, p, mode, ep);
 	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, ep, mode)) {
 		if (may_segment && !tcpfwd_bridged(skb)) {
 			*segment = true;
-			goto out_unlock;
+			tcpfwd_flow_unlock(&ef->base, bh);
+			return false;
 		}
 		ep->pflags |= ECNP_PF_NO_DROP;
 	}
@@ -1170,10 +1156,6 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_set_expiry(en, ef, skb, st->ret);
 	tcpfwd_flow_unlock(&ef->base, bh);
 	return true;
-
-out_unlock:
-	tcpfwd_flow_unlock(&ef->base, bh);
-	return false;
 }
 
 /*
@@ -1189,10 +1171,9 @@ static void ecnp_complete(struct ecnp_flow *ef, const struct ecnp_step *st,
 
 	if (flags_done && (!e || shown >= e->shown))
 		return;
-	bh = tcpfwd_flow_lock(&ef->base);
-	if (!ef->base.dead)
-		ecnp_fsm_complete(&ef->fsm, &st->ep, st->ret, e, flags_done,
-				  shown);
+	if (!tcpfwd_flow_lock_live(&ef->base, &bh))
+		return;
+	ecnp_fsm_complete(&ef->fsm, &st->ep, st->ret, e, flags_done, shown);
 	tcpfwd_flow_unlock(&ef->base, bh);
 }
 
@@ -1214,7 +1195,7 @@ static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
 	/* never both: the copies are made from this skb, as parsed in p */
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
 	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
-		if (ecnp_ack_rewrite(skb, state->pf, p, &st->edit)) {
+		if (ecnp_ack_rewrite(skb, p, &st->edit)) {
 			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 			*shown = 0;
 			return NF_ACCEPT;
@@ -1267,7 +1248,7 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		return NF_DROP;
 	}
-	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, state->pf, p, ret)) {
+	if ((ret & ECNP_ACT_FLAG_EDITS) && ecnp_apply(skb, p, ret)) {
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		flags_done = false;
 	}
@@ -1305,9 +1286,11 @@ static void ecnp_ct_mark_decided(struct ecnp_net *en, struct tcpfwd_flow *f,
 				 const struct sk_buff *skb)
 {
 	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
-	bool bh = tcpfwd_flow_lock(f), marked = false;
+	bool bh, marked = false;
 
-	if (!f->dead && ef->decided)
+	if (!tcpfwd_flow_lock_live(f, &bh))
+		return;
+	if (ef->decided)
 		marked = ecnp_ct_mark(skb, true);
 	tcpfwd_flow_unlock(f, bh);
 	if (marked)
@@ -1334,15 +1317,9 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	struct tcpfwd_flow *f;
 	struct ecnp_flow *ef;
 
-	switch (tcpfwd_parse(skb, state->pf, &p)) {
-	case 0:
-		break;
-	case -EINVAL:
-		ecnp_count(en, ECNP_STAT_MALFORMED);
+	/* not TCP, or malformed (counted) */
+	if (tcpfwd_parse(&en->tn, skb, state->pf, &p))
 		return NF_ACCEPT;
-	default:
-		return NF_ACCEPT;
-	}
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p.key);
 	if (f && tcpfwd_fast_pass(f, &p)) {
 		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
@@ -1370,16 +1347,11 @@ static unsigned int ecnp_seg_verdict(struct sk_buff *seg,
 	return ecnp_process(en, seg, state, false);
 }
 
+/* not segmented (skb untouched): through the state machine whole */
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state)
 {
-	int ret = tcpfwd_gso_each(skb, state, ecnp_seg_verdict, en);
-
-	/* not segmented (skb untouched): through the state machine whole */
-	if (ret < 0)
-		return ecnp_process(en, skb, state, false);
-	ecnp_count(en, ECNP_STAT_GSO_SEGMENTED);
-	return ret;
+	return tcpfwd_gso_split(&en->tn, skb, state, ecnp_seg_verdict, en);
 }
 
 /*
@@ -1808,6 +1780,12 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.stat_names	= ecnp_stat_names,
 	.nr_stats	= ECNP_STAT_NR,
 	.stat_expired	= ECNP_STAT_FLOWS_EXPIRED,
+	.stat_malformed	= ECNP_STAT_MALFORMED,
+	.stat_table_full = ECNP_STAT_TABLE_FULL,
+	.stat_alloc_failed = ECNP_STAT_ALLOC_FAILED,
+	.stat_gso_segmented = ECNP_STAT_GSO_SEGMENTED,
+	/* the state machine counts what it could not drop (gso_drop_skipped) */
+	.stat_gso_unsegmented = TCPFWD_NO_STAT,
 	.flow_size	= sizeof(struct ecnp_flow),
 	.flow_cache	= &ecnp_flow_cache,
 	.flow_show	= ecnp_flow_show,
@@ -1815,15 +1793,14 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.flow_gone	= ecnp_flow_gone,
 };
 
-static int __net_init ecnp_net_init(struct net *net)
+/*
+ * The sysctls' defaults; outside init_net the limits at most init_net's
+ * (en->init_en set).
+ */
+static void ecnp_net_defaults(struct ecnp_net *en)
 {
-	struct ecnp_net *en = ecnp_pernet(net);
-	struct ecnp_net *init_en;
-	int err;
+	const struct ecnp_net *init_en = en->init_en;
 
-	/* (init_net's comes first: register_pernet_subsys() walks in order) */
-	init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
-	en->init_en = init_en;
 	/*
 	 * dupack: as fast as end-to-end ECN and as fair to an ECN sender;
 	 * a real drop per window costs a non-ECN sender RTOs behind a short
@@ -1845,15 +1822,25 @@ static int __net_init ecnp_net_init(struct net *net)
 	en->timeout_established =
 		ecnp_limit_default(en, &init_en->timeout_established, 600);
 	en->timeout_closed = ecnp_limit_default(en, &init_en->timeout_closed,
-						10);
+						TCPFWD_CLOSED_SECS);
 	en->fallback_timeout = ecnp_limit_default(en,
 						  &init_en->fallback_timeout,
 						  600);
-	spin_lock_init(&en->fb_lock);
-	en->fb_seed = get_random_u32();
 	/* a sixteenth of the flows (4096 above 1 GiB of RAM), at least 256 */
 	en->max_tombstones = ecnp_limit_default(en, &init_en->max_tombstones,
 						max(en->max_flows / 16, 256));
+}
+
+static int __net_init ecnp_net_init(struct net *net)
+{
+	struct ecnp_net *en = ecnp_pernet(net);
+	int err;
+
+	/* (init_net's comes first: register_pernet_subsys() walks in order) */
+	en->init_en = net_eq(net, &init_net) ? en : ecnp_pernet(&init_net);
+	ecnp_net_defaults(en);
+	spin_lock_init(&en->fb_lock);
+	en->fb_seed = get_random_u32();
 	spin_lock_init(&en->tomb_lock);
 	mutex_init(&en->tomb_mutex);
 	RCU_INIT_POINTER(en->tombs, ecnp_tomb_tab_alloc(en->max_tombstones));

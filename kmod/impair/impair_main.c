@@ -126,7 +126,6 @@ module_param_cb(coalesce_timeout_ms, &impair_param_ops, &coalesce_timeout,
 		0644);
 MODULE_PARM_DESC(coalesce_timeout_ms, "how long coalesce holds a segment for its successor, 1..10000 ms (default 50)");
 
-#define IMPAIR_CLOSED_TIMEOUT	10	/* seconds after RST or both FINs */
 #define IMPAIR_WRITE_MAX	65536	/* bytes in one write to rules */
 
 enum impair_stat {
@@ -451,20 +450,6 @@ static int impair_rules_apply(struct impair_net *in, const char *buf,
 
 /* --- packet path -------------------------------------------------------------- */
 
-/* The TCP header, writable; NULL if it cannot be made so. */
-static struct tcphdr *impair_th(struct sk_buff *skb, const struct tcpfwd_pkt *p)
-{
-	if (tcpfwd_ensure_writable(skb, p->thoff + p->thlen))
-		return NULL;
-	return (struct tcphdr *)(skb->data + p->thoff);
-}
-
-static void impair_csum_diff(struct sk_buff *skb, struct tcphdr *th, u32 diff)
-{
-	inet_proto_csum_replace_by_diff(&th->check, skb, (__force __wsum)diff,
-					false, false);
-}
-
 /* Per-segment context. */
 struct impair_seg {
 	struct tcpfwd_pkt p;
@@ -585,7 +570,6 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	struct impair_strip_res res;
 	int l2len = impair_l2_len(skb);
 	struct tcphdr *th;
-	u32 diff;
 	int ret;
 
 	if (noff > thoff || impair_strip_find(in, skb, s, mask, &plan) <= 0)
@@ -600,7 +584,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 		impair_count(in, IMPAIR_STAT_COMPACT_BRIDGED);
 		return false;
 	}
-	th = impair_th(skb, &s->p);
+	th = tcpfwd_th_writable(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
 		return false;
@@ -612,18 +596,16 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 		return false;
 	removed = res.removed;
 	th = (struct tcphdr *)((u8 *)th + removed);
-	impair_csum_diff(skb, th, res.csum_diff);
+	tcpfwd_th_csum_diff(skb, th, res.csum_diff);
 	if (!removed)
 		return true;
 
 	/* pseudo-header TCP length (16 bits for IPv4, 32 for IPv6) */
-	inet_proto_csum_replace4(&th->check, skb, htonl(old_tcplen),
-				 htonl(old_tcplen - removed), true);
+	tcpfwd_th_csum_tcplen(skb, th, old_tcplen, old_tcplen - removed);
 	impair_pull_front(skb, l2len, thoff, removed);
 
 	/* cannot fail: the length was checked above */
-	tcpfwd_ip_shrink(skb_network_header(skb), removed, &diff);
-	tcpfwd_csum_complete_add(skb, diff);
+	tcpfwd_skb_ip_shrink(skb, removed);
 	s->p.thlen = res.new_hdrlen;
 	impair_count(in, IMPAIR_STAT_SEGS_COMPACTED);
 	impair_add(in, IMPAIR_STAT_BYTES_COMPACTED, removed);
@@ -650,13 +632,13 @@ static bool impair_strip_nop(struct impair_net *in, struct sk_buff *skb,
 	}
 	if (ret <= 0)
 		return false;
-	th = impair_th(skb, &s->p);
+	th = tcpfwd_th_writable(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
 	impair_strip_apply_nop((u8 *)th, &plan, &res);
-	impair_csum_diff(skb, th, res.csum_diff);
+	tcpfwd_th_csum_diff(skb, th, res.csum_diff);
 	impair_add(in, IMPAIR_STAT_OPTS_NOPPED, ret);
 	return true;
 }
@@ -674,7 +656,7 @@ static bool impair_set_opt(struct impair_net *in, struct sk_buff *skb,
 
 	if (!optlen)
 		return false;
-	th = impair_th(skb, &s->p);
+	th = tcpfwd_th_writable(skb, &s->p);
 	if (!th) {
 		impair_seg_edit_failed(in, s);
 		return false;
@@ -690,7 +672,7 @@ static bool impair_set_opt(struct impair_net *in, struct sk_buff *skb,
 	if (ret != 1)
 		return false;
 	if (diff)
-		impair_csum_diff(skb, th, diff);
+		tcpfwd_th_csum_diff(skb, th, diff);
 	impair_count(in, act == IMPAIR_A_WSCALE ? IMPAIR_STAT_WSCALE_SET :
 						  IMPAIR_STAT_MSS_SET);
 	return true;
@@ -699,16 +681,13 @@ static bool impair_set_opt(struct impair_net *in, struct sk_buff *skb,
 static bool impair_set_window(struct impair_net *in, struct sk_buff *skb,
 			      struct impair_seg *s, u16 win)
 {
-	struct tcphdr *th = impair_th(skb, &s->p);
-	__be16 old;
+	struct tcphdr *th = tcpfwd_th_writable(skb, &s->p);
 
 	if (!th) {
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
-	old = th->window;
-	th->window = htons(win);
-	inet_proto_csum_replace2(&th->check, skb, old, th->window, false);
+	tcpfwd_th_set_window(skb, th, win);
 	impair_count(in, IMPAIR_STAT_WINDOW_SET);
 	return true;
 }
@@ -716,7 +695,7 @@ static bool impair_set_window(struct impair_net *in, struct sk_buff *skb,
 static bool impair_set_ecn(struct impair_net *in, struct sk_buff *skb,
 			   struct impair_seg *s, u8 ecn, enum impair_stat st)
 {
-	if (tcpfwd_set_ecn(skb, s->family, ecn)) {
+	if (tcpfwd_set_ecn(skb, &s->p, ecn)) {
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
@@ -784,7 +763,7 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 {
 	const struct impair_seqadj *a = &snap->adj[0];
 	const struct impair_seqadj *b = snap->both ? &snap->adj[1] : NULL;
-	struct tcphdr *th = impair_th(skb, &s->p);
+	struct tcphdr *th = tcpfwd_th_writable(skb, &s->p);
 	u32 diff = 0;
 	int ret;
 
@@ -806,7 +785,7 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 		impair_seg_malformed(in, s);
 		return;
 	}
-	impair_csum_diff(skb, th, diff);
+	tcpfwd_th_csum_diff(skb, th, diff);
 	impair_count(in, IMPAIR_STAT_SEQ_REWRITTEN);
 	impair_add(in, IMPAIR_STAT_SACK_MAPPED, ret);
 }
@@ -940,7 +919,7 @@ static bool impair_split(struct impair_net *in, struct sk_buff *skb,
 	impair_piece(skb, l2len, thoff, thlen, &plan, 1, s->family, seed);
 	s->p.thlen = plan.hdrlen[1];
 	s->p.payload = plan.len[1];
-	tcpfwd_pass_on(state, first);
+	tcpfwd_pass_on(first, state);
 	impair_count(in, IMPAIR_STAT_SPLIT_DONE);
 	return true;
 }
@@ -978,7 +957,7 @@ static void impair_rel_send(struct impair_net *in, struct impair_rel *rel,
 	};
 	struct net_device *dev = rel->skb->dev;
 
-	tcpfwd_pass_on(&state, rel->skb);
+	tcpfwd_pass_on(rel->skb, &state);
 	dev_put(dev);
 	impair_count(in, st);
 }
@@ -1124,7 +1103,7 @@ static bool impair_coalesce_join(struct impair_net *in,
 		impair_seg_edit_failed(in, s);
 		return false;
 	}
-	tcpfwd_pass_on(state, n);
+	tcpfwd_pass_on(n, state);
 	dev_put(rel->skb->dev);
 	consume_skb(rel->skb);
 	consume_skb(skb);
@@ -1142,43 +1121,58 @@ static bool impair_coalesce_join(struct impair_net *in,
  * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
  * segment held or joined.
  */
+/*
+ * The segment of @skb as coalesce sees it, into @cs (zeroed); with @kr (a
+ * coalesce rule matched) also its checksum seed and, into *@mtu, the
+ * route's MTU: 0 for a segment that is neither held nor joined (GSO,
+ * bridged, or its headers not in the usual order).  Return: false if the
+ * TCP header cannot be read.
+ */
+static bool impair_coal_seg_init(const struct sk_buff *skb,
+				 const struct impair_seg *s,
+				 const struct impair_krule *kr,
+				 struct impair_coal_seg *cs, unsigned int *mtu)
+{
+	bool gso = skb_is_gso(skb) || tcpfwd_bridged(skb) ||
+		   skb_network_offset(skb) > s->p.thoff;
+	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	const u8 *th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
+
+	if (!th)
+		return false;
+	cs->seq = get_unaligned_be32(th + 4);
+	cs->flags = th[13];
+	cs->len = s->p.payload;
+	cs->hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
+	*mtu = 0;
+	if (!kr || gso)
+		return true;
+	if (skb_dst(skb))
+		*mtu = dst_mtu(skb_dst(skb));
+	if (cs->len)
+		cs->seed = impair_seed(skb, s->p.thoff);
+	return true;
+}
+
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
 				    struct sk_buff *skb, struct impair_seg *s,
 				    const struct impair_krule *kr, bool from_a,
 				    const struct nf_hook_state *state)
 {
-	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
+	u8 opts = kr ? kr->r.coalesce_opts : 0;
 	struct impair_hold *h = &ef->hold;
 	struct impair_coal_seg cs = { };
 	int why = IMPAIR_SEG_NODATA;
 	struct impair_rel rel = { };
-	bool hold = false, gso;
-	unsigned int mtu = 0;
+	bool hold = false;
 	u8 dir = !from_a;
-	const u8 *th;
-	u8 opts = 0;
+	unsigned int mtu;
 
 	if (!kr && !READ_ONCE(h->skb))
 		return NF_ACCEPT;
-	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
-	if (!th)
+	if (!impair_coal_seg_init(skb, s, kr, &cs, &mtu))
 		return NF_ACCEPT;
-	gso = skb_is_gso(skb) || tcpfwd_bridged(skb) ||
-	      skb_network_offset(skb) > s->p.thoff;
-	cs.seq = get_unaligned_be32(th + 4);
-	cs.flags = th[13];
-	cs.len = s->p.payload;
-	cs.hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
-	if (kr) {
-		opts = kr->r.coalesce_opts;
-		if (skb_dst(skb))
-			mtu = dst_mtu(skb_dst(skb));
-		if (gso)
-			mtu = 0;	/* neither held nor joined */
-		if (cs.len && !gso)
-			cs.seed = impair_seed(skb, s->p.thoff);
-	}
 
 	spin_lock_bh(&in->hold_lock);
 	if (h->skb && (h->dir == dir ||
@@ -1299,11 +1293,8 @@ static struct impair_flow *impair_flow_get(struct impair_net *in,
 		return NULL;
 	f = tcpfwd_flow_insert(&in->tn, &p->key, impair_guess_a_is_lo(p),
 			       READ_ONCE(max_flows.val), &err);
-	if (!f) {
-		impair_count(in, err == TCPFWD_INSERT_FULL ?
-			     IMPAIR_STAT_TABLE_FULL : IMPAIR_STAT_ALLOC_FAILED);
+	if (!f)		/* counted: table_full or alloc_failed */
 		return NULL;
-	}
 	if (err == TCPFWD_INSERT_OK)
 		impair_count(in, fl == TCPHDR_SYN ? IMPAIR_STAT_FLOWS_SEEN :
 						   IMPAIR_STAT_FLOWS_PICKED_UP);
@@ -1379,6 +1370,52 @@ static bool impair_match_all(const struct impair_ruleset *rs,
 	return split;
 }
 
+/*
+ * Under the flow's lock, on the initiator's SYN: the first matching
+ * seqrand rule (@hit) gives a flow that has none its random offsets.
+ */
+static void impair_flow_seqrand(struct impair_net *in,
+				const struct impair_ruleset *rs,
+				struct impair_flow *ef,
+				const struct impair_hits *hit)
+{
+	const struct impair_rule *seqrule = NULL;
+	unsigned int i;
+
+	for (i = 0; hit->n && i < rs->n; i++) {
+		if (test_bit(i, hit->bits) &&
+		    (rs->rules[i]->r.act & IMPAIR_A_SEQRAND)) {
+			seqrule = &rs->rules[i]->r;
+			break;
+		}
+	}
+	if (!seqrule || ef->seq.on || !ef->syn_seen)
+		return;
+	ef->seq.on = true;
+	ef->seq.sack_fix = seqrule->seq_sack_fix;
+	ef->seq.both = seqrule->seq_both;
+	impair_seqadj_init(&ef->seq.adj[0], get_random_u32() | 1);
+	impair_seqadj_init(&ef->seq.adj[1], get_random_u32() | 1);
+	impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
+	atomic_inc(&in->seq_flows);
+}
+
+/*
+ * Under the flow's lock: note a segment's RST or FIN (with TCP flags
+ * @flags, from A if @from_a) and keep the flow flow_timeout after it, or
+ * only TCPFWD_CLOSED_SECS once it is closed (RST, or both FINs).
+ */
+static void impair_flow_expiry(struct impair_flow *ef, u8 flags, bool from_a)
+{
+	if (flags & TCPHDR_RST)
+		ef->rst = true;
+	if (flags & TCPHDR_FIN)
+		ef->fin |= from_a ? 1 : 2;
+	tcpfwd_flow_expire_in(&ef->base,
+			      (ef->rst || ef->fin == 3 ? TCPFWD_CLOSED_SECS :
+			       READ_ONCE(flow_timeout.val)) * HZ);
+}
+
 enum impair_step {
 	IMPAIR_STEP_OK,
 	IMPAIR_STEP_DEAD,	/* the flow is being freed: treat as untracked */
@@ -1399,17 +1436,13 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 					 struct impair_hits *hit, bool gso,
 					 struct impair_seqstate *snap)
 {
-	const struct impair_rule *seqrule = NULL;
 	u8 flags = tcp_flag_byte(&s->p.th);
 	u32 last_dseg = 0;
-	unsigned int i;
+	bool bh;
 	u8 d;
 
-	spin_lock_bh(&ef->base.lock);
-	if (ef->base.dead) {
-		spin_unlock_bh(&ef->base.lock);
+	if (!tcpfwd_flow_lock_live(&ef->base, &bh))
 		return IMPAIR_STEP_DEAD;
-	}
 	if ((flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) == TCPHDR_SYN)
 		impair_flow_syn(in, ef, &s->p);
 	else if (!ef->syn_seen)
@@ -1424,7 +1457,7 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 	}
 	if (impair_match_all(rs, ip, hit, ef->segs + s->nsegs - 1, last_dseg,
 			     gso) && gso) {
-		spin_unlock_bh(&ef->base.lock);
+		tcpfwd_flow_unlock(&ef->base, bh);
 		return IMPAIR_STEP_SPLIT;
 	}
 	ef->segs += s->nsegs;
@@ -1432,32 +1465,11 @@ static enum impair_step impair_flow_step(struct impair_net *in,
 		ef->dsegs[d] += s->nsegs;
 	if (rs->may_hold)
 		s->peer_win = impair_flow_window(ef, d, s);
-	for (i = 0; hit->n && i < rs->n; i++) {
-		if (test_bit(i, hit->bits) &&
-		    (rs->rules[i]->r.act & IMPAIR_A_SEQRAND)) {
-			seqrule = &rs->rules[i]->r;
-			break;
-		}
-	}
-	if (seqrule && !ef->seq.on && ef->syn_seen && ip->from_a &&
-	    (flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN) {
-		ef->seq.on = true;
-		ef->seq.sack_fix = seqrule->seq_sack_fix;
-		ef->seq.both = seqrule->seq_both;
-		impair_seqadj_init(&ef->seq.adj[0], get_random_u32() | 1);
-		impair_seqadj_init(&ef->seq.adj[1], get_random_u32() | 1);
-		impair_count(in, IMPAIR_STAT_FLOWS_SEQRAND);
-		atomic_inc(&in->seq_flows);
-	}
-	if (flags & TCPHDR_RST)
-		ef->rst = true;
-	if (flags & TCPHDR_FIN)
-		ef->fin |= ip->from_a ? 1 : 2;
-	ef->base.expires = jiffies +
-		(ef->rst || ef->fin == 3 ? IMPAIR_CLOSED_TIMEOUT :
-		 READ_ONCE(flow_timeout.val)) * HZ;
+	if (ip->from_a && (flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN)
+		impair_flow_seqrand(in, rs, ef, hit);
+	impair_flow_expiry(ef, flags, ip->from_a);
 	*snap = ef->seq;
-	spin_unlock_bh(&ef->base.lock);
+	tcpfwd_flow_unlock(&ef->base, bh);
 	return IMPAIR_STEP_OK;
 }
 
@@ -1538,15 +1550,9 @@ static bool impair_seg_init(struct impair_net *in,
 			    const struct nf_hook_state *state, bool may_segment,
 			    struct impair_seg *s, bool *gso)
 {
-	switch (tcpfwd_parse(skb, state->pf, &s->p)) {
-	case 0:
-		break;
-	case -EINVAL:
-		impair_count(in, IMPAIR_STAT_MALFORMED);
+	/* not TCP, or malformed (counted) */
+	if (tcpfwd_parse(&in->tn, skb, state->pf, &s->p))
 		return false;
-	default:
-		return false;
-	}
 	s->family = state->pf;
 	s->malformed = false;
 	s->edit_failed = false;
@@ -1756,14 +1762,9 @@ static unsigned int impair_gso_split(struct impair_net *in,
 				     const struct nf_hook_state *state)
 {
 	struct impair_seg_ctx c = { .in = in, .rs = rs };
-	int ret = tcpfwd_gso_each(skb, state, impair_seg_verdict, &c);
 
-	if (ret < 0) {
-		impair_count(in, IMPAIR_STAT_EDIT_FAILED);
-		return impair_process(in, rs, skb, state, false);
-	}
-	impair_count(in, IMPAIR_STAT_GSO_SEGMENTED);
-	return ret;
+	/* not segmented: edit_failed, and through the rules whole */
+	return tcpfwd_gso_split(&in->tn, skb, state, impair_seg_verdict, &c);
 }
 
 /* No rules, but flows with seqrand state: keep rewriting them. */
@@ -1889,6 +1890,11 @@ static const struct tcpfwd_ops impair_tcpfwd_ops = {
 	.stat_names	= impair_stat_names,
 	.nr_stats	= IMPAIR_STAT_NR,
 	.stat_expired	= IMPAIR_STAT_FLOWS_EXPIRED,
+	.stat_malformed	= IMPAIR_STAT_MALFORMED,
+	.stat_table_full = IMPAIR_STAT_TABLE_FULL,
+	.stat_alloc_failed = IMPAIR_STAT_ALLOC_FAILED,
+	.stat_gso_segmented = IMPAIR_STAT_GSO_SEGMENTED,
+	.stat_gso_unsegmented = IMPAIR_STAT_EDIT_FAILED,
 	.flow_size	= sizeof(struct impair_flow),
 	.stats_show	= impair_stats_show,
 	.flow_gone	= impair_flow_gone,

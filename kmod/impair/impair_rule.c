@@ -679,12 +679,50 @@ static int impair_keyword(struct impair_lexer *lx, const struct impair_tok *kw,
 	return impair_action_arg(lx, &a, key, r, err);
 }
 
+/*
+ * The keyword @t: *@have is the set of @r it belongs to (match or act),
+ * *@bit its bit there.  Return: 0, or -1 for an unknown word or a
+ * modifier out of its place (@err says which).
+ */
+static int impair_kw_find(const struct impair_tok *t, struct impair_rule *r,
+			  u32 **have, u32 *bit, struct impair_perr *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(impair_keywords); i++) {
+		if (impair_tok_is(t, impair_keywords[i].name)) {
+			*bit = impair_keywords[i].bit;
+			*have = impair_keywords[i].type == IMPAIR_KW_MATCH ?
+				&r->match : &r->act;
+			return 0;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(impair_modifiers); i++)
+		if (impair_tok_is(t, impair_modifiers[i].name))
+			return impair_fail(err, impair_modifiers[i].msg, t);
+	return impair_fail(err, "unknown keyword", t);
+}
+
+/* Keywords of @r so far that exclude each other: why, or NULL. */
+static const char *impair_rule_conflict(const struct impair_rule *r)
+{
+	if ((r->act & IMPAIR_A_MSS) && (r->act & IMPAIR_A_MSS_CLAMP))
+		return "mss and mss-clamp are exclusive";
+	if ((r->act & IMPAIR_A_ECN_SET) && (r->act & IMPAIR_A_ECN_BLEACH))
+		return "ecn-set and ecn-bleach are exclusive";
+	if ((r->act & IMPAIR_A_SPLIT) && (r->act & IMPAIR_A_COALESCE))
+		return "split and coalesce are exclusive";
+	if ((r->act & IMPAIR_A_SEQRAND) &&
+	    ((r->match & IMPAIR_SEQRAND_EXCL) || r->flags != IMPAIR_FLAGS_ALL))
+		return "seqrand acts on whole flows: no dir, in, out, flags or after";
+	return NULL;
+}
+
 int impair_line_parse(const char *line, unsigned int len,
 		      struct impair_rule *r, struct impair_perr *err)
 {
 	struct impair_lexer lx = { .p = line, .end = line + len };
 	struct impair_tok t, first;
-	unsigned int i;
 
 	memset(r, 0, sizeof(*r));
 	err->msg = NULL;
@@ -705,49 +743,20 @@ int impair_line_parse(const char *line, unsigned int len,
 
 	lx.p = first.s;
 	while (impair_next(&lx, &t)) {
-		u32 *have = NULL, bit = 0;
+		const char *conflict;
+		u32 *have, bit;
 
-		for (i = 0; i < ARRAY_SIZE(impair_keywords); i++) {
-			if (impair_tok_is(&t, impair_keywords[i].name)) {
-				bit = impair_keywords[i].bit;
-				have = impair_keywords[i].type ==
-				       IMPAIR_KW_MATCH ? &r->match : &r->act;
-				break;
-			}
-		}
-		if (!have) {
-			for (i = 0; i < ARRAY_SIZE(impair_modifiers); i++)
-				if (impair_tok_is(&t, impair_modifiers[i].name))
-					return impair_fail(err,
-							   impair_modifiers[i].msg,
-							   &t);
-			return impair_fail(err, "unknown keyword", &t);
-		}
+		if (impair_kw_find(&t, r, &have, &bit, err))
+			return -1;
 		if (*have & bit)
 			return impair_fail(err, "duplicate keyword", &t);
 		if (impair_keyword(&lx, &t, have == &r->act ?
 				   IMPAIR_ACT_KEY(bit) : bit, r, err))
 			return -1;
 		*have |= bit;
-		if ((r->act & IMPAIR_A_MSS) && (r->act & IMPAIR_A_MSS_CLAMP))
-			return impair_fail(err,
-					   "mss and mss-clamp are exclusive",
-					   &t);
-		if ((r->act & IMPAIR_A_ECN_SET) &&
-		    (r->act & IMPAIR_A_ECN_BLEACH))
-			return impair_fail(err,
-					   "ecn-set and ecn-bleach are exclusive",
-					   &t);
-		if ((r->act & IMPAIR_A_SPLIT) && (r->act & IMPAIR_A_COALESCE))
-			return impair_fail(err,
-					   "split and coalesce are exclusive",
-					   &t);
-		if ((r->act & IMPAIR_A_SEQRAND) &&
-		    ((r->match & IMPAIR_SEQRAND_EXCL) ||
-		     r->flags != IMPAIR_FLAGS_ALL))
-			return impair_fail(err,
-					   "seqrand acts on whole flows: no dir, in, out, flags or after",
-					   &t);
+		conflict = impair_rule_conflict(r);
+		if (conflict)
+			return impair_fail(err, conflict, &t);
 	}
 	if (!r->act) {
 		first.len = (unsigned int)(lx.p - first.s);

@@ -62,6 +62,20 @@ impair_stat() {
 		/proc/net/impair/stats
 }
 
+# impair_wait_stat NAME VALUE SECONDS: poll counter NAME every 0.1 s until it
+# reads VALUE, for up to SECONDS (times TB_SLOW); print its last value.  For
+# a state that a background client reaches after its start-up (a Python
+# client takes most of a second to start in a TCG guest).
+impair_wait_stat() {
+	local v i
+	for i in $(seq "$(tb_slow $(($3 * 10)))"); do
+		v=$(impair_stat "$1")
+		[ "$v" = "$2" ] && break
+		sleep 0.1
+	done
+	echo "$v"
+}
+
 # impair_csum_sw: no checksum offload on any device (rx and tx), so every
 # receiver verifies every TCP checksum in software and a wrong incremental
 # update loses the segment (veth would otherwise pass CHECKSUM_PARTIAL or

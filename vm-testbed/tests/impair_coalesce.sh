@@ -120,8 +120,8 @@ for fam in 4 6; do
 		"$(tb_addr server "$fam")" $XFER_PORT 200 --pause 3 \
 		>"$TB_OUT/flush-v$fam.client.json" &
 	cpid=$!
-	sleep 1
-	expect "held while waiting" "$(impair_stat held)" 1
+	# held from the client's request until its FIN, 3 s later
+	expect "held while waiting" "$(impair_wait_stat held 1 3)" 1
 	impair_set
 	wait $cpid || check_err 1 "transfer failed after the flush"
 	tb_bg_stop "xfer-flush-v$fam"
@@ -156,8 +156,7 @@ tb_wait_port server $XFER_PORT
 tb_ns client timeout 30 python3 -m ecnproxy.vmtest.xfer client \
 	"$(tb_addr server 4)" $XFER_PORT 200 --pause 3 >"$TB_OUT/unload.client.json" &
 cpid=$!
-sleep 1
-expect "held before the unload" "$(impair_stat held)" 1
+expect "held before the unload" "$(impair_wait_stat held 1 3)" 1
 n0=$(dmesg | wc -l)
 rmmod impair || check_err 1 "rmmod impair failed"
 wait $cpid || check_err 1 "transfer failed after the unload"

@@ -290,8 +290,8 @@ static unsigned int mk_packet(u8 *pkt, bool v6, bool ext, const u8 *opts,
 /*
  * impair_compact() after its checks: the pure compaction, the header
  * difference (pseudohdr false), the pseudo-header length (pseudohdr
- * true), the move and pull, tcpfwd_ip_shrink() and
- * tcpfwd_csum_complete_add().  Returns the bytes removed.
+ * true), the move and pull, and tcpfwd_skb_ip_shrink(): tcpfwd_ip_shrink()
+ * and tcpfwd_csum_complete_add().  Returns the bytes removed.
  */
 static unsigned int model_compact(struct model *m, unsigned int thoff,
 				  const struct impair_kindmask *mask)
