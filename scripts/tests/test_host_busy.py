@@ -10,21 +10,15 @@ import json
 from ecnproxy.analysis import provenance
 from ecnproxy.host import redo, shard
 
-STAT = ("cpu  1000 50 300 9000 40 10 20 5 0 0\n"
-        "cpu0 500 25 150 4500 20 5 10 3 0 0\n")
-
-
 def sample(t, other, cpus=2):
     return {"host": "h", "cpus": cpus, "sample": [t, 1.0, 1, other]}
 
 
-def test_cpu_busy_and_process_times():
-    # user + nice + system + irq + softirq + steal, not idle nor iowait
-    assert shard.cpu_busy_s(STAT) == (1000 + 50 + 300 + 10 + 20 + 5) / shard.CLK_TCK
-    # the command may hold spaces and parentheses; utime and stime are
-    # fields 14 and 15
-    text = "123 (qemu (x) y) S " + " ".join(str(i) for i in range(4, 14)) + " 700 300 0 0"
-    assert shard.proc_cpu_s(text) == 1000 / shard.CLK_TCK
+def test_process_times():
+    # the command may hold spaces and parentheses; utime, stime, cutime
+    # and cstime are fields 14 to 17
+    text = "123 (qemu (x) y) S " + " ".join(str(i) for i in range(4, 14)) + " 700 300 20 30 9"
+    assert shard.proc_cpu_s(text) == ("qemu (x) y", 1050 / shard.CLK_TCK)
 
 
 def test_host_sample_has_other_cpu_seconds():

@@ -143,46 +143,34 @@ def origin(plan, shard, jobs, guest, kmod=None):
                 slurm_job=os.environ.get("SLURM_JOB_ID"))
 
 
-def cpu_busy_s(stat_text):
-    """Busy CPU seconds of all CPUs since boot from /proc/stat's text (user,
-    nice, system, irq, softirq, steal; not idle nor iowait)."""
-    for line in stat_text.splitlines():
-        f = line.split()
-        if f and f[0] == "cpu":
-            v = [int(x) for x in f[1:9]]
-            return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / CLK_TCK
-    raise ValueError("/proc/stat: no cpu line")
-
-
 def proc_cpu_s(stat_text):
-    """utime + stime of a process in seconds from /proc/PID/stat's text."""
+    """(command, CPU seconds) of a process from /proc/PID/stat's text: its
+    own utime and stime and those of its children it has reaped (cutime,
+    cstime), so that work done by processes that are gone still counts."""
+    comm = stat_text[stat_text.index("(") + 1:stat_text.rindex(")")]
     f = stat_text[stat_text.rindex(")") + 2:].split()
-    return (int(f[11]) + int(f[12])) / CLK_TCK
+    return comm, sum(int(x) for x in f[11:15]) / CLK_TCK
 
 
 def host_sample():
     """[epoch, load average (1 min), QEMU processes, other CPU seconds] of
     this host now.  TCG guests have no steal time: other VMs and processes
     on the host slow the guest's timers and packet path without showing in
-    its /proc/stat.  The last element is the busy CPU time of the whole
-    host since boot minus that of the QEMU processes running now: over a
-    run, its growth divided by the run's length and the host's CPUs is the
-    share of the host that other work took (guest/matrix.py flags a run
-    above HOST_BUSY)."""
-    n, qemu_s = 0, 0.0
-    for c in glob.glob("/proc/[0-9]*/comm"):
+    its /proc/stat.  The last element is the CPU time of every process but
+    the QEMU guests, their reaped children's included: over a run, its
+    growth divided by the run's length and the host's CPUs is the share of
+    the host that other work took (provenance.HOST_BUSY).  Not /proc/stat's
+    busy time less QEMU's: on this project's host (itself a VM) that total
+    grows more slowly than QEMU's own time."""
+    n, other = 0, 0.0
+    for p in glob.glob("/proc/[0-9]*/stat"):
         try:
-            with open(c) as f:
-                if not f.read().startswith("qemu-system"):
-                    continue
-            with open(c[:-len("comm")] + "stat") as f:
-                qemu_s += proc_cpu_s(f.read())
-            n += 1
+            with open(p) as f:
+                comm, secs = proc_cpu_s(f.read())
         except (OSError, ValueError, IndexError):
-            pass
-    try:
-        with open("/proc/stat") as f:
-            other = round(cpu_busy_s(f.read()) - qemu_s, 2)
-    except (OSError, ValueError):
-        other = None
-    return [round(time.time()), round(os.getloadavg()[0], 2), n, other]
+            continue
+        if comm.startswith("qemu-system"):
+            n += 1
+        else:
+            other += secs
+    return [round(time.time()), round(os.getloadavg()[0], 2), n, round(other, 2)]
