@@ -2,16 +2,20 @@
 """A run during which other work took the host's CPU is known: the host's
 sample carries the CPU seconds of everything but QEMU (host/shard.py),
 the share over a run is computed from a run's first and last samples
-(analysis/provenance.py) and recorded (fidelity.host_other_cpu), the
-report says how many runs were made on a busy host, and `scripts/ecnproxy
-redo` moves them aside so that a resume makes them again."""
+(analysis/provenance.py), the report says how many runs were made on a
+busy host, and `scripts/ecnproxy redo` moves them aside so that a resume
+makes them again."""
 import json
 
 from ecnproxy.analysis import provenance
 from ecnproxy.host import redo, shard
 
 def sample(t, other, cpus=2):
-    return {"host": "h", "cpus": cpus, "sample": [t, 1.0, 1, other]}
+    return {"host": "h", "cpus": cpus, "sample": [t, 1.0, 1], "other_cpu_s": other}
+
+
+def share(*samples):
+    return provenance.host_busy_share({"host_load": list(samples)})
 
 
 def test_process_times():
@@ -22,20 +26,24 @@ def test_process_times():
 
 
 def test_host_sample_has_other_cpu_seconds():
-    s = shard.host_sample()
-    assert len(s) == 4 and s[3] is not None and s[3] >= 0
+    s, other = shard.host_sample()
+    assert len(s) == 3 and other >= 0
 
 
 def test_share_over_a_run():
     # 10 s on 2 CPUs: 20 CPU seconds; 3 of them other work
-    assert provenance.host_other_share([sample(100, 50.0), sample(110, 53.0)]) == 0.15
-    assert provenance.host_other_share([sample(100, 50.0), sample(100, 53.0)]) is None
-    assert provenance.host_other_share([sample(100, 50.0)]) is None
-    # samples from before the fourth element
+    assert share(sample(100, 50.0), sample(110, 53.0)) == 0.15
+    assert share(sample(100, 50.0), sample(100, 53.0)) is None
+    assert share(sample(100, 50.0)) is None
+    # samples of a host that did not measure it (older records, and
+    # d68f579's, whose 4-element samples used a measure that read 0)
     old = {"host": "h", "cpus": 2, "sample": [100, 1.0, 1]}
-    assert provenance.host_other_share([old, sample(110, 3.0)]) is None
-    # a QEMU that exits makes the difference negative: no work counted
-    assert provenance.host_other_share([sample(100, 50.0), sample(110, 40.0)]) == 0.0
+    assert share(old, sample(110, 3.0)) is None
+    assert share({"host": "h", "cpus": 2, "sample": [100, 1.0, 1, 5.0]},
+                 {"host": "h", "cpus": 2, "sample": [110, 1.0, 1, 9.0]}) is None
+    # a process reaped by no live one makes the difference negative: no
+    # work counted
+    assert share(sample(100, 50.0), sample(110, 40.0)) == 0.0
 
 
 def test_report_line_counts_busy_runs():
@@ -44,15 +52,15 @@ def test_report_line_counts_busy_runs():
     line = provenance.line(recs)
     assert "other work on the host took up to 30 % of its CPU time" in line
     assert "more than 10 % in 2 of 3 runs (a busy host" in line
-    # the record's own figure wins over its samples
-    recs[0]["fidelity"] = {"host_other_cpu": 0.5}
-    assert "took up to 50 %" in provenance.line(recs)
+    # records without the measure say nothing of it
+    assert "other work" not in provenance.line([{"origin": {"host": "h", "session_id": "s"}}])
 
 
 def write_run(d, rid, flags, busy=0.01):
     (d / "runs").mkdir(parents=True, exist_ok=True)
     (d / "runs" / (rid + ".json")).write_text(json.dumps(
-        {"id": rid, "fidelity": {"flags": flags, "host_other_cpu": busy}}))
+        {"id": rid, "fidelity": {"flags": flags},
+         "host_load": [sample(0, 0.0), sample(10, 20.0 * busy)]}))
 
 
 def test_redo_moves_flagged_and_named_runs(tmp_path, capsys):

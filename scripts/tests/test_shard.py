@@ -144,8 +144,8 @@ def test_records_carry_origin_and_host_load(made):
     assert o["host"] == os.uname().nodename and o["git_commit"]
     assert set(o["modules"]) == {"ecn_proxy", "impair", "tcpfwd"}
     assert rec["host_load"] and rec["host_load"][0]["cpus"] == os.cpu_count()
-    assert len(rec["host_load"][0]["sample"]) == 4
-    assert rec["fidelity"]["host_other_cpu"] == 0.0
+    assert len(rec["host_load"][0]["sample"]) == 3
+    assert rec["host_load"][0]["other_cpu_s"] >= 0
 
 
 def test_jobs_runs_guests_side_by_side(made):

@@ -26,26 +26,19 @@ def read_meta(d):
 HOST_BUSY = 0.10
 
 
-def host_other_share(samples):
+def host_busy_share(rec):
     """The share of the host's CPU time that processes other than QEMU
-    took between the first and the last of a run's host samples (each
-    {"cpus", "sample": [epoch, load, qemus, other CPU seconds]}), or None
-    without two samples that carry it and are apart in time."""
-    s = [x for x in samples or [] if x and len(x.get("sample") or []) >= 4
-         and x["sample"][3] is not None and x.get("cpus")]
+    took between the first and the last of a record's host samples (each
+    {"cpus", "sample": [epoch, ...], "other_cpu_s"}: host/shard.py), or
+    None without two samples that carry it and are apart in time."""
+    s = [x for x in rec.get("host_load") or [] if x and x.get("other_cpu_s") is not None
+         and x.get("cpus") and x.get("sample")]
     if len(s) < 2:
         return None
-    (t0, o0), (t1, o1) = [(x["sample"][0], x["sample"][3]) for x in (s[0], s[-1])]
+    (t0, o0), (t1, o1) = [(x["sample"][0], x["other_cpu_s"]) for x in (s[0], s[-1])]
     if t1 <= t0:
         return None
     return round(max(0.0, o1 - o0) / ((t1 - t0) * s[-1]["cpus"]), 4)
-
-
-def host_busy_share(rec):
-    """A record's fidelity.host_other_cpu, else computed from its samples
-    (None when neither has it)."""
-    v = (rec.get("fidelity") or {}).get("host_other_cpu")
-    return v if v is not None else host_other_share(rec.get("host_load"))
 
 
 def host_load_per_cpu(rec):

@@ -33,7 +33,6 @@ import sys
 import time
 
 from ..analysis import pcapflow
-from ..analysis.provenance import host_other_share
 from ..analysis.schema import SCHEMA, CONFIGS, QUICKACK, run_feedback
 from . import testbed
 from .testbed import (PCAPS, PORT, SYSCTLS_PROXY, SYSCTLS_TCP, TB_ENV, Probes, Testbed,
@@ -272,9 +271,10 @@ def do_run(tb, run, plan, env, keep, resdir):
 def host_load(resdir):
     """The host's latest sample of its load, which the host writes to
     RESULTS_DIR/hostload.json every 5 s: {"host", "cpus", "sample":
-    [epoch, load average over 1 min, QEMU processes, other CPU seconds]}
-    (None without one; samples before 2026-12-02 have three elements).
-    A starved host shows in it; a starved guest in fidelity.flags."""
+    [epoch, load average over 1 min, QEMU processes], "other_cpu_s": the
+    CPU seconds of the host's other processes} (None without one; older
+    hosts wrote no other_cpu_s).  A starved host shows in it; a starved
+    guest in fidelity.flags."""
     try:
         with open(os.path.join(resdir, "hostload.json")) as f:
             return json.load(f)
@@ -385,10 +385,6 @@ def main():
             if session.get("origin"):
                 rec["origin"] = session["origin"]
             rec["host_load"] = [x for x in (load0, host_load(resdir)) if x]
-            # recorded, not flagged: a run on a busy host is made again
-            # with scripts/ecnproxy redo, not dropped from the tables
-            rec.setdefault("fidelity", {})["host_other_cpu"] = \
-                host_other_share(rec["host_load"])
         except Exception as e:
             failed += 1
             log("run %d/%d %s: FAILED: %s" % (len(done) + i + 1, n, run["id"], e))

@@ -275,12 +275,12 @@ def run_session(argv, env, d, logpath, prefix=""):
     def host_load():
         hl = os.path.join(d, "hostload.json")
         while not stop.is_set():
-            s = shard_mod.host_sample()
+            s, other = shard_mod.host_sample()
             load.append(s)
             try:
                 with open(hl + ".tmp", "w") as f:
                     json.dump({"host": os.uname().nodename, "cpus": os.cpu_count(),
-                               "sample": s}, f)
+                               "sample": s, "other_cpu_s": other}, f)
                 os.replace(hl + ".tmp", hl)
             except OSError:
                 pass

@@ -5,9 +5,9 @@
   scripts/ecnproxy redo RESULTS_DIR [--flag FLAG]... [--id RUN_ID]... [--dry-run]
 
 A record is chosen when it was made on a busy host (other work took more
-than provenance.HOST_BUSY of the host's CPU time during the run:
-fidelity.host_other_cpu), when its fidelity flags include a --flag, or
-when its id is an --id.  Each chosen
+than provenance.HOST_BUSY of the host's CPU time during the run, from its
+host_load samples), when its fidelity flags include a --flag, or when
+its id is an --id.  Each chosen
 runs/ID.json moves to redone/ID.json (redone/ID.N.json when that exists):
 nothing is deleted, and the report counts the records kept there.  Prints
 one line per record moved and a total; exit status 0 (2 on bad usage).

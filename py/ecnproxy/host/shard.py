@@ -153,15 +153,15 @@ def proc_cpu_s(stat_text):
 
 
 def host_sample():
-    """[epoch, load average (1 min), QEMU processes, other CPU seconds] of
-    this host now.  TCG guests have no steal time: other VMs and processes
-    on the host slow the guest's timers and packet path without showing in
-    its /proc/stat.  The last element is the CPU time of every process but
-    the QEMU guests, their reaped children's included: over a run, its
-    growth divided by the run's length and the host's CPUs is the share of
-    the host that other work took (provenance.HOST_BUSY).  Not /proc/stat's
-    busy time less QEMU's: on this project's host (itself a VM) that total
-    grows more slowly than QEMU's own time."""
+    """([epoch, load average (1 min), QEMU processes], other CPU seconds)
+    of this host now.  TCG guests have no steal time: other VMs and
+    processes on the host slow the guest's timers and packet path without
+    showing in its /proc/stat.  Other CPU seconds: the CPU time of every
+    process but the QEMU guests, their reaped children's included; over a
+    run, its growth divided by the run's length and the host's CPUs is the
+    share of the host that other work took (provenance.HOST_BUSY).  Not
+    /proc/stat's busy time less QEMU's: on this project's host (itself a
+    VM) that total grows more slowly than QEMU's own time."""
     n, other = 0, 0.0
     for p in glob.glob("/proc/[0-9]*/stat"):
         try:
@@ -173,4 +173,4 @@ def host_sample():
             n += 1
         else:
             other += secs
-    return [round(time.time()), round(os.getloadavg()[0], 2), n, round(other, 2)]
+    return [round(time.time()), round(os.getloadavg()[0], 2), n], round(other, 2)
