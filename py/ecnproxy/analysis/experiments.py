@@ -40,7 +40,7 @@ from .fairness import load  # the run records of a results directory
 
 FIRM = 0.9
 OUTCOMES = ("survived", "broken", "degraded")
-CONF = 0.95
+CONF = stats.CONF
 METRICS = ("goodput_mbps", "retrans_segs", "rto", "spurious_rto", "dsack_recv",
            "sack_discard", "loss_undo", "reorder_seen", "stalled_intervals",
            "sender_rtt_ms_median", "connect_s", "transaction_s", "ecn_negotiated", "ce_seen",

@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import provenance, stats  # noqa: E402
-from .schema import CONFIG_ORDER, QUICKACK, validate  # noqa: E402
+from .schema import CONFIG_ORDER, QUICKACK, load_order, validate  # noqa: E402
 from .stalls import CAUSES  # noqa: E402
 
 METRICS = ("ce", "ece", "cwr", "ect_share", "retrans", "fast_retrans", "dupacks",
@@ -63,7 +63,7 @@ AA_BAND = (0.97, 1.03)
 DELAY_PAIR = ("srvecn+proxy", "bothecn")
 DELAY_BAND = (0.90, 1.10)
 UDP_PAIR = ("srvecn+proxy", "srvecn")
-CONF = 0.95
+CONF = stats.CONF
 # The goals a ratio is judged against (at most the value, with cross
 # traffic; docs/findings.md): the proxy within 5 % of end-to-end ECN, and
 # proxied downloads 30 % faster than no ECN.
@@ -88,10 +88,6 @@ SLOW_HANDSHAKE_S = 0.5
 THESIS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "thesis.json")
 PROBE_COLS = ("rtt_p50_ms", "rtt_p95_ms", "rtt_loss", "queue_p50_bytes", "queue_p95_bytes",
               "udp_rate_bps", "udp_loss")
-
-
-def load_order(loads):
-    return sorted(set(loads), key=lambda x: (x == "series", int(x) if x.isdigit() else 0))
 
 
 def loads_of(df, direction, cross):

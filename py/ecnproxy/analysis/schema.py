@@ -34,6 +34,11 @@ QUICKACK = {"srvecn+proxy+quickack"}
 CONFIG_FEEDBACK = {"srvecn+proxy+drop": "drop"}
 
 
+def load_order(loads):
+    """The distinct loads in numeric order, the series last."""
+    return sorted(set(loads), key=lambda x: (x == "series", int(x) if x.isdigit() else 0))
+
+
 def run_feedback(config, plan_feedback):
     """The proxy's feedback mode of a run: its configuration's own, else
     the plan's (None: the module's default)."""

@@ -119,6 +119,8 @@ SEED = 20160601
 COVERAGE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coverage.json")
 # the cells of a pooled figure disagree when Cochran's Q has p below this
 HET_ALPHA = 0.05
+# the level every interval is labelled with; one below it decides nothing
+CONF = 0.95
 # the grid of GM_COVERAGE_95: smallest group size n (rows) by cells K
 GM_NS = (1, 2, 3, 4, 5, 6, 8, 10)
 GM_KS = tuple(range(2, 9))

@@ -32,16 +32,13 @@ import os
 import re
 import sys
 
+from ..analysis.schema import load_order
+from ..analysis.stats import CONF, goal_verdict
+
 PROXY, ECN, PLAIN, DROP = "srvecn+proxy", "bothecn", "noecn", "srvecn+proxy+drop"
 GOAL = 1.05
-LOAD_ORDER = {"series": 1e9}
 BEGIN = re.compile(r"^<!-- cell-table (\S+)(.*?) -->\s*$")
 END = "<!-- /cell-table -->"
-
-
-def load_key(load):
-    """Loads in numeric order, the series last."""
-    return LOAD_ORDER.get(load, float(load) if load.replace(".", "", 1).isdigit() else 1e8)
 
 
 def read_ratios(results):
@@ -74,14 +71,10 @@ def harm_verdict(proxy_plain, ecn_plain):
     """Issue 40's no-harm rule on srvecn+proxy / noecn: bound max(1,
     bothecn / noecn), judged on the interval; (verdict, bound)."""
     bound = max(1.0, float(ecn_plain["ratio"]))
-    lo, hi = float(proxy_plain["low"]), float(proxy_plain["high"])
-    if float(proxy_plain["coverage"]) < 0.95 - 1e-9:
+    if float(proxy_plain["coverage"]) < CONF - 1e-9:
         return "undecided", bound
-    if hi <= bound:
-        return "met", bound
-    if lo > bound:
-        return "NOT met", bound
-    return "undecided", bound
+    return goal_verdict(float(proxy_plain["low"]), float(proxy_plain["high"]),
+                        at_most=bound), bound
 
 
 def bold(text, v):
@@ -99,8 +92,8 @@ def table(rows, direction, metric="completion_s"):
                       key=lambda s: (s[0] != "on", s[1] or 0))
     if not settings:
         return []
-    loads = sorted({k[4] for k in rows if k[2] == direction and k[1] == metric
-                    and k[4] != "all"}, key=load_key)
+    loads = load_order(k[4] for k in rows if k[2] == direction and k[1] == metric
+                       and k[4] != "all")
     has_drop = any(k[5:] == (DROP, ECN) for k in rows)
     head = ["cross traffic", "added delay", "ratio"] + [
         ("load %s" % l) if l != "series" else "series of 8" for l in loads]
