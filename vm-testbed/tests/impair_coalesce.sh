@@ -19,9 +19,7 @@
 #
 # The joins and the counters are checked against p: the bottleneck after
 # the proxy (RED at 100 Mbit/s) drops some segments, which the module's
-# counters cannot see (the first run, results/vmtest-split-coalesce-
-# 20261202, found "coalesced" above the joins at s by exactly the
-# segments p had and s had not); s must hold only what p has.  The lone
+# counters cannot see; s must hold only what p has.  The lone
 # segments (timeout, flush, unload) come from a client that waits before
 # its FIN (xfer --pause): a FIN releases the held segment at once.
 # tb-suite: extended (make vmtest-extended and the MBtest experiment; not in make test, for time)

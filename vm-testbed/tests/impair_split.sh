@@ -17,9 +17,8 @@
 #
 # The pieces and the counters are checked against p: the bottleneck
 # after the proxy (RED at 100 Mbit/s) drops some, which the module's
-# counters cannot see (the first run, results/vmtest-split-coalesce-
-# 20261202, took those losses for missing pieces); s must hold only
-# what p has (impair_pcap split: "lost", and a problem for anything else).
+# counters cannot see; s must hold only what p has (impair_pcap split:
+# "lost", and a problem for anything else).
 # tb-suite: extended (make vmtest-extended and the MBtest experiment; not in make test, for time)
 # tb-variant-extended: home TB_ROUTER=home
 set -e
