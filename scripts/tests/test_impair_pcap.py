@@ -6,6 +6,7 @@ after the proxy, retransmissions that look like another segment's piece
 or pair, GSO packets the sender's capture saw whole."""
 import json
 
+import pytest
 from scapy.all import IP, TCP, Ether, IPv6, wrpcap
 
 from ecnproxy.vmtest import impair_pcap as ip
@@ -178,6 +179,9 @@ def test_xfer_pause_delays_the_fin():
 
     assert xfer.options(["client", "h", "1", "200", "--pause", "1.5"]) == (
         ["client", "h", "1", "200"], False, None, "4", 1.5)
+    for bad in ("-1", "nan", "x"):
+        with pytest.raises(ValueError):
+            xfer.options(["client", "h", "1", "200", "--pause", bad])
     a, b = socket.socketpair()
     seen = {}
 

@@ -163,6 +163,8 @@ def options(argv):
             fam = next(it, "")
         elif a == "--pause":
             pause = float(next(it, "x"))
+            if not pause >= 0:
+                raise ValueError("--pause: seconds, at least 0")
         else:
             pos.append(a)
     return pos, mptcp, timeout, fam, pause
