@@ -37,7 +37,8 @@
  *   - the bypass of flows that need nothing: once a flow is decided SAME
  *     or PASS, the proxy sets a bit of its own in the entry's status word,
  *     ECNP_CT_NOTHING_BIT (ecnp_ct_mark()), and the hook passes that
- *     connection's segments without SYN, FIN or RST after reading
+ *     connection's segments other than FIN and RST (ecnp_ct_path(): a
+ *     SYN too, never stepped) after reading
  *     skb->_nfct, that bit and the TCP flags, before parsing and hashing
  *     (ecnp_hook(), FSM.md "Flows that need nothing").
  *
@@ -89,13 +90,6 @@
 static_assert(__IPS_MAX_BIT <= ECNP_CT_NOTHING_BIT,
 	      "ECNP_CT_NOTHING_BIT: a bit conntrack does not use");
 
-/*
- * ecnp_ct_offloaded() (ecnp_ct.h): the packet's connection is in a
- * flowtable.  Its other packets take the flowtable's fast path and never
- * reach the proxy's hook; this one came back to the slow path (FIN, RST,
- * a route or MTU change).
- */
-
 /**
  * ecnp_ct_keep_slow - keep the packet's connection off the fast path
  * @skb: a forwarded packet of a connection the proxy proxies
@@ -119,8 +113,9 @@ bool ecnp_ct_keep_slow(const struct sk_buff *skb)
  *	is not (clear it)
  *
  * Under the flow's lock, so that a fast exit that sets the bit cannot
- * overtake a step that has just restarted the flow; the hook also clears
- * it, without the lock, for a SYN (ecnp_hook()).  Set only on a confirmed
+ * overtake a step that has just restarted the flow; nothing else clears
+ * it (a SYN on a marked entry is passed, not stepped: ecnp_ct_path()).
+ * Set only on a confirmed
  * TCP entry (see above); each write is atomic and only when the bit
  * changes.
  *

@@ -965,6 +965,21 @@ static bool ecnp_pickup_tomb(struct ecnp_net *en, const struct tcpfwd_pkt *p,
 	return true;
 }
 
+/* Out of line: its buffer is for the few segments picked up. */
+static noinline bool ecnp_seg_signed(const struct sk_buff *skb,
+				     const struct tcpfwd_pkt *p)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+	u8 buf[TCPFWD_OPT_MAX_LEN];
+	const u8 *opts;
+
+	if (!olen)
+		return false;
+	opts = skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
+				  buf);
+	return !opts || ecnp_opts_signed(opts, olen);
+}
+
 /*
  * A segment (no SYN, no RST) of a connection without a flow: pick the
  * connection up (FSM.md, "Pickup") if the proxy proxied it before and its
@@ -974,7 +989,9 @@ static bool ecnp_pickup_tomb(struct ecnp_net *en, const struct tcpfwd_pkt *p,
  * may be a proxied connection's E that lost its proxy: the state machine
  * asks the other side).  Never a connection conntrack has put into a
  * flowtable: the proxy would see only the packets that leave the fast
- * path.  The tombstone stays until the flow is in the table.
+ * path; never a signed segment (TCP-MD5, TCP-AO: ecnp_opts_signed()),
+ * whose header the proxy must not edit, as for a signed SYN.  The
+ * tombstone stays until the flow is in the table.
  */
 static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 			       const struct tcpfwd_pkt *p,
@@ -995,6 +1012,8 @@ static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 	} else {
 		return false;
 	}
+	if (ecnp_seg_signed(skb, p))
+		return false;
 	if (ecnp_ct_offloaded(skb)) {
 		ecnp_count(en, ECNP_STAT_PICKUPS_OFFLOADED);
 		return false;
@@ -1320,6 +1339,14 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	/* not TCP, or malformed (counted) */
 	if (tcpfwd_parse(&en->tn, skb, state->pf, &p))
 		return NF_ACCEPT;
+	/*
+	 * a marked connection's segment that ecnp_hook() did not pass (an
+	 * IPv6 extension header): the same rule, so that no SYN on a marked
+	 * entry is ever stepped
+	 */
+	if (ecnp_ct_nothing(ecnp_ct_get(skb)) &&
+	    ecnp_ct_path(tcp_flag_byte(&p.th)) == ECNP_CT_PASS)
+		return NF_ACCEPT;
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p.key);
 	if (f && tcpfwd_fast_pass(f, &p)) {
 		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
@@ -1362,7 +1389,7 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
  * work is skb->_nfct, the entry's status word and the TCP flags byte.  A
  * FIN or RST takes the full path as before (its flow, if it still has
  * one, closes; none is created for it: ecnp_pickup_wanted()); a SYN
- * clears the bit first.  Return: the segment passes.
+ * passes too (ecnp_ct_path()).  Return: the segment passes.
  */
 static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 {
@@ -1387,15 +1414,7 @@ static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 	flags = skb_header_pointer(skb, off + 13, 1, &buf);
 	if (!flags)
 		return false;
-	switch (ecnp_ct_path(*flags)) {
-	case ECNP_CT_PASS:
-		return true;
-	case ECNP_CT_UNMARK:
-		ecnp_ct_mark(skb, false);
-		return false;
-	default:
-		return false;
-	}
+	return ecnp_ct_path(*flags) == ECNP_CT_PASS;
 }
 
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,

@@ -40,6 +40,31 @@ void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
 	}
 }
 
+/**
+ * ecnp_opts_signed - may the header of a segment with these options not
+ *	be edited?
+ * @opts: the option block
+ * @len: its length
+ *
+ * A TCP-MD5 or TCP-AO option anywhere in the block (a signature covers
+ * the header), or a block that cannot be walked to its end: the proxy
+ * does not pick up such a segment's connection (ecnp_pickup_wanted()).
+ *
+ * Return: true if the header must stay as it is.
+ */
+bool ecnp_opts_signed(const u8 *opts, unsigned int len)
+{
+	struct tcpfwd_opt_iter it;
+	struct tcpfwd_opt o;
+	int ret;
+
+	tcpfwd_opt_iter_init(&it, opts, len);
+	while ((ret = tcpfwd_opt_next(&it, &o)) > 0)
+		if (o.kind == TCPFWD_OPT_MD5SIG || o.kind == TCPFWD_OPT_AO)
+			return true;
+	return ret < 0;
+}
+
 /* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */
 bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len)
 {
