@@ -970,8 +970,30 @@ static void impair_rel_free(struct impair_net *in, struct impair_rel *rel)
 }
 
 /*
+ * Under in->hold_lock: the release work due when the oldest held segment
+ * has been held @tmo jiffies; brought forward if it is pending for later
+ * (impair_hold_rearm()), as it is when a segment held since was put while
+ * the work ran.
+ */
+static void impair_hold_arm(struct impair_net *in, unsigned long tmo)
+{
+	struct impair_hold *h;
+	unsigned long now = jiffies, delay = 0;
+
+	h = list_first_entry_or_null(&in->held, struct impair_hold, node);
+	if (!h || in->hold_closing)
+		return;
+	if (time_before(now, h->since + tmo))
+		delay = h->since + tmo - now;
+	if (impair_hold_rearm(delayed_work_pending(&in->hold_work),
+			      READ_ONCE(in->hold_work.timer.expires), now,
+			      delay))
+		mod_delayed_work(system_wq, &in->hold_work, delay);
+}
+
+/*
  * Take the oldest held segment out into *@rel, if there is one and, with
- * @tmo (jiffies, not 0), it has been held that long; else queue the work
+ * @tmo (jiffies, not 0), it has been held that long; else arm the work
  * for when it will have been.  True if *@rel got one.
  */
 static bool impair_hold_next(struct impair_net *in, unsigned long tmo,
@@ -982,9 +1004,7 @@ static bool impair_hold_next(struct impair_net *in, unsigned long tmo,
 	spin_lock_bh(&in->hold_lock);
 	h = list_first_entry_or_null(&in->held, struct impair_hold, node);
 	if (h && tmo && time_before(jiffies, h->since + tmo)) {
-		if (!in->hold_closing)
-			queue_delayed_work(system_wq, &in->hold_work,
-					   h->since + tmo - jiffies);
+		impair_hold_arm(in, tmo);
 		h = NULL;
 	}
 	if (h)
@@ -1059,7 +1079,7 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
 /*
  * Under in->hold_lock: hold @skb (segment @cs, direction @dir) in the
  * flow's slot @h until its successor comes, or the timeout; the release
- * work is armed for it unless pending for earlier (impair_hold_rearm()).
+ * work armed for the oldest held segment (impair_hold_arm()).
  */
 static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
 			    struct sk_buff *skb, const struct impair_seg *s,
@@ -1079,10 +1099,7 @@ static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
 	dev_hold(skb->dev);
 	list_add_tail(&h->node, &in->held);
 	WRITE_ONCE(in->nheld, in->nheld + 1);
-	if (impair_hold_rearm(delayed_work_pending(&in->hold_work),
-			      READ_ONCE(in->hold_work.timer.expires), h->since,
-			      tmo))
-		mod_delayed_work(system_wq, &in->hold_work, tmo);
+	impair_hold_arm(in, tmo);
 }
 
 /*
@@ -1112,15 +1129,6 @@ static bool impair_coalesce_join(struct impair_net *in,
 	return true;
 }
 
-/*
- * The coalesce part of a segment of a tracked flow, after the other rules:
- * a segment in the direction of the held one, or any SYN, FIN or RST,
- * releases it, joined to this one if @kr (a coalesce rule matched) and
- * this one is its successor (impair_coalesce_check()), else sent on
- * first; a segment that matched @kr is held if the flow's slot is free
- * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
- * segment held or joined.
- */
 /*
  * The segment of @skb as coalesce sees it, into @cs (zeroed); with @kr (a
  * coalesce rule matched) also its checksum seed and, into *@mtu, the
@@ -1154,6 +1162,15 @@ static bool impair_coal_seg_init(const struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * The coalesce part of a segment of a tracked flow, after the other rules:
+ * a segment in the direction of the held one, or any SYN, FIN or RST,
+ * releases it, joined to this one if @kr (a coalesce rule matched) and
+ * this one is its successor (impair_coalesce_check()), else sent on
+ * first; a segment that matched @kr is held if the flow's slot is free
+ * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
+ * segment held or joined.
+ */
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
 				    struct sk_buff *skb, struct impair_seg *s,
