@@ -64,11 +64,12 @@
  *   - it is set only with test_and_set_bit() (atomic: no bit is lost),
  *     under the flow's lock, on a confirmed TCP entry (an unconfirmed one
  *     is still written non-atomically by conntrack, and may lose a clash
- *     and be freed), and cleared by the first SYN that meets it and by a
- *     flow whose machine starts over: a connection that reopens the
- *     4-tuple on the same entry (conntrack kills the entry and makes a
- *     new one for a SYN after FIN or RST, tcp_packet(), but not in every
- *     state) is never bypassed past its SYN;
+ *     and be freed), and cleared, under the lock too, by a flow whose
+ *     machine starts over; a SYN that meets it is passed, not stepped
+ *     (ecnp_ct_path()): conntrack kills the entry and makes a new one for
+ *     a SYN after FIN or RST (tcp_packet()), so a SYN on a marked entry
+ *     is a retransmission, a spoof conntrack ignored, or a connection
+ *     conntrack resyncs onto the entry, which then passes end to end;
  *   - one entry is one connection in one netns, seen with the same
  *     4-tuple in both directions at the proxy's hook: NAT translates the
  *     destination in PREROUTING and the source in POSTROUTING, so at the
