@@ -68,6 +68,7 @@
 #include <linux/tcp.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/tcp.h>
 
 #include "tcpfwd_pure.h"
@@ -273,12 +274,61 @@ static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
 	return skb_ensure_writable(skb, len);
 }
 
+/**
+ * tcpfwd_tcp_off - where the TCP header of an IPv4/IPv6 packet starts
+ * @skb: the packet, network header set
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ *
+ * IPv6 extension headers are walked (ipv6_find_hdr()); the common case,
+ * TCP right after the fixed header, is found without the walk.
+ *
+ * Return: the offset from skb->data, or -EPROTONOSUPPORT for a fragment,
+ * a packet that is not TCP or another family.
+ */
+static inline int tcpfwd_tcp_off(const struct sk_buff *skb, u8 family)
+{
+	unsigned int off = 0;
+	int fragflg = 0;
+
+	if (family == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
+			return -EPROTONOSUPPORT;
+		return skb_network_offset(skb) + iph->ihl * 4;
+	}
+	if (family != NFPROTO_IPV6)
+		return -EPROTONOSUPPORT;
+	if (ipv6_hdr(skb)->nexthdr == IPPROTO_TCP)
+		return skb_network_offset(skb) + sizeof(struct ipv6hdr);
+	if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
+	    (fragflg & IP6_FH_F_FRAG))
+		return -EPROTONOSUPPORT;
+	return off;
+}
+
 int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
 		 struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
 int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn);
 int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by);
+
+/*
+ * @p's TCP option block, p->thlen - 20 bytes (tcpfwd_parse() checked that
+ * they are in the packet), copied into @buf (TCPFWD_OPT_MAX_LEN bytes) if
+ * they are not linear; NULL if there is none.
+ */
+static inline const u8 *tcpfwd_opts(const struct sk_buff *skb,
+				    const struct tcpfwd_pkt *p, u8 *buf)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+
+	if (!olen)
+		return NULL;
+	return skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
+				  buf);
+}
 
 /* @p's TCP header, options included, made writable; NULL if it cannot be. */
 static inline struct tcphdr *tcpfwd_th_writable(struct sk_buff *skb,

@@ -78,33 +78,15 @@ int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
 		 struct tcpfwd_pkt *p)
 {
 	const struct tcphdr *th;
-	unsigned int thoff;
+	int thoff = tcpfwd_tcp_off(skb, family);
 
 	/* every field of @p is written below: no memset() first */
-	if (family == NFPROTO_IPV4) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
-			return -EPROTONOSUPPORT;
-		thoff = skb_network_offset(skb) + iph->ihl * 4;
-		p->ecn = iph->tos & INET_ECN_MASK;
-	} else if (family == NFPROTO_IPV6) {
-		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
-		int fragflg = 0;
-		unsigned int off = 0;
-
-		/* no extension header: what ipv6_find_hdr() would find */
-		if (ip6h->nexthdr == IPPROTO_TCP)
-			off = skb_network_offset(skb) + sizeof(*ip6h);
-		else if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL,
-				       &fragflg) < 0 ||
-			 (fragflg & IP6_FH_F_FRAG))
-			return -EPROTONOSUPPORT;
-		thoff = off;
-		p->ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
-	} else {
-		return -EPROTONOSUPPORT;
-	}
+	if (thoff < 0)
+		return thoff;
+	if (family == NFPROTO_IPV4)
+		p->ecn = ip_hdr(skb)->tos & INET_ECN_MASK;
+	else
+		p->ecn = ipv6_get_dsfield(ipv6_hdr(skb)) & INET_ECN_MASK;
 
 	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
 	if (!th)

@@ -528,12 +528,8 @@ static noinline void ecnp_fill_opts(const struct sk_buff *skb,
 	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
 	u8 buf[TCPFWD_OPT_MAX_LEN];
 	unsigned int i, n;
-	const u8 *opts;
+	const u8 *opts = tcpfwd_opts(skb, p, buf);
 
-	if (!olen)
-		return;
-	opts = skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
-				  buf);
 	if (!opts)
 		return;
 	if (tcpfwd_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
@@ -971,13 +967,9 @@ static noinline bool ecnp_seg_signed(const struct sk_buff *skb,
 {
 	unsigned int olen = p->thlen - sizeof(struct tcphdr);
 	u8 buf[TCPFWD_OPT_MAX_LEN];
-	const u8 *opts;
+	const u8 *opts = tcpfwd_opts(skb, p, buf);
 
-	if (!olen)
-		return false;
-	opts = skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
-				  buf);
-	return !opts || ecnp_opts_signed(opts, olen);
+	return opts && ecnp_opts_signed(opts, olen);
 }
 
 /*
@@ -1339,14 +1331,6 @@ static unsigned int ecnp_process(struct ecnp_net *en, struct sk_buff *skb,
 	/* not TCP, or malformed (counted) */
 	if (tcpfwd_parse(&en->tn, skb, state->pf, &p))
 		return NF_ACCEPT;
-	/*
-	 * a marked connection's segment that ecnp_hook() did not pass (an
-	 * IPv6 extension header): the same rule, so that no SYN on a marked
-	 * entry is ever stepped
-	 */
-	if (ecnp_ct_nothing(ecnp_ct_get(skb)) &&
-	    ecnp_ct_path(tcp_flag_byte(&p.th)) == ECNP_CT_PASS)
-		return NF_ACCEPT;
 	f = tcpfwd_flow_lookup(&en->tn.ft, &p.key);
 	if (f && tcpfwd_fast_pass(f, &p)) {
 		tcpfwd_flow_refresh(f, ecnp_closed_timeout(en));
@@ -1384,32 +1368,23 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 /*
  * The conntrack-assisted bypass: a segment whose conntrack entry carries
  * the proxy's "needs nothing" bit (ecnp_ct.c) belongs to a connection
- * whose flow was decided SAME or PASS.  Without SYN, FIN or RST it needs
- * nothing either and passes here, before it is parsed and hashed: the
- * work is skb->_nfct, the entry's status word and the TCP flags byte.  A
- * FIN or RST takes the full path as before (its flow, if it still has
- * one, closes; none is created for it: ecnp_pickup_wanted()); a SYN
- * passes too (ecnp_ct_path()).  Return: the segment passes.
+ * whose flow was decided SAME or PASS.  It passes here, before it is
+ * parsed and hashed (the work is skb->_nfct, the entry's status word and
+ * the TCP flags byte, behind IPv6 extension headers if there are any),
+ * unless it is a FIN or RST without SYN: that takes the full path (its
+ * flow, if it still has one, closes; none is created for it:
+ * ecnp_pickup_wanted()).  A SYN passes too: ecnp_ct_path().  Return: the
+ * segment passes.
  */
 static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 {
-	unsigned int off = skb_network_offset(skb);
+	int off = tcpfwd_tcp_off(skb, pf);
 	const u8 *flags;
 	u8 buf;
 
-	if (pf == NFPROTO_IPV4) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		/* an ICMP error of the connection: never the proxy's */
-		if (iph->protocol != IPPROTO_TCP)
-			return true;
-		off += iph->ihl * 4;
-	} else {
-		/* extension headers: tcpfwd_parse() finds the TCP header */
-		if (ipv6_hdr(skb)->nexthdr != IPPROTO_TCP)
-			return false;
-		off += sizeof(struct ipv6hdr);
-	}
+	/* not TCP (an ICMP error of the connection): never the proxy's */
+	if (off < 0)
+		return true;
 	/* tcp_flag_byte(): byte 13 of the TCP header */
 	flags = skb_header_pointer(skb, off + 13, 1, &buf);
 	if (!flags)

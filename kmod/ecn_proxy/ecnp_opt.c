@@ -14,14 +14,18 @@
  * model never sees scaling off where the endpoints have it on.  A TCP-MD5
  * or TCP-AO option (of any length: a malformed one is no license to edit)
  * makes the flow pass untouched.
+ *
+ * Return: 0, or a negative value if the block is malformed (the options
+ * before the fault are read).
  */
-void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
+int ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
 {
 	struct tcpfwd_opt_iter it;
 	struct tcpfwd_opt o;
+	int ret;
 
 	tcpfwd_opt_iter_init(&it, opts, len);
-	while (tcpfwd_opt_next(&it, &o) > 0) {
+	while ((ret = tcpfwd_opt_next(&it, &o)) > 0) {
 		switch (o.kind) {
 		case TCPFWD_OPT_SACK_PERM:
 			ep->opt |= ECNP_OPT_SACK_PERM;
@@ -38,6 +42,7 @@ void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
 			break;
 		}
 	}
+	return ret;
 }
 
 /**
@@ -54,15 +59,10 @@ void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
  */
 bool ecnp_opts_signed(const u8 *opts, unsigned int len)
 {
-	struct tcpfwd_opt_iter it;
-	struct tcpfwd_opt o;
-	int ret;
+	struct ecnp_pkt ep = { 0 };
 
-	tcpfwd_opt_iter_init(&it, opts, len);
-	while ((ret = tcpfwd_opt_next(&it, &o)) > 0)
-		if (o.kind == TCPFWD_OPT_MD5SIG || o.kind == TCPFWD_OPT_AO)
-			return true;
-	return ret < 0;
+	return ecnp_syn_opts(opts, len, &ep) < 0 ||
+	       (ep.opt & ECNP_OPT_SIGNED);
 }
 
 /* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */

@@ -13,7 +13,7 @@
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_fsm.h"
 
-void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
+int ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
 bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len);
 bool ecnp_opts_signed(const u8 *opts, unsigned int len);
 unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,

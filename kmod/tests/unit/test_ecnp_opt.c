@@ -91,6 +91,23 @@ static void test_syn_opts_wscale_like_linux(void **state)
 	assert_int_equal(ep.wscale, 14);
 }
 
+/* Its return value: negative for a block that cannot be walked to its end. */
+static void test_syn_opts_ret(void **state)
+{
+	static const u8 good[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7 };
+	static const u8 overrun[] = { 1, 3, 3, 9, 2, 8, 0x05, 0xb4 };
+	static const u8 len0[] = { 3, 3, 5, 8, 0, 1, 1, 1 };
+	static const u8 eol[] = { 0, 19, 0 };
+	struct ecnp_pkt ep = { 0 };
+
+	(void)state;
+	assert_int_equal(ecnp_syn_opts(good, sizeof(good), &ep), 0);
+	assert_int_equal(ecnp_syn_opts(NULL, 0, &ep), 0);
+	assert_int_equal(ecnp_syn_opts(eol, sizeof(eol), &ep), 0);
+	assert_true(ecnp_syn_opts(overrun, sizeof(overrun), &ep) < 0);
+	assert_true(ecnp_syn_opts(len0, sizeof(len0), &ep) < 0);
+}
+
 /* TCP-MD5 (RFC 2385) and TCP-AO (RFC 5925) sign the header (L5). */
 static void test_syn_opts_signed(void **state)
 {
@@ -506,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_syn_opts_linux),
 		cmocka_unit_test(test_syn_opts_wscale_like_linux),
 		cmocka_unit_test(test_syn_opts_signed),
+		cmocka_unit_test(test_syn_opts_ret),
 		cmocka_unit_test(test_opts_signed),
 		cmocka_unit_test(test_build_opts_dsack),
 		cmocka_unit_test(test_build_opts_wrap),
