@@ -16,7 +16,7 @@
  *               under CHECKSUM_COMPLETE), in one argument style: the
  *               packet first, then its parse result: tcpfwd_set_tcp_flags(),
  *               tcpfwd_set_ecn() make what they edit writable
- *               themselves; tcpfwd_skb_ip_shrink() wants the IP header
+ *               themselves; tcpfwd_skb_ip_resize() wants the IP header
  *               writable already; the tcpfwd_th_*() helpers edit a TCP
  *               header that tcpfwd_th_writable() returned;
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_add() (the
@@ -312,7 +312,7 @@ int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
 int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn);
-int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by);
+int tcpfwd_skb_ip_resize(struct sk_buff *skb, int delta);
 
 /*
  * @p's TCP option block, p->thlen - 20 bytes (tcpfwd_parse() checked that

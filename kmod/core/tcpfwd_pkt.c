@@ -195,26 +195,26 @@ int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn)
 EXPORT_SYMBOL_GPL(tcpfwd_set_ecn);
 
 /**
- * tcpfwd_skb_ip_shrink - the IP length of a packet made shorter
+ * tcpfwd_skb_ip_resize - the IP length of a packet made longer or shorter
  * @skb: the packet, its IP header writable
- * @by: the bytes it lost
+ * @delta: the bytes it gained (lost if negative)
  *
- * tcpfwd_ip_shrink() on the network header (the IPv4 header checksum
+ * tcpfwd_ip_resize() on the network header (the IPv4 header checksum
  * follows), and skb->csum under CHECKSUM_COMPLETE.
  *
- * Return: 0, or -EINVAL with nothing changed if the IP length is not
- * larger than @by (a BIG TCP packet has no length to change).
+ * Return: 0, or -EINVAL with nothing changed if the IP length is 0 (a BIG
+ * TCP packet has no length to change) or would leave 1..65535.
  */
-int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by)
+int tcpfwd_skb_ip_resize(struct sk_buff *skb, int delta)
 {
 	u32 diff;
 
-	if (tcpfwd_ip_shrink(skb_network_header(skb), by, &diff))
+	if (tcpfwd_ip_resize(skb_network_header(skb), delta, &diff))
 		return -EINVAL;
 	tcpfwd_csum_complete_add(skb, diff);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_skb_ip_shrink);
+EXPORT_SYMBOL_GPL(tcpfwd_skb_ip_resize);
 
 /* --- handing packets on from the last FORWARD hook ----------------------- */
 

@@ -783,7 +783,6 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	u8 hdr[TCPFWD_TCPHDR_MAX];
 	unsigned int nlen;
 	struct tcphdr *th;
-	__be16 old;
 	u32 diff;
 	int delta;
 
@@ -793,15 +792,16 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	memcpy(hdr, skb->data + p->thoff, p->thlen);
 	nlen = ecnp_ack_rebuild(hdr, p->thlen, e, &diff);
 	delta = (int)nlen - (int)p->thlen;
-	if (delta > 0) {
-		if (skb_tailroom(skb) < delta &&
-		    pskb_expand_head(skb, 0, delta - skb_tailroom(skb),
-				     GFP_ATOMIC))
-			return -ENOMEM;
+	if (delta > 0 && skb_tailroom(skb) < delta &&
+	    pskb_expand_head(skb, 0, delta - skb_tailroom(skb), GFP_ATOMIC))
+		return -ENOMEM;
+	/* the IP length: refused (a length of 0) before anything changed */
+	if (delta && tcpfwd_skb_ip_resize(skb, delta))
+		return -EINVAL;
+	if (delta > 0)
 		skb_put(skb, delta);
-	} else if (delta < 0) {
+	else if (delta < 0)
 		skb_trim(skb, skb->len + delta);
-	}
 	/* skb->csum no longer covers the packet; th->check is still right */
 	if (skb->ip_summed == CHECKSUM_COMPLETE)
 		skb->ip_summed = CHECKSUM_NONE;
@@ -810,16 +810,6 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	tcpfwd_th_csum_diff(skb, th, diff);
 	/* a pure ACK: its TCP length is its header's */
 	tcpfwd_th_csum_tcplen(skb, th, p->thlen, nlen);
-	if (p->key.family == NFPROTO_IPV4) {
-		struct iphdr *iph = ip_hdr(skb);
-
-		old = iph->tot_len;
-		iph->tot_len = htons(ntohs(old) + delta);
-		csum_replace2(&iph->check, old, iph->tot_len);
-	} else {
-		old = ipv6_hdr(skb)->payload_len;
-		ipv6_hdr(skb)->payload_len = htons(ntohs(old) + delta);
-	}
 	return 0;
 }
 
@@ -843,7 +833,7 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 		return -ENOMEM;
 	gone = skb_checksum(skb, keep, cut, 0);
 	/* the IP length and header checksum; a BIG TCP packet has none */
-	if (tcpfwd_skb_ip_shrink(skb, cut))
+	if (tcpfwd_skb_ip_resize(skb, -(int)cut))
 		return -EINVAL;
 	if (pskb_trim(skb, keep))
 		return -ENOMEM;

@@ -605,7 +605,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	impair_pull_front(skb, l2len, thoff, removed);
 
 	/* cannot fail: the length was checked above */
-	tcpfwd_skb_ip_shrink(skb, removed);
+	tcpfwd_skb_ip_resize(skb, -(int)removed);
 	s->p.thlen = res.new_hdrlen;
 	impair_count(in, IMPAIR_STAT_SEGS_COMPACTED);
 	impair_add(in, IMPAIR_STAT_BYTES_COMPACTED, removed);
@@ -792,17 +792,19 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 
 /* --- split and coalesce ----------------------------------------------------- */
 
-/* The IP length field from skb->len (a packet of at most 64 KiB). */
+/*
+ * The IP length field follows skb->len (a piece of a packet of at most 64
+ * KiB, not BIG TCP): tcpfwd_skb_ip_resize(), so that an IPv4 header
+ * checksum that was wrong stays wrong, as the TCP one does (impair_seg.h).
+ */
 static void impair_ip_len_set(struct sk_buff *skb, u8 family)
 {
-	unsigned int len = skb->len - skb_network_offset(skb);
+	int len = skb->len - skb_network_offset(skb);
 
-	if (family == NFPROTO_IPV4) {
-		ip_hdr(skb)->tot_len = htons(len);
-		ip_send_check(ip_hdr(skb));
-	} else {
-		ipv6_hdr(skb)->payload_len = htons(len - sizeof(struct ipv6hdr));
-	}
+	if (family == NFPROTO_IPV6)
+		len -= sizeof(struct ipv6hdr);
+	tcpfwd_skb_ip_resize(skb,
+			     len - (int)tcpfwd_ip_len(skb_network_header(skb)));
 }
 
 /* The checksum seed of a segment (impair_seg.h); its check field readable. */
