@@ -100,6 +100,23 @@ cd "$outdir" || exit 126
 	fi
 } >"$outdir/guest.txt" 2>/dev/null
 
+# Receive timestamps stay on for the guest's life (TB_NETSTAMP_HOLD=0: they
+# do not).  Each capture turns them on and, when it ends, off; each time
+# the kernel rewrites the static branches on netstamp_needed_key
+# (netif_rx_internal(), __netif_receive_skb_core()), and a 6.12 guest under
+# TCG then dies on one of their int3s within seconds, none of our modules
+# loaded (vm-testbed/diag/textpoke.sh; docs/findings.md, "6.12 under TCG").
+# One socket that asks for them keeps the branches as they are.
+netstamp_pid=
+if [ "${TB_NETSTAMP_HOLD:-1}" = 1 ]; then
+	python3 -c 'import signal, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 29, 1)  # SO_TIMESTAMP
+signal.pause()' &
+	netstamp_pid=$!
+	echo "netstamp: held" >>"$outdir/guest.txt"
+fi
+
 endcheck=0
 if log=$(endcheck_start 2>&1); then
 	endcheck=1
@@ -109,6 +126,7 @@ fi
 # Script output goes to stdout only; stderr carries the kernel console.
 bash "$script" "$@" 2>&1
 rc=$?
+[ -z "$netstamp_pid" ] || kill "$netstamp_pid" 2>/dev/null
 [ $endcheck = 0 ] || endcheck_end 2>&1 | tee -a "$outdir/endcheck.log"
 dmesg >"$outdir/dmesg.txt" 2>&1
 echo "$rc" >"$outdir/exit-code"
