@@ -485,25 +485,36 @@ static void impair_seg_edit_failed(struct impair_net *in,
 
 /*
  * The options of @mask in the segment's TCP header, found by one
- * read-only walk (impair_strip_scan()): the packet is made writable only
- * if there is something to strip.  Returns their number, or a negative
- * code for a malformed block (counted).
+ * read-only walk (impair_strip_scan()) of the header where it lies (in
+ * the linear area as a rule: no copy).  Returns their number, or a
+ * negative code for a malformed block.
  */
-static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
-			     struct impair_seg *s,
+static int impair_strip_read(const struct sk_buff *skb,
+			     const struct impair_seg *s,
 			     const struct impair_kindmask *mask,
 			     struct impair_strip_plan *plan)
 {
 	/* written by skb_header_pointer() before it is read, if at all */
 	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
 	const u8 *th;
-	int ret;
 
-	/* in the linear area as a rule: no copy */
 	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
 	if (!th)
 		return TCPFWD_OPT_EHDR;
-	ret = impair_strip_scan(th, s->p.thlen, mask, plan);
+	return impair_strip_scan(th, s->p.thlen, mask, plan);
+}
+
+/*
+ * impair_strip_read() for a rule: the packet is made writable only if
+ * there is something to strip; a malformed block is counted.
+ */
+static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
+			     struct impair_seg *s,
+			     const struct impair_kindmask *mask,
+			     struct impair_strip_plan *plan)
+{
+	int ret = impair_strip_read(skb, s, mask, plan);
+
 	if (ret < 0)
 		impair_seg_malformed(in, s);
 	return ret;
@@ -1511,17 +1522,10 @@ static bool impair_strip_none(struct impair_net *in,
 			      const struct impair_ruleset *rs,
 			      const struct sk_buff *skb, struct impair_seg *s)
 {
-	/* written before read: by skb_header_pointer() */
-	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
-	const u8 *th;
 	int ret;
 
 	if (s->p.thlen > sizeof(struct tcphdr)) {
-		th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
-		if (!th)
-			return false;
-		ret = impair_strip_scan(th, s->p.thlen, &rs->strip_kinds,
-					&s->plan);
+		ret = impair_strip_read(skb, s, &rs->strip_kinds, &s->plan);
 		/* one rule: its mask is the union, its nop strip needs no scan */
 		s->planned = ret > 0 && rs->n == 1 &&
 			     rs->rules[0]->r.strip_mode != IMPAIR_STRIP_COMPACT;
