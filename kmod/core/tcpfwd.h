@@ -283,7 +283,9 @@ static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
  * TCP right after the fixed header, is found without the walk.
  *
  * Return: the offset from skb->data, or -EPROTONOSUPPORT for a fragment,
- * a packet that is not TCP or another family.
+ * a packet that is not TCP, an IPv6 extension header chain cut short
+ * (not counted as malformed: it is not known to be TCP) or another
+ * family.
  */
 static inline int tcpfwd_tcp_off(const struct sk_buff *skb, u8 family)
 {

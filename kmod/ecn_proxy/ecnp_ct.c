@@ -37,8 +37,8 @@
  *   - the bypass of flows that need nothing: once a flow is decided SAME
  *     or PASS, the proxy sets a bit of its own in the entry's status word,
  *     ECNP_CT_NOTHING_BIT (ecnp_ct_mark()), and the hook passes that
- *     connection's segments other than FIN and RST (ecnp_ct_path(): a
- *     SYN too, never stepped) after reading
+ *     connection's segments other than FIN or RST without SYN
+ *     (ecnp_ct_path(): a SYN passes, never stepped) after reading
  *     skb->_nfct, that bit and the TCP flags, before parsing and hashing
  *     (ecnp_hook(), FSM.md "Flows that need nothing").
  *
@@ -65,11 +65,16 @@
  *     under the flow's lock, on a confirmed TCP entry (an unconfirmed one
  *     is still written non-atomically by conntrack, and may lose a clash
  *     and be freed), and cleared, under the lock too, by a flow whose
- *     machine starts over; a SYN that meets it is passed, not stepped
- *     (ecnp_ct_path()): conntrack kills the entry and makes a new one for
- *     a SYN after FIN or RST (tcp_packet()), so a SYN on a marked entry
- *     is a retransmission, a spoof conntrack ignored, or a connection
- *     conntrack resyncs onto the entry, which then passes end to end;
+ *     machine starts over (a guard: such a flow's entry is new, and a new
+ *     entry is unconfirmed at FORWARD and never marked, so once set the
+ *     bit lives as long as the entry); a SYN that meets it is passed, not
+ *     stepped (ecnp_ct_path()): conntrack kills the entry and makes a new
+ *     one for a SYN after a FIN or after an RST in the SYN's direction
+ *     (tcp_packet()), so a SYN on a marked entry is a retransmission, a
+ *     spoof conntrack ignored, or a connection conntrack resyncs onto the
+ *     entry (a client's after a server's RST), which then passes end to
+ *     end; a SYN in the reply direction conntrack finds invalid and
+ *     detaches from the entry;
  *   - one entry is one connection in one netns, seen with the same
  *     4-tuple in both directions at the proxy's hook: NAT translates the
  *     destination in PREROUTING and the source in POSTROUTING, so at the

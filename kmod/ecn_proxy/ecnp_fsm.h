@@ -462,14 +462,15 @@ static inline bool ecnp_fsm_needs_nothing(const struct ecnp_fsm *f)
  * connection needs nothing (ecnp_ct.c, ECNP_CT_NOTHING_BIT), from its TCP
  * flags (tcp_flag_byte()): a FIN or RST without SYN takes the full path,
  * so that a flow that is still there closes; every other segment passes
- * at once, a SYN too.  A SYN on a marked entry is not a new connection
- * (conntrack gives one its own entry, and replaces the old entry for a
- * SYN after FIN or RST): it is a retransmission, or one that conntrack
- * ignored (TCP_CONNTRACK_IGNORE: spoofed, or the client's view of a
- * connection conntrack lost), whose connection, if the server answers it,
- * conntrack resyncs onto the same entry and which then passes end to end
- * as the decided one did.  Stepped, it would start the machine over and
- * let one spoofed SYN undo the decision, and with it the bit.
+ * at once, a SYN too.  Conntrack gives a new connection its own entry,
+ * or replaces the old one for a SYN after a FIN or after an RST in the
+ * SYN's own direction; a SYN on a marked entry is one it ignored
+ * (TCP_CONNTRACK_IGNORE): a retransmission, a spoof, or a client's new
+ * connection after a server's RST, whose connection, if the server
+ * answers it, conntrack resyncs onto the same entry and which then passes
+ * end to end, untouched, as the decided one did.  Stepped, it would start
+ * the machine over and let one spoofed SYN undo the decision, and with
+ * it the bit.
  */
 enum ecnp_ct_path {
 	ECNP_CT_SLOW = 0,	/* FIN or RST without SYN: stepped */

@@ -13,7 +13,10 @@
  * option, the last window scale of length 3 counting, so that the window
  * model never sees scaling off where the endpoints have it on.  A TCP-MD5
  * or TCP-AO option (of any length: a malformed one is no license to edit)
- * makes the flow pass untouched.
+ * makes the flow pass untouched.  A handshake whose block is malformed
+ * goes on with the options before the fault, which are what its receiver
+ * reads too; only a pickup refuses such a segment (ecnp_opts_signed()),
+ * having no handshake to go by.
  *
  * Return: 0, or a negative value if the block is malformed (the options
  * before the fault are read).

@@ -804,18 +804,20 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 /* --- split and coalesce ----------------------------------------------------- */
 
 /*
- * The IP length field follows skb->len (a piece of a packet of at most 64
- * KiB, not BIG TCP): tcpfwd_skb_ip_resize(), so that an IPv4 header
- * checksum that was wrong stays wrong, as the TCP one does (impair_seg.h).
+ * The IP length field follows skb->len: tcpfwd_skb_ip_resize(), so that
+ * an IPv4 header checksum that was wrong stays wrong, as the TCP one does
+ * (impair_seg.h).  Return: 0, or -EINVAL with nothing changed for a
+ * length that does not fit the field (a join beyond 65535 bytes, on a
+ * link whose MTU allows it) or a packet without one (BIG TCP).
  */
-static void impair_ip_len_set(struct sk_buff *skb, u8 family)
+static int impair_ip_len_set(struct sk_buff *skb, u8 family)
 {
 	int len = skb->len - skb_network_offset(skb);
 
 	if (family == NFPROTO_IPV6)
 		len -= sizeof(struct ipv6hdr);
-	tcpfwd_skb_ip_resize(skb,
-			     len - (int)tcpfwd_ip_len(skb_network_header(skb)));
+	return tcpfwd_skb_ip_resize(skb, len -
+				    (int)tcpfwd_ip_len(skb_network_header(skb)));
 }
 
 /* The checksum seed of a segment (impair_seg.h); its check field readable. */
@@ -884,6 +886,7 @@ static void impair_piece(struct sk_buff *skb, int l2len, unsigned int thoff,
 		impair_pull_front(skb, l2len, thoff, end - h - thoff);
 	}
 	impair_th_set(skb, thoff, plan->seq[i], h, plan->flags[i]);
+	/* cannot fail: a piece is shorter than the packet, which had a length */
 	impair_ip_len_set(skb, family);
 	impair_csum_set(skb, thoff, seed);
 }
@@ -1056,7 +1059,8 @@ static void impair_hold_work(struct work_struct *work)
 
 /*
  * The held segment @a and its successor @b as one new segment, with the
- * headers of the one @opts names; NULL if there is no memory.
+ * headers of the one @opts names; NULL if there is no memory or the IP
+ * length field cannot hold the sum (impair_ip_len_set()).
  */
 static struct sk_buff *impair_join(const struct impair_rel *a,
 				   struct sk_buff *b,
@@ -1084,7 +1088,10 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
 	}
 	impair_th_set(n, thoff, ca->seq, thlen,
 		      impair_coalesce_flags(ca->flags, cb->flags, opts));
-	impair_ip_len_set(n, sb->family);
+	if (impair_ip_len_set(n, sb->family)) {
+		kfree_skb(n);
+		return NULL;
+	}
 	impair_csum_set(n, thoff, second ? cb->seed : ca->seed);
 	return n;
 }
