@@ -206,7 +206,7 @@ matrix: deps
 
 # Fairness and responsiveness of the proxy's feedback (docs/testbed.md):
 # two long flows share the bottleneck, one through the proxy; resumable.
-# PROFILE=fairness (default here), fairness-upload, fairness-rtt20 or
+# PROFILE=fairness (default here), fairness-upload, fairness-rtt0, fairness-rtt20 or
 # fairness-rtt20-pcap (with KEEP_PCAPS=1: the captures behind scripts/ecnproxy sack-rtt-scan).
 ## experiments: two long flows share the bottleneck, one proxied
 fairness: deps

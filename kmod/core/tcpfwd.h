@@ -15,9 +15,10 @@
  *               header edits with incremental checksums (skb->csum too
  *               under CHECKSUM_COMPLETE), in one argument style: the
  *               packet first, then its parse result: tcpfwd_set_tcp_flags(),
- *               tcpfwd_set_ecn() and tcpfwd_skb_ip_shrink() make what they
- *               edit writable themselves; the tcpfwd_th_*() helpers edit a
- *               TCP header that tcpfwd_th_writable() returned;
+ *               tcpfwd_set_ecn() make what they edit writable
+ *               themselves; tcpfwd_skb_ip_resize() wants the IP header
+ *               writable already; the tcpfwd_th_*() helpers edit a TCP
+ *               header that tcpfwd_th_writable() returned;
  *   flows       tcpfwd_flow_lookup() under RCU, tcpfwd_flow_add() (the
  *               user's state set up before the flow is visible) or
  *               tcpfwd_flow_insert() bounded by the caller's limit (a
@@ -67,6 +68,7 @@
 #include <linux/tcp.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/tcp.h>
 
 #include "tcpfwd_pure.h"
@@ -181,7 +183,10 @@ static inline void tcpfwd_stats_add(struct tcpfwd_stats __percpu *stats,
 
 struct tcpfwd_net;
 
-/* A counter of struct tcpfwd_ops that the user does not keep. */
+/*
+ * A counter of struct tcpfwd_ops that the user does not keep: the core
+ * does not count that event (tcpfwd_add()).
+ */
 #define TCPFWD_NO_STAT		UINT_MAX
 
 /* What a user module is, for tcpfwd_net_init(). */
@@ -190,14 +195,17 @@ struct tcpfwd_ops {
 	nf_hookfn *hook;		/* called with priv = the tcpfwd_net */
 	const char * const *stat_names;	/* per-CPU counters, nr_stats */
 	unsigned int nr_stats;
-	/* the user's counters (below nr_stats) that the core bumps: */
+	/*
+	 * the user's counters that the core bumps: each one below nr_stats
+	 * or TCPFWD_NO_STAT, every one set (0 is a counter), checked by
+	 * tcpfwd_net_init()
+	 */
 	unsigned int stat_expired;	/* the flows the GC removes */
 	unsigned int stat_malformed;	/* tcpfwd_parse(): malformed */
 	unsigned int stat_table_full;	/* tcpfwd_flow_add(): at the limit */
 	unsigned int stat_alloc_failed;	/* tcpfwd_flow_add(): no memory */
 	unsigned int stat_gso_segmented;	/* tcpfwd_gso_split() */
-	/* tcpfwd_gso_split(): could not segment; or TCPFWD_NO_STAT */
-	unsigned int stat_gso_unsegmented;
+	unsigned int stat_gso_unsegmented;	/* ...: could not segment */
 	size_t flow_size;		/* struct tcpfwd_flow first */
 	/*
 	 * optional: the user's cache of flow_size objects, for a flow that
@@ -239,16 +247,17 @@ static inline unsigned int tcpfwd_flow_count(const struct tcpfwd_net *tn)
 	return atomic_read(&tn->ft.count);
 }
 
-/* Bump one of the user's counters; any context. */
+/* Bump one of the user's counters (none: TCPFWD_NO_STAT); any context. */
 static inline void tcpfwd_add(struct tcpfwd_net *tn, unsigned int stat,
 			      unsigned long n)
 {
-	tcpfwd_stats_add(tn->stats, stat, n);
+	if (stat != TCPFWD_NO_STAT)
+		tcpfwd_stats_add(tn->stats, stat, n);
 }
 
 static inline void tcpfwd_count(struct tcpfwd_net *tn, unsigned int stat)
 {
-	tcpfwd_stats_add(tn->stats, stat, 1);
+	tcpfwd_add(tn, stat, 1);
 }
 
 /*
@@ -265,12 +274,63 @@ static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
 	return skb_ensure_writable(skb, len);
 }
 
+/**
+ * tcpfwd_tcp_off - where the TCP header of an IPv4/IPv6 packet starts
+ * @skb: the packet, network header set
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ *
+ * IPv6 extension headers are walked (ipv6_find_hdr()); the common case,
+ * TCP right after the fixed header, is found without the walk.
+ *
+ * Return: the offset from skb->data, or -EPROTONOSUPPORT for a fragment,
+ * a packet that is not TCP, an IPv6 extension header chain cut short
+ * (not counted as malformed: it is not known to be TCP) or another
+ * family.
+ */
+static inline int tcpfwd_tcp_off(const struct sk_buff *skb, u8 family)
+{
+	unsigned int off = 0;
+	int fragflg = 0;
+
+	if (family == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
+			return -EPROTONOSUPPORT;
+		return skb_network_offset(skb) + iph->ihl * 4;
+	}
+	if (family != NFPROTO_IPV6)
+		return -EPROTONOSUPPORT;
+	if (ipv6_hdr(skb)->nexthdr == IPPROTO_TCP)
+		return skb_network_offset(skb) + sizeof(struct ipv6hdr);
+	if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
+	    (fragflg & IP6_FH_F_FRAG))
+		return -EPROTONOSUPPORT;
+	return off;
+}
+
 int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
 		 struct tcpfwd_pkt *p);
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
 int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn);
-int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by);
+int tcpfwd_skb_ip_resize(struct sk_buff *skb, int delta);
+
+/*
+ * @p's TCP option block, p->thlen - 20 bytes (tcpfwd_parse() checked that
+ * they are in the packet), copied into @buf (TCPFWD_OPT_MAX_LEN bytes) if
+ * they are not linear; NULL if there is none.
+ */
+static inline const u8 *tcpfwd_opts(const struct sk_buff *skb,
+				    const struct tcpfwd_pkt *p, u8 *buf)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+
+	if (!olen)
+		return NULL;
+	return skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
+				  buf);
+}
 
 /* @p's TCP header, options included, made writable; NULL if it cannot be. */
 static inline struct tcphdr *tcpfwd_th_writable(struct sk_buff *skb,
@@ -461,7 +521,7 @@ int tcpfwd_gso_each(struct sk_buff *skb, const struct nf_hook_state *state,
  * Segments @skb and decides on each segment (tcpfwd_gso_each(); counted in
  * ops->stat_gso_segmented).  A packet that cannot be segmented (bridged
  * packets are not given here) goes to @verdict whole, counted in
- * ops->stat_gso_unsegmented unless that is TCPFWD_NO_STAT.
+ * ops->stat_gso_unsegmented.
  *
  * Return: the hook's verdict for @skb (NF_STOLEN once segmented).
  */
@@ -476,8 +536,7 @@ tcpfwd_gso_split(struct tcpfwd_net *tn, struct sk_buff *skb,
 	int ret = tcpfwd_gso_each(skb, state, verdict, ctx);
 
 	if (ret < 0) {
-		if (tn->ops->stat_gso_unsegmented != TCPFWD_NO_STAT)
-			tcpfwd_count(tn, tn->ops->stat_gso_unsegmented);
+		tcpfwd_count(tn, tn->ops->stat_gso_unsegmented);
 		return verdict(skb, state, ctx);
 	}
 	tcpfwd_count(tn, tn->ops->stat_gso_segmented);

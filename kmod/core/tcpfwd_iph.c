@@ -56,18 +56,18 @@ static void tcpfwd_check_replace(u8 *check, u32 diff)
 	memcpy(check, &c, sizeof(c));
 }
 
-int tcpfwd_ip_shrink(u8 *nh, unsigned int by, u32 *csum_diff)
+int tcpfwd_ip_resize(u8 *nh, int delta, u32 *csum_diff)
 {
-	unsigned int len = tcpfwd_ip_len(nh);
+	long len = tcpfwd_ip_len(nh);
 	unsigned int off = tcpfwd_ip_version(nh) == 4 ? TCPFWD_IP4_TOT_LEN :
 							TCPFWD_IP6_PLEN;
 	u32 old_sum, diff = 0;
 
 	*csum_diff = 0;
-	if (len <= by)
+	if (!len || len + delta < 1 || len + delta > 0xffff)
 		return TCPFWD_OPT_EINVAL;
 	old_sum = tcpfwd_csum_bytes(nh, off, 2);
-	tcpfwd_put_be16(nh + off, (u16)(len - by));
+	tcpfwd_put_be16(nh + off, (u16)(len + delta));
 	tcpfwd_csum_acc(&diff, old_sum, tcpfwd_csum_bytes(nh, off, 2));
 	if (off == TCPFWD_IP4_TOT_LEN)
 		tcpfwd_check_replace(nh + TCPFWD_IP4_CHECK, diff);

@@ -32,12 +32,13 @@ u32 tcpfwd_ip6_change_dsfield(u8 *nh, u8 mask, u8 value);
 unsigned int tcpfwd_ip_len(const u8 *nh);
 
 /*
- * Make the packet @by bytes shorter: the length field, and for IPv4 the
- * header checksum.  *csum_diff (not NULL) gets the sum difference for
+ * The packet grew by @delta bytes (shrank if @delta < 0): the length
+ * field, and for IPv4 the header checksum, incrementally (a wrong one
+ * stays wrong).  *csum_diff (not NULL) gets the sum difference for
  * skb->csum (0 for IPv4).  Returns 0, or TCPFWD_OPT_EINVAL with nothing
- * changed if tcpfwd_ip_len() is not larger than @by (a BIG TCP packet has
- * no length to change).
+ * changed if tcpfwd_ip_len() is 0 (a BIG TCP packet has no length to
+ * change) or the new length would not be in 1..65535.
  */
-int tcpfwd_ip_shrink(u8 *nh, unsigned int by, u32 *csum_diff);
+int tcpfwd_ip_resize(u8 *nh, int delta, u32 *csum_diff);
 
 #endif /* _TCPFWD_IPH_H */

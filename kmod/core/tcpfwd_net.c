@@ -253,6 +253,35 @@ int tcpfwd_set_hooks(struct tcpfwd_net *tn, bool on)
 }
 EXPORT_SYMBOL_GPL(tcpfwd_set_hooks);
 
+/*
+ * Each counter the core bumps is one of the user's, or none: one out of
+ * range would be written past the per-CPU array.
+ */
+static bool tcpfwd_ops_stats_ok(const struct tcpfwd_ops *ops)
+{
+	const unsigned int stats[] = {
+		ops->stat_expired, ops->stat_malformed, ops->stat_table_full,
+		ops->stat_alloc_failed, ops->stat_gso_segmented,
+		ops->stat_gso_unsegmented,
+	};
+	static const char * const field[] = {
+		"stat_expired", "stat_malformed", "stat_table_full",
+		"stat_alloc_failed", "stat_gso_segmented",
+		"stat_gso_unsegmented",
+	};
+	unsigned int i;
+
+	static_assert(ARRAY_SIZE(field) == ARRAY_SIZE(stats));
+	for (i = 0; i < ARRAY_SIZE(stats); i++) {
+		if (stats[i] < ops->nr_stats || stats[i] == TCPFWD_NO_STAT)
+			continue;
+		pr_err("%s: ops->%s is %u: neither below nr_stats (%u) nor TCPFWD_NO_STAT\n",
+		       ops->name, field[i], stats[i], ops->nr_stats);
+		return false;
+	}
+	return true;
+}
+
 /**
  * tcpfwd_net_init - set up one user module in one network namespace
  * @tn: the user's netns state (zeroed by the netns core)
@@ -266,7 +295,8 @@ EXPORT_SYMBOL_GPL(tcpfwd_set_hooks);
  * namespace, or for the namespaces that exist when the user module is
  * loaded, the one that loads it.
  *
- * Return: 0 or -ENOMEM, with nothing left allocated.
+ * Return: 0, -ENOMEM, or -EINVAL for a counter of @ops out of range (a
+ * bug of the user: logged), with nothing left allocated.
  */
 int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 		    const struct tcpfwd_ops *ops)
@@ -274,6 +304,8 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 	unsigned int i;
 	int err;
 
+	if (!tcpfwd_ops_stats_ok(ops))
+		return -EINVAL;
 	tn->net = net;
 	tn->ops = ops;
 	mutex_init(&tn->hook_mutex);

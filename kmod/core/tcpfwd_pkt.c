@@ -78,33 +78,15 @@ int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
 		 struct tcpfwd_pkt *p)
 {
 	const struct tcphdr *th;
-	unsigned int thoff;
+	int thoff = tcpfwd_tcp_off(skb, family);
 
 	/* every field of @p is written below: no memset() first */
-	if (family == NFPROTO_IPV4) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
-			return -EPROTONOSUPPORT;
-		thoff = skb_network_offset(skb) + iph->ihl * 4;
-		p->ecn = iph->tos & INET_ECN_MASK;
-	} else if (family == NFPROTO_IPV6) {
-		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
-		int fragflg = 0;
-		unsigned int off = 0;
-
-		/* no extension header: what ipv6_find_hdr() would find */
-		if (ip6h->nexthdr == IPPROTO_TCP)
-			off = skb_network_offset(skb) + sizeof(*ip6h);
-		else if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL,
-				       &fragflg) < 0 ||
-			 (fragflg & IP6_FH_F_FRAG))
-			return -EPROTONOSUPPORT;
-		thoff = off;
-		p->ecn = ipv6_get_dsfield(ip6h) & INET_ECN_MASK;
-	} else {
-		return -EPROTONOSUPPORT;
-	}
+	if (thoff < 0)
+		return thoff;
+	if (family == NFPROTO_IPV4)
+		p->ecn = ip_hdr(skb)->tos & INET_ECN_MASK;
+	else
+		p->ecn = ipv6_get_dsfield(ipv6_hdr(skb)) & INET_ECN_MASK;
 
 	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
 	if (!th)
@@ -213,26 +195,26 @@ int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn)
 EXPORT_SYMBOL_GPL(tcpfwd_set_ecn);
 
 /**
- * tcpfwd_skb_ip_shrink - the IP length of a packet made shorter
+ * tcpfwd_skb_ip_resize - the IP length of a packet made longer or shorter
  * @skb: the packet, its IP header writable
- * @by: the bytes it lost
+ * @delta: the bytes it gained (lost if negative)
  *
- * tcpfwd_ip_shrink() on the network header (the IPv4 header checksum
+ * tcpfwd_ip_resize() on the network header (the IPv4 header checksum
  * follows), and skb->csum under CHECKSUM_COMPLETE.
  *
- * Return: 0, or -EINVAL with nothing changed if the IP length is not
- * larger than @by (a BIG TCP packet has no length to change).
+ * Return: 0, or -EINVAL with nothing changed if the IP length is 0 (a BIG
+ * TCP packet has no length to change) or would leave 1..65535.
  */
-int tcpfwd_skb_ip_shrink(struct sk_buff *skb, unsigned int by)
+int tcpfwd_skb_ip_resize(struct sk_buff *skb, int delta)
 {
 	u32 diff;
 
-	if (tcpfwd_ip_shrink(skb_network_header(skb), by, &diff))
+	if (tcpfwd_ip_resize(skb_network_header(skb), delta, &diff))
 		return -EINVAL;
 	tcpfwd_csum_complete_add(skb, diff);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_skb_ip_shrink);
+EXPORT_SYMBOL_GPL(tcpfwd_skb_ip_resize);
 
 /* --- handing packets on from the last FORWARD hook ----------------------- */
 

@@ -37,7 +37,8 @@
  *   - the bypass of flows that need nothing: once a flow is decided SAME
  *     or PASS, the proxy sets a bit of its own in the entry's status word,
  *     ECNP_CT_NOTHING_BIT (ecnp_ct_mark()), and the hook passes that
- *     connection's segments without SYN, FIN or RST after reading
+ *     connection's segments other than FIN or RST without SYN
+ *     (ecnp_ct_path(): a SYN passes, never stepped) after reading
  *     skb->_nfct, that bit and the TCP flags, before parsing and hashing
  *     (ecnp_hook(), FSM.md "Flows that need nothing").
  *
@@ -63,11 +64,17 @@
  *   - it is set only with test_and_set_bit() (atomic: no bit is lost),
  *     under the flow's lock, on a confirmed TCP entry (an unconfirmed one
  *     is still written non-atomically by conntrack, and may lose a clash
- *     and be freed), and cleared by the first SYN that meets it and by a
- *     flow whose machine starts over: a connection that reopens the
- *     4-tuple on the same entry (conntrack kills the entry and makes a
- *     new one for a SYN after FIN or RST, tcp_packet(), but not in every
- *     state) is never bypassed past its SYN;
+ *     and be freed), and cleared, under the lock too, by a flow whose
+ *     machine starts over (a guard: such a flow's entry is new, and a new
+ *     entry is unconfirmed at FORWARD and never marked, so once set the
+ *     bit lives as long as the entry); a SYN that meets it is passed, not
+ *     stepped (ecnp_ct_path()): conntrack kills the entry and makes a new
+ *     one for a SYN after a FIN or after an RST in the SYN's direction
+ *     (tcp_packet()), so a SYN on a marked entry is a retransmission, a
+ *     spoof conntrack ignored, or a connection conntrack resyncs onto the
+ *     entry (a client's after a server's RST), which then passes end to
+ *     end; a SYN in the reply direction conntrack finds invalid and
+ *     detaches from the entry;
  *   - one entry is one connection in one netns, seen with the same
  *     4-tuple in both directions at the proxy's hook: NAT translates the
  *     destination in PREROUTING and the source in POSTROUTING, so at the
@@ -88,13 +95,6 @@
 
 static_assert(__IPS_MAX_BIT <= ECNP_CT_NOTHING_BIT,
 	      "ECNP_CT_NOTHING_BIT: a bit conntrack does not use");
-
-/*
- * ecnp_ct_offloaded() (ecnp_ct.h): the packet's connection is in a
- * flowtable.  Its other packets take the flowtable's fast path and never
- * reach the proxy's hook; this one came back to the slow path (FIN, RST,
- * a route or MTU change).
- */
 
 /**
  * ecnp_ct_keep_slow - keep the packet's connection off the fast path
@@ -119,8 +119,9 @@ bool ecnp_ct_keep_slow(const struct sk_buff *skb)
  *	is not (clear it)
  *
  * Under the flow's lock, so that a fast exit that sets the bit cannot
- * overtake a step that has just restarted the flow; the hook also clears
- * it, without the lock, for a SYN (ecnp_hook()).  Set only on a confirmed
+ * overtake a step that has just restarted the flow; nothing else clears
+ * it (a SYN on a marked entry is passed, not stepped: ecnp_ct_path()).
+ * Set only on a confirmed
  * TCP entry (see above); each write is atomic and only when the bit
  * changes.
  *

@@ -37,7 +37,12 @@ static inline bool ecnp_ct_nothing(const struct nf_conn *ct)
 	return ct && test_bit(ECNP_CT_NOTHING_BIT, &ct->status);
 }
 
-/* The packet's connection is in a flowtable (ecnp_ct.c). */
+/*
+ * The packet's connection is in a flowtable (ecnp_ct.c).  Its other
+ * packets take the flowtable's fast path and never reach the proxy's
+ * hook; this one came back to the slow path (FIN, RST, a route or MTU
+ * change).
+ */
 static inline bool ecnp_ct_offloaded(const struct sk_buff *skb)
 {
 	const struct nf_conn *ct = ecnp_ct_get(skb);

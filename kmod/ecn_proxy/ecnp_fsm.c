@@ -421,8 +421,7 @@ static bool ecnp_acks_syn(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
  *       below R's highest end (RFC 5961 5.2).
  * A side whose SYN was not seen makes every segment out of the window,
  * unless the flow was picked up without its handshake (ECNP_WF_LIBERAL).
- */
-/*
+ *
  * The window checks and updates are inline: the quick step (ecnp_quick())
  * runs them on most segments, with the segment's end known.
  */
@@ -1650,6 +1649,13 @@ static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	return act;
 }
 
+/*
+ * E->N in phase 2: track E's ACKs (ecnp_e_track()), the hold of a
+ * simulated loss or its TSecr fix-up after it, the absorbed ACKs after an
+ * abort, then the echo state (E's CWR ends it, CE on E's data starts it)
+ * and the congestion signal toward N (ecnp_e_signal()); unless absorbed,
+ * the segment then goes to N as plain TCP (ecnp_strip()).
+ */
 static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		       enum ecnp_feedback mode)
 {

@@ -458,23 +458,31 @@ static inline bool ecnp_fsm_needs_nothing(const struct ecnp_fsm *f)
 }
 
 /*
- * What the hook does with a segment whose conntrack entry says that its
+ * What the proxy does with a segment whose conntrack entry says that its
  * connection needs nothing (ecnp_ct.c, ECNP_CT_NOTHING_BIT), from its TCP
- * flags (tcp_flag_byte()): pass it at once, as the fast exit would
- * (tcpfwd_fast_flags_ok()); or take the full path, a SYN after clearing
- * the bit (a new connection may reuse the entry).
+ * flags (tcp_flag_byte()): a FIN or RST without SYN takes the full path,
+ * so that a flow that is still there closes; every other segment passes
+ * at once, a SYN too.  Conntrack gives a new connection its own entry,
+ * or replaces the old one for a SYN after a FIN or after an RST in the
+ * SYN's own direction; a SYN on a marked entry is one it ignored
+ * (TCP_CONNTRACK_IGNORE): a retransmission, a spoof, or a client's new
+ * connection after a server's RST, whose connection, if the server
+ * answers it, conntrack resyncs onto the same entry and which then passes
+ * end to end, untouched, as the decided one did.  Stepped, it would start
+ * the machine over and let one spoofed SYN undo the decision, and with
+ * it the bit.
  */
 enum ecnp_ct_path {
-	ECNP_CT_SLOW = 0,	/* FIN or RST: stepped as before */
-	ECNP_CT_PASS,		/* none of SYN, FIN, RST: passed */
-	ECNP_CT_UNMARK,		/* SYN: the bit cleared, then stepped */
+	ECNP_CT_SLOW = 0,	/* FIN or RST without SYN: stepped */
+	ECNP_CT_PASS,		/* anything else: passed */
 };
 
 static inline enum ecnp_ct_path ecnp_ct_path(u8 flags)
 {
-	if (tcpfwd_fast_flags_ok(flags))
-		return ECNP_CT_PASS;
-	return flags & ECNP_TCP_SYN ? ECNP_CT_UNMARK : ECNP_CT_SLOW;
+	if (!(flags & ECNP_TCP_SYN) &&
+	    (flags & (ECNP_TCP_FIN | ECNP_TCP_RST)))
+		return ECNP_CT_SLOW;
+	return ECNP_CT_PASS;
 }
 
 /**

@@ -528,12 +528,8 @@ static noinline void ecnp_fill_opts(const struct sk_buff *skb,
 	struct tcpfwd_sack_block blk[TCPFWD_SACK_MAX_BLOCKS];
 	u8 buf[TCPFWD_OPT_MAX_LEN];
 	unsigned int i, n;
-	const u8 *opts;
+	const u8 *opts = tcpfwd_opts(skb, p, buf);
 
-	if (!olen)
-		return;
-	opts = skb_header_pointer(skb, p->thoff + sizeof(struct tcphdr), olen,
-				  buf);
 	if (!opts)
 		return;
 	if (tcpfwd_opt_get_ts(opts, olen, &ep->tsval, &ep->tsecr) == 1)
@@ -787,7 +783,6 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	u8 hdr[TCPFWD_TCPHDR_MAX];
 	unsigned int nlen;
 	struct tcphdr *th;
-	__be16 old;
 	u32 diff;
 	int delta;
 
@@ -797,15 +792,16 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	memcpy(hdr, skb->data + p->thoff, p->thlen);
 	nlen = ecnp_ack_rebuild(hdr, p->thlen, e, &diff);
 	delta = (int)nlen - (int)p->thlen;
-	if (delta > 0) {
-		if (skb_tailroom(skb) < delta &&
-		    pskb_expand_head(skb, 0, delta - skb_tailroom(skb),
-				     GFP_ATOMIC))
-			return -ENOMEM;
+	if (delta > 0 && skb_tailroom(skb) < delta &&
+	    pskb_expand_head(skb, 0, delta - skb_tailroom(skb), GFP_ATOMIC))
+		return -ENOMEM;
+	/* the IP length: refused (a length of 0) before anything changed */
+	if (delta && tcpfwd_skb_ip_resize(skb, delta))
+		return -EINVAL;
+	if (delta > 0)
 		skb_put(skb, delta);
-	} else if (delta < 0) {
+	else if (delta < 0)
 		skb_trim(skb, skb->len + delta);
-	}
 	/* skb->csum no longer covers the packet; th->check is still right */
 	if (skb->ip_summed == CHECKSUM_COMPLETE)
 		skb->ip_summed = CHECKSUM_NONE;
@@ -814,16 +810,6 @@ static int ecnp_rebuild_ack(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	tcpfwd_th_csum_diff(skb, th, diff);
 	/* a pure ACK: its TCP length is its header's */
 	tcpfwd_th_csum_tcplen(skb, th, p->thlen, nlen);
-	if (p->key.family == NFPROTO_IPV4) {
-		struct iphdr *iph = ip_hdr(skb);
-
-		old = iph->tot_len;
-		iph->tot_len = htons(ntohs(old) + delta);
-		csum_replace2(&iph->check, old, iph->tot_len);
-	} else {
-		old = ipv6_hdr(skb)->payload_len;
-		ipv6_hdr(skb)->payload_len = htons(ntohs(old) + delta);
-	}
 	return 0;
 }
 
@@ -847,7 +833,7 @@ static int ecnp_trim_payload(struct sk_buff *skb, const struct tcpfwd_pkt *p)
 		return -ENOMEM;
 	gone = skb_checksum(skb, keep, cut, 0);
 	/* the IP length and header checksum; a BIG TCP packet has none */
-	if (tcpfwd_skb_ip_shrink(skb, cut))
+	if (tcpfwd_skb_ip_resize(skb, -(int)cut))
 		return -EINVAL;
 	if (pskb_trim(skb, keep))
 		return -ENOMEM;
@@ -965,6 +951,17 @@ static bool ecnp_pickup_tomb(struct ecnp_net *en, const struct tcpfwd_pkt *p,
 	return true;
 }
 
+/* Out of line: its buffer is for the few segments picked up. */
+static noinline bool ecnp_seg_signed(const struct sk_buff *skb,
+				     const struct tcpfwd_pkt *p)
+{
+	unsigned int olen = p->thlen - sizeof(struct tcphdr);
+	u8 buf[TCPFWD_OPT_MAX_LEN];
+	const u8 *opts = tcpfwd_opts(skb, p, buf);
+
+	return opts && ecnp_opts_signed(opts, olen);
+}
+
 /*
  * A segment (no SYN, no RST) of a connection without a flow: pick the
  * connection up (FSM.md, "Pickup") if the proxy proxied it before and its
@@ -974,7 +971,9 @@ static bool ecnp_pickup_tomb(struct ecnp_net *en, const struct tcpfwd_pkt *p,
  * may be a proxied connection's E that lost its proxy: the state machine
  * asks the other side).  Never a connection conntrack has put into a
  * flowtable: the proxy would see only the packets that leave the fast
- * path.  The tombstone stays until the flow is in the table.
+ * path; never a signed segment (TCP-MD5, TCP-AO: ecnp_opts_signed()),
+ * whose header the proxy must not edit, as for a signed SYN.  The
+ * tombstone stays until the flow is in the table.
  */
 static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 			       const struct tcpfwd_pkt *p,
@@ -995,6 +994,8 @@ static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 	} else {
 		return false;
 	}
+	if (ecnp_seg_signed(skb, p))
+		return false;
 	if (ecnp_ct_offloaded(skb)) {
 		ecnp_count(en, ECNP_STAT_PICKUPS_OFFLOADED);
 		return false;
@@ -1357,45 +1358,28 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 /*
  * The conntrack-assisted bypass: a segment whose conntrack entry carries
  * the proxy's "needs nothing" bit (ecnp_ct.c) belongs to a connection
- * whose flow was decided SAME or PASS.  Without SYN, FIN or RST it needs
- * nothing either and passes here, before it is parsed and hashed: the
- * work is skb->_nfct, the entry's status word and the TCP flags byte.  A
- * FIN or RST takes the full path as before (its flow, if it still has
- * one, closes; none is created for it: ecnp_pickup_wanted()); a SYN
- * clears the bit first.  Return: the segment passes.
+ * whose flow was decided SAME or PASS.  It passes here, before it is
+ * parsed and hashed (the work is skb->_nfct, the entry's status word and
+ * the TCP flags byte, behind IPv6 extension headers if there are any),
+ * unless it is a FIN or RST without SYN: that takes the full path (its
+ * flow, if it still has one, closes; none is created for it:
+ * ecnp_pickup_wanted()).  A SYN passes too: ecnp_ct_path().  Return: the
+ * segment passes.
  */
 static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 {
-	unsigned int off = skb_network_offset(skb);
+	int off = tcpfwd_tcp_off(skb, pf);
 	const u8 *flags;
 	u8 buf;
 
-	if (pf == NFPROTO_IPV4) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		/* an ICMP error of the connection: never the proxy's */
-		if (iph->protocol != IPPROTO_TCP)
-			return true;
-		off += iph->ihl * 4;
-	} else {
-		/* extension headers: tcpfwd_parse() finds the TCP header */
-		if (ipv6_hdr(skb)->nexthdr != IPPROTO_TCP)
-			return false;
-		off += sizeof(struct ipv6hdr);
-	}
+	/* not TCP (an ICMP error of the connection): never the proxy's */
+	if (off < 0)
+		return true;
 	/* tcp_flag_byte(): byte 13 of the TCP header */
 	flags = skb_header_pointer(skb, off + 13, 1, &buf);
 	if (!flags)
 		return false;
-	switch (ecnp_ct_path(*flags)) {
-	case ECNP_CT_PASS:
-		return true;
-	case ECNP_CT_UNMARK:
-		ecnp_ct_mark(skb, false);
-		return false;
-	default:
-		return false;
-	}
+	return ecnp_ct_path(*flags) == ECNP_CT_PASS;
 }
 
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,

@@ -13,15 +13,22 @@
  * option, the last window scale of length 3 counting, so that the window
  * model never sees scaling off where the endpoints have it on.  A TCP-MD5
  * or TCP-AO option (of any length: a malformed one is no license to edit)
- * makes the flow pass untouched.
+ * makes the flow pass untouched.  A handshake whose block is malformed
+ * goes on with the options before the fault, which are what its receiver
+ * reads too; only a pickup refuses such a segment (ecnp_opts_signed()),
+ * having no handshake to go by.
+ *
+ * Return: 0, or a negative value if the block is malformed (the options
+ * before the fault are read).
  */
-void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
+int ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
 {
 	struct tcpfwd_opt_iter it;
 	struct tcpfwd_opt o;
+	int ret;
 
 	tcpfwd_opt_iter_init(&it, opts, len);
-	while (tcpfwd_opt_next(&it, &o) > 0) {
+	while ((ret = tcpfwd_opt_next(&it, &o)) > 0) {
 		switch (o.kind) {
 		case TCPFWD_OPT_SACK_PERM:
 			ep->opt |= ECNP_OPT_SACK_PERM;
@@ -38,6 +45,27 @@ void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep)
 			break;
 		}
 	}
+	return ret;
+}
+
+/**
+ * ecnp_opts_signed - may the header of a segment with these options not
+ *	be edited?
+ * @opts: the option block
+ * @len: its length
+ *
+ * A TCP-MD5 or TCP-AO option anywhere in the block (a signature covers
+ * the header), or a block that cannot be walked to its end: the proxy
+ * does not pick up such a segment's connection (ecnp_pickup_wanted()).
+ *
+ * Return: true if the header must stay as it is.
+ */
+bool ecnp_opts_signed(const u8 *opts, unsigned int len)
+{
+	struct ecnp_pkt ep = { 0 };
+
+	return ecnp_syn_opts(opts, len, &ep) < 0 ||
+	       (ep.opt & ECNP_OPT_SIGNED);
 }
 
 /* Only NOP, EOL, timestamps and SACK: such a header can be rebuilt. */

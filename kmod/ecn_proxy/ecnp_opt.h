@@ -2,7 +2,8 @@
 /*
  * ECN proxy: the pure (skb-free) TCP option code of ecn_proxy.ko, on top of
  * tcpfwd's option helpers (../core/tcpfwd_opt.h): what the state machine
- * reads from a SYN's options, and the option block of an ACK that dupack
+ * reads from a SYN's options, whether a segment is signed, and the option
+ * block of an ACK that dupack
  * mode rewrites (struct ecnp_ack_edit).  Builds into the module and into
  * the unit test kmod/tests/unit/test_ecnp_opt.c.
  */
@@ -12,8 +13,9 @@
 #include "../core/tcpfwd_opt.h"
 #include "ecnp_fsm.h"
 
-void ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
+int ecnp_syn_opts(const u8 *opts, unsigned int len, struct ecnp_pkt *ep);
 bool ecnp_opts_rebuildable(const u8 *opts, unsigned int len);
+bool ecnp_opts_signed(const u8 *opts, unsigned int len);
 unsigned int ecnp_build_opts(u8 *out, const u8 *opts, unsigned int len,
 			     u32 ack, const struct ecnp_ack_edit *e);
 unsigned int ecnp_ack_rebuild(u8 *th, unsigned int hlen,

@@ -485,25 +485,36 @@ static void impair_seg_edit_failed(struct impair_net *in,
 
 /*
  * The options of @mask in the segment's TCP header, found by one
- * read-only walk (impair_strip_scan()): the packet is made writable only
- * if there is something to strip.  Returns their number, or a negative
- * code for a malformed block (counted).
+ * read-only walk (impair_strip_scan()) of the header where it lies (in
+ * the linear area as a rule: no copy).  Returns their number, or a
+ * negative code for a malformed block.
  */
-static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
-			     struct impair_seg *s,
+static int impair_strip_read(const struct sk_buff *skb,
+			     const struct impair_seg *s,
 			     const struct impair_kindmask *mask,
 			     struct impair_strip_plan *plan)
 {
 	/* written by skb_header_pointer() before it is read, if at all */
 	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
 	const u8 *th;
-	int ret;
 
-	/* in the linear area as a rule: no copy */
 	th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
 	if (!th)
 		return TCPFWD_OPT_EHDR;
-	ret = impair_strip_scan(th, s->p.thlen, mask, plan);
+	return impair_strip_scan(th, s->p.thlen, mask, plan);
+}
+
+/*
+ * impair_strip_read() for a rule: the packet is made writable only if
+ * there is something to strip; a malformed block is counted.
+ */
+static int impair_strip_find(struct impair_net *in, const struct sk_buff *skb,
+			     struct impair_seg *s,
+			     const struct impair_kindmask *mask,
+			     struct impair_strip_plan *plan)
+{
+	int ret = impair_strip_read(skb, s, mask, plan);
+
 	if (ret < 0)
 		impair_seg_malformed(in, s);
 	return ret;
@@ -605,7 +616,7 @@ static bool impair_compact(struct impair_net *in, struct sk_buff *skb,
 	impair_pull_front(skb, l2len, thoff, removed);
 
 	/* cannot fail: the length was checked above */
-	tcpfwd_skb_ip_shrink(skb, removed);
+	tcpfwd_skb_ip_resize(skb, -(int)removed);
 	s->p.thlen = res.new_hdrlen;
 	impair_count(in, IMPAIR_STAT_SEGS_COMPACTED);
 	impair_add(in, IMPAIR_STAT_BYTES_COMPACTED, removed);
@@ -792,17 +803,21 @@ static void impair_seq_rewrite(struct impair_net *in, struct sk_buff *skb,
 
 /* --- split and coalesce ----------------------------------------------------- */
 
-/* The IP length field from skb->len (a packet of at most 64 KiB). */
-static void impair_ip_len_set(struct sk_buff *skb, u8 family)
+/*
+ * The IP length field follows skb->len: tcpfwd_skb_ip_resize(), so that
+ * an IPv4 header checksum that was wrong stays wrong, as the TCP one does
+ * (impair_seg.h).  Return: 0, or -EINVAL with nothing changed for a
+ * length that does not fit the field (a join beyond 65535 bytes, on a
+ * link whose MTU allows it) or a packet without one (BIG TCP).
+ */
+static int impair_ip_len_set(struct sk_buff *skb, u8 family)
 {
-	unsigned int len = skb->len - skb_network_offset(skb);
+	int len = skb->len - skb_network_offset(skb);
 
-	if (family == NFPROTO_IPV4) {
-		ip_hdr(skb)->tot_len = htons(len);
-		ip_send_check(ip_hdr(skb));
-	} else {
-		ipv6_hdr(skb)->payload_len = htons(len - sizeof(struct ipv6hdr));
-	}
+	if (family == NFPROTO_IPV6)
+		len -= sizeof(struct ipv6hdr);
+	return tcpfwd_skb_ip_resize(skb, len -
+				    (int)tcpfwd_ip_len(skb_network_header(skb)));
 }
 
 /* The checksum seed of a segment (impair_seg.h); its check field readable. */
@@ -871,6 +886,7 @@ static void impair_piece(struct sk_buff *skb, int l2len, unsigned int thoff,
 		impair_pull_front(skb, l2len, thoff, end - h - thoff);
 	}
 	impair_th_set(skb, thoff, plan->seq[i], h, plan->flags[i]);
+	/* cannot fail: a piece is shorter than the packet, which had a length */
 	impair_ip_len_set(skb, family);
 	impair_csum_set(skb, thoff, seed);
 }
@@ -970,8 +986,30 @@ static void impair_rel_free(struct impair_net *in, struct impair_rel *rel)
 }
 
 /*
+ * Under in->hold_lock: the release work due when the oldest held segment
+ * has been held @tmo jiffies; brought forward if it is pending for later
+ * (impair_hold_rearm()), as it is when a segment held since was put while
+ * the work ran.
+ */
+static void impair_hold_arm(struct impair_net *in, unsigned long tmo)
+{
+	struct impair_hold *h;
+	unsigned long now = jiffies, delay = 0;
+
+	h = list_first_entry_or_null(&in->held, struct impair_hold, node);
+	if (!h || in->hold_closing)
+		return;
+	if (time_before(now, h->since + tmo))
+		delay = h->since + tmo - now;
+	if (impair_hold_rearm(delayed_work_pending(&in->hold_work),
+			      READ_ONCE(in->hold_work.timer.expires), now,
+			      delay))
+		mod_delayed_work(system_wq, &in->hold_work, delay);
+}
+
+/*
  * Take the oldest held segment out into *@rel, if there is one and, with
- * @tmo (jiffies, not 0), it has been held that long; else queue the work
+ * @tmo (jiffies, not 0), it has been held that long; else arm the work
  * for when it will have been.  True if *@rel got one.
  */
 static bool impair_hold_next(struct impair_net *in, unsigned long tmo,
@@ -982,9 +1020,7 @@ static bool impair_hold_next(struct impair_net *in, unsigned long tmo,
 	spin_lock_bh(&in->hold_lock);
 	h = list_first_entry_or_null(&in->held, struct impair_hold, node);
 	if (h && tmo && time_before(jiffies, h->since + tmo)) {
-		if (!in->hold_closing)
-			queue_delayed_work(system_wq, &in->hold_work,
-					   h->since + tmo - jiffies);
+		impair_hold_arm(in, tmo);
 		h = NULL;
 	}
 	if (h)
@@ -1023,7 +1059,8 @@ static void impair_hold_work(struct work_struct *work)
 
 /*
  * The held segment @a and its successor @b as one new segment, with the
- * headers of the one @opts names; NULL if there is no memory.
+ * headers of the one @opts names; NULL if there is no memory or the IP
+ * length field cannot hold the sum (impair_ip_len_set()).
  */
 static struct sk_buff *impair_join(const struct impair_rel *a,
 				   struct sk_buff *b,
@@ -1051,7 +1088,10 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
 	}
 	impair_th_set(n, thoff, ca->seq, thlen,
 		      impair_coalesce_flags(ca->flags, cb->flags, opts));
-	impair_ip_len_set(n, sb->family);
+	if (impair_ip_len_set(n, sb->family)) {
+		kfree_skb(n);
+		return NULL;
+	}
 	impair_csum_set(n, thoff, second ? cb->seed : ca->seed);
 	return n;
 }
@@ -1059,7 +1099,7 @@ static struct sk_buff *impair_join(const struct impair_rel *a,
 /*
  * Under in->hold_lock: hold @skb (segment @cs, direction @dir) in the
  * flow's slot @h until its successor comes, or the timeout; the release
- * work is armed for it unless pending for earlier (impair_hold_rearm()).
+ * work armed for the oldest held segment (impair_hold_arm()).
  */
 static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
 			    struct sk_buff *skb, const struct impair_seg *s,
@@ -1079,10 +1119,7 @@ static void impair_hold_put(struct impair_net *in, struct impair_hold *h,
 	dev_hold(skb->dev);
 	list_add_tail(&h->node, &in->held);
 	WRITE_ONCE(in->nheld, in->nheld + 1);
-	if (impair_hold_rearm(delayed_work_pending(&in->hold_work),
-			      READ_ONCE(in->hold_work.timer.expires), h->since,
-			      tmo))
-		mod_delayed_work(system_wq, &in->hold_work, tmo);
+	impair_hold_arm(in, tmo);
 }
 
 /*
@@ -1112,15 +1149,6 @@ static bool impair_coalesce_join(struct impair_net *in,
 	return true;
 }
 
-/*
- * The coalesce part of a segment of a tracked flow, after the other rules:
- * a segment in the direction of the held one, or any SYN, FIN or RST,
- * releases it, joined to this one if @kr (a coalesce rule matched) and
- * this one is its successor (impair_coalesce_check()), else sent on
- * first; a segment that matched @kr is held if the flow's slot is free
- * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
- * segment held or joined.
- */
 /*
  * The segment of @skb as coalesce sees it, into @cs (zeroed); with @kr (a
  * coalesce rule matched) also its checksum seed and, into *@mtu, the
@@ -1154,6 +1182,15 @@ static bool impair_coal_seg_init(const struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * The coalesce part of a segment of a tracked flow, after the other rules:
+ * a segment in the direction of the held one, or any SYN, FIN or RST,
+ * releases it, joined to this one if @kr (a coalesce rule matched) and
+ * this one is its successor (impair_coalesce_check()), else sent on
+ * first; a segment that matched @kr is held if the flow's slot is free
+ * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
+ * segment held or joined.
+ */
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
 				    struct sk_buff *skb, struct impair_seg *s,
@@ -1492,17 +1529,10 @@ static bool impair_strip_none(struct impair_net *in,
 			      const struct impair_ruleset *rs,
 			      const struct sk_buff *skb, struct impair_seg *s)
 {
-	/* written before read: by skb_header_pointer() */
-	u8 buf[TCPFWD_TCPHDR_MAX] __uninitialized;
-	const u8 *th;
 	int ret;
 
 	if (s->p.thlen > sizeof(struct tcphdr)) {
-		th = skb_header_pointer(skb, s->p.thoff, s->p.thlen, buf);
-		if (!th)
-			return false;
-		ret = impair_strip_scan(th, s->p.thlen, &rs->strip_kinds,
-					&s->plan);
+		ret = impair_strip_read(skb, s, &rs->strip_kinds, &s->plan);
 		/* one rule: its mask is the union, its nop strip needs no scan */
 		s->planned = ret > 0 && rs->n == 1 &&
 			     rs->rules[0]->r.strip_mode != IMPAIR_STRIP_COMPACT;

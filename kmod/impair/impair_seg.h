@@ -125,12 +125,13 @@ u16 impair_csum_finish(u32 seed, unsigned int tcplen, u32 seg_sum);
 bool impair_csum_seed_eq(u32 a, u32 b);
 
 /*
- * Must coalesce's release work be (re)armed for a segment held at @now
- * (jiffies) for @delay jiffies, the work being @pending to run at
- * @expires?  Yes if it is not pending, or pending for later than that
- * segment's timeout: queued for a segment released since (joined, sent on
- * by a flush or a FIN) under a longer coalesce_timeout_ms, it would keep
- * the new segment that long.  Wraps as jiffies do.
+ * Must coalesce's release work be (re)armed for the oldest held segment,
+ * due @delay jiffies after @now, the work being @pending to run at
+ * @expires?  Yes if it is not pending, or pending for later than that:
+ * queued for a segment released since (joined, sent on by a flush or a
+ * FIN) under a longer coalesce_timeout_ms, or for a newer segment while
+ * the work ran, it would keep the oldest one that long.  Wraps as jiffies
+ * do.
  */
 bool impair_hold_rearm(bool pending, unsigned long expires,
 		       unsigned long now, unsigned long delay);

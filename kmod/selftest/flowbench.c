@@ -75,6 +75,11 @@ static const char * const flowbench_stat_names[] = { "flows_expired" };
 	.stat_names	= flowbench_stat_names,			\
 	.nr_stats	= ARRAY_SIZE(flowbench_stat_names),	\
 	.stat_expired	= 0,					\
+	.stat_malformed	= TCPFWD_NO_STAT,			\
+	.stat_table_full = TCPFWD_NO_STAT,			\
+	.stat_alloc_failed = TCPFWD_NO_STAT,			\
+	.stat_gso_segmented = TCPFWD_NO_STAT,			\
+	.stat_gso_unsegmented = TCPFWD_NO_STAT,			\
 	.flow_size	= FLOWBENCH_FLOW_BYTES,			\
 	.flow_cache	= &flowbench_cache,			\
 }

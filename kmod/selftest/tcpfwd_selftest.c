@@ -18,6 +18,10 @@
  * few shows as a reference count, deterministically and without a
  * use-after-free, on any kernel.  A packet that cannot be segmented (not
  * GSO) is left untouched with an error.
+ *
+ * tcpfwd_net_init(): a user module one of whose counters for the core
+ * (struct tcpfwd_ops, stat_*) is out of range is refused with -EINVAL
+ * and a message, and nothing is made for it; in range, it is taken.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,6 +29,7 @@
 #include <linux/module.h>
 #include <linux/netfilter.h>
 #include <linux/skbuff.h>
+#include <linux/slab.h>
 #include <linux/tcp.h>
 #include <net/ip.h>
 #include <net/net_namespace.h>
@@ -174,6 +179,58 @@ static int tcpfwd_st_gso_each(const char *name, unsigned int segs,
 	return err;
 }
 
+/*
+ * tcpfwd_net_init() refuses a user one of whose counters the core would
+ * bump past the per-CPU array (-EINVAL, nothing made: no /proc/net entry)
+ * and takes the same user with the counter in range.
+ */
+static int tcpfwd_st_net_init(void)
+{
+	static const char * const names[] = { "expired", "malformed" };
+	struct tcpfwd_ops ops = {
+		.name = "tcpfwd_selftest",
+		.stat_names = names,
+		.nr_stats = ARRAY_SIZE(names),
+		.stat_expired = 0,
+		.stat_malformed = 1,
+		.stat_table_full = TCPFWD_NO_STAT,
+		.stat_alloc_failed = TCPFWD_NO_STAT,
+		.stat_gso_segmented = TCPFWD_NO_STAT,
+		/* one past the last: out of range */
+		.stat_gso_unsegmented = ARRAY_SIZE(names),
+		.flow_size = sizeof(struct tcpfwd_flow),
+	};
+	struct tcpfwd_net *tn;
+	int ret, err = 0;
+
+	tn = kzalloc(sizeof(*tn), GFP_KERNEL);
+	if (!tn)
+		return -ENOMEM;
+	ret = tcpfwd_net_init(tn, &init_net, &ops);
+	if (ret != -EINVAL || tn->stats || tn->proc_dir) {
+		pr_err("net_init, a counter out of range: ret %d (want %d), stats %s, proc %s\n",
+		       ret, -EINVAL, tn->stats ? "made" : "none",
+		       tn->proc_dir ? "made" : "none");
+		err = -EINVAL;
+		if (!ret)
+			tcpfwd_net_exit(tn);
+		goto out;
+	}
+	memset(tn, 0, sizeof(*tn));
+	ops.stat_gso_unsegmented = TCPFWD_NO_STAT;
+	ret = tcpfwd_net_init(tn, &init_net, &ops);
+	if (ret) {
+		pr_err("net_init, every counter in range: ret %d (want 0)\n",
+		       ret);
+		err = -EINVAL;
+		goto out;
+	}
+	tcpfwd_net_exit(tn);
+out:
+	kfree(tn);
+	return err;
+}
+
 static int __init tcpfwd_st_init(void)
 {
 	static const unsigned int mixed[] = { NF_ACCEPT, NF_STOLEN, NF_DROP,
@@ -187,8 +244,9 @@ static int __init tcpfwd_st_init(void)
 	failed += !!tcpfwd_st_gso_each("gso_each all stolen", 3, stolen);
 	failed += !!tcpfwd_st_gso_each("gso_each all accepted", 2, accepted);
 	failed += !!tcpfwd_st_gso_each("gso_each not GSO", 1, accepted);
+	failed += !!tcpfwd_st_net_init();
 	if (failed) {
-		pr_err("%d of 4 checks FAILED\n", failed);
+		pr_err("%d of 5 checks FAILED\n", failed);
 		return -EINVAL;
 	}
 	pr_info("all checks passed\n");
@@ -202,4 +260,4 @@ static void __exit tcpfwd_st_exit(void)
 module_init(tcpfwd_st_init);
 module_exit(tcpfwd_st_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("ecnproxy self-test: tcpfwd's skb plumbing (gso_each verdicts)");
+MODULE_DESCRIPTION("ecnproxy self-test: tcpfwd's skb plumbing (gso_each verdicts) and net_init's refusal");

@@ -19,15 +19,23 @@
 #include "../../ecn_proxy/ecnp_opt.c"
 #include "csum_ref.h"
 
-/* ecnp_syn_opts() on a heap copy of exactly @len bytes. */
-static struct ecnp_pkt syn_opts(const u8 *opts, unsigned int len)
+/* A heap copy of exactly @len bytes of @opts (at least one allocated). */
+static u8 *heap_copy(const u8 *opts, unsigned int len)
 {
-	struct ecnp_pkt ep = { 0 };
 	u8 *buf = malloc(len ? len : 1);
 
 	assert_non_null(buf);
 	if (len)
 		memcpy(buf, opts, len);
+	return buf;
+}
+
+/* ecnp_syn_opts() on a heap copy of exactly @len bytes. */
+static struct ecnp_pkt syn_opts(const u8 *opts, unsigned int len)
+{
+	struct ecnp_pkt ep = { 0 };
+	u8 *buf = heap_copy(opts, len);
+
 	ecnp_syn_opts(buf, len, &ep);
 	free(buf);
 	return ep;
@@ -83,6 +91,23 @@ static void test_syn_opts_wscale_like_linux(void **state)
 	assert_int_equal(ep.wscale, 14);
 }
 
+/* Its return value: negative for a block that cannot be walked to its end. */
+static void test_syn_opts_ret(void **state)
+{
+	static const u8 good[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7 };
+	static const u8 overrun[] = { 1, 3, 3, 9, 2, 8, 0x05, 0xb4 };
+	static const u8 len0[] = { 3, 3, 5, 8, 0, 1, 1, 1 };
+	static const u8 eol[] = { 0, 19, 0 };
+	struct ecnp_pkt ep = { 0 };
+
+	(void)state;
+	assert_int_equal(ecnp_syn_opts(good, sizeof(good), &ep), 0);
+	assert_int_equal(ecnp_syn_opts(NULL, 0, &ep), 0);
+	assert_int_equal(ecnp_syn_opts(eol, sizeof(eol), &ep), 0);
+	assert_true(ecnp_syn_opts(overrun, sizeof(overrun), &ep) < 0);
+	assert_true(ecnp_syn_opts(len0, sizeof(len0), &ep) < 0);
+}
+
 /* TCP-MD5 (RFC 2385) and TCP-AO (RFC 5925) sign the header (L5). */
 static void test_syn_opts_signed(void **state)
 {
@@ -107,6 +132,48 @@ static void test_syn_opts_signed(void **state)
 	assert_int_equal(ep.opt, 0);
 }
 
+/* ecnp_opts_signed() on a heap copy of exactly @len bytes. */
+static bool opts_signed(const u8 *opts, unsigned int len)
+{
+	u8 *buf = heap_copy(opts, len);
+	bool ret;
+
+	ret = ecnp_opts_signed(buf, len);
+	free(buf);
+	return ret;
+}
+
+#define OPTS_SIGNED(...) ({						\
+	static const u8 o_[] = { __VA_ARGS__ };				\
+	opts_signed(o_, sizeof(o_));					\
+})
+
+/* A segment the proxy would pick up (ecnp_pickup_wanted()). */
+static void test_opts_signed(void **state)
+{
+	(void)state;
+	/* none, or Linux's NOP NOP TS, and SACK */
+	assert_false(opts_signed(NULL, 0));
+	assert_false(OPTS_SIGNED(1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9));
+	assert_false(OPTS_SIGNED(1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2));
+	/* MD5 after NOP NOP, as Linux sends it on every segment */
+	assert_true(OPTS_SIGNED(1, 1, 19, 18, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5,
+				0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac,
+				0xad, 0xae, 0xaf, 0xb0));
+	/* TCP-AO after a timestamp */
+	assert_true(OPTS_SIGNED(1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9, 29, 16,
+				1, 1, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6,
+				0xc7, 0xc8, 0xc9, 0xca, 0xcb, 0xcc));
+	/* of any length */
+	assert_true(OPTS_SIGNED(19, 2));
+	/* a block that cannot be walked: an overrun, a length below 2 */
+	assert_true(OPTS_SIGNED(1, 1, 8, 10, 0, 0));
+	assert_true(OPTS_SIGNED(30, 1, 1, 1));
+	/* after EOL: padding, not an option */
+	assert_false(OPTS_SIGNED(1, 0, 19, 18));
+	/* other kinds */
+	assert_false(OPTS_SIGNED(30, 4, 0, 0, 34, 2, 254, 2));
+}
 
 /* ---- the option block of a rebuilt ACK (L4) ----------------------------- */
 
@@ -456,6 +523,8 @@ int main(void)
 		cmocka_unit_test(test_syn_opts_linux),
 		cmocka_unit_test(test_syn_opts_wscale_like_linux),
 		cmocka_unit_test(test_syn_opts_signed),
+		cmocka_unit_test(test_syn_opts_ret),
+		cmocka_unit_test(test_opts_signed),
 		cmocka_unit_test(test_build_opts_dsack),
 		cmocka_unit_test(test_build_opts_wrap),
 		cmocka_unit_test(test_build_opts_inverted),

@@ -427,12 +427,11 @@ static void test_coalesce_csum_random(void **state)
 }
 
 /*
- * The release work for a segment held at @now for @delay: armed if not
- * pending, and brought forward if pending for later, as after a hold
- * under a 10 s coalesce_timeout_ms that a flush released (the first VM
- * run's tests set 10000 ms, flushed, then 300 ms: the next lone segment
- * would have waited for the 10 s work, as the old rule, "queue it if
- * not pending", left it); never pushed back.  Across the jiffies wrap.
+ * The release work for the oldest held segment, due @delay after @now:
+ * armed if not pending, and brought forward if pending for later (for a
+ * segment released since under a longer coalesce_timeout_ms, or for a
+ * newer segment, armed while the work ran); never pushed back.  Across
+ * the jiffies wrap.
  */
 static void test_hold_rearm(void **state)
 {

@@ -139,7 +139,7 @@ static void test_ip4_shrink(void **state)
 		u32 diff = 1;
 
 		mk_ip4(h, len);
-		assert_int_equal(tcpfwd_ip_shrink(h, by, &diff), 0);
+		assert_int_equal(tcpfwd_ip_resize(h, -(int)by, &diff), 0);
 		assert_int_equal(tcpfwd_ip_len(h), len - by);
 		/* header checksum still valid: its sum, skb->csum, unchanged */
 		assert_int_equal(ref_fold(ref_sum(h, 20, 0)), 0xffff);
@@ -159,12 +159,49 @@ static void test_ip6_shrink(void **state)
 
 		mk_ip6(h, len);
 		memcpy(before, h, sizeof(h));
-		assert_int_equal(tcpfwd_ip_shrink(h, by, &diff), 0);
+		assert_int_equal(tcpfwd_ip_resize(h, -(int)by, &diff), 0);
 		assert_int_equal(tcpfwd_ip_len(h), len - by);
 		assert_memory_equal(h + 6, before + 6, 34);
 		assert_true(wsum_eq(tcpfwd_csum_add(host_sum(before, 40), diff),
 				    host_sum(h, 40)));
 	}
+}
+
+/* Growth, as a rebuilt ACK with more options: the same checks. */
+static void test_ip_grow(void **state)
+{
+	unsigned int i;
+	u8 h[40], before[40];
+	u32 diff;
+	u16 sum;
+
+	(void)state;
+	for (i = 0; i < 4000; i++) {
+		unsigned int len = 40 + rnd() % 65000, by = 4 * (rnd() % 11);
+
+		diff = 1;
+		mk_ip4(h, len);
+		assert_int_equal(tcpfwd_ip_resize(h, (int)by, &diff), 0);
+		assert_int_equal(tcpfwd_ip_len(h), len + by);
+		assert_int_equal(ref_fold(ref_sum(h, 20, 0)), 0xffff);
+		assert_int_equal(diff, 0);
+
+		mk_ip6(h, len - 20);
+		memcpy(before, h, sizeof(h));
+		assert_int_equal(tcpfwd_ip_resize(h, (int)by, &diff), 0);
+		assert_int_equal(tcpfwd_ip_len(h), len - 20 + by);
+		assert_memory_equal(h + 6, before + 6, 34);
+		assert_true(wsum_eq(tcpfwd_csum_add(host_sum(before, 40), diff),
+				    host_sum(h, 40)));
+	}
+	/* a wrong IPv4 header checksum stays as wrong as it was */
+	mk_ip4(h, 1000);
+	h[10] ^= 0x5a;
+	sum = ref_fold(ref_sum(h, 20, 0));
+	assert_int_not_equal(sum, 0xffff);
+	assert_int_equal(tcpfwd_ip_resize(h, 12, &diff), 0);
+	assert_int_equal(tcpfwd_ip_len(h), 1012);
+	assert_int_equal(ref_fold(ref_sum(h, 20, 0)), sum);
 }
 
 /*
@@ -181,27 +218,35 @@ static void test_shrink_refused(void **state)
 	mk_ip6(h, 0);
 	memcpy(before, h, sizeof(h));
 	assert_int_equal(tcpfwd_ip_len(h), 0);
-	assert_int_equal(tcpfwd_ip_shrink(h, 12, &diff), TCPFWD_OPT_EINVAL);
+	assert_int_equal(tcpfwd_ip_resize(h, -12, &diff), TCPFWD_OPT_EINVAL);
 	assert_memory_equal(h, before, sizeof(h));
 	assert_int_equal(diff, 0);
 
 	mk_ip4(h, 0);
 	memcpy(before, h, 20);
-	assert_int_equal(tcpfwd_ip_shrink(h, 12, &diff), TCPFWD_OPT_EINVAL);
+	assert_int_equal(tcpfwd_ip_resize(h, -12, &diff), TCPFWD_OPT_EINVAL);
 	assert_memory_equal(h, before, 20);
 
 	/* not longer than what would be removed */
 	mk_ip6(h, 12);
-	assert_int_equal(tcpfwd_ip_shrink(h, 12, &diff), TCPFWD_OPT_EINVAL);
+	assert_int_equal(tcpfwd_ip_resize(h, -12, &diff), TCPFWD_OPT_EINVAL);
 	assert_int_equal(tcpfwd_ip_len(h), 12);
-	assert_int_equal(tcpfwd_ip_shrink(h, 8, &diff), 0);
+	assert_int_equal(tcpfwd_ip_resize(h, -8, &diff), 0);
 	assert_int_equal(tcpfwd_ip_len(h), 4);
+
+	/* not beyond 16 bits */
+	mk_ip4(h, 65530);
+	memcpy(before, h, 20);
+	assert_int_equal(tcpfwd_ip_resize(h, 8, &diff), TCPFWD_OPT_EINVAL);
+	assert_memory_equal(h, before, 20);
+	assert_int_equal(tcpfwd_ip_resize(h, 5, &diff), 0);
+	assert_int_equal(tcpfwd_ip_len(h), 65535);
 
 	/* not IP */
 	mk_ip6(h, 1000);
 	h[0] = 0x70;
 	memcpy(before, h, sizeof(h));
-	assert_int_equal(tcpfwd_ip_shrink(h, 4, &diff), TCPFWD_OPT_EINVAL);
+	assert_int_equal(tcpfwd_ip_resize(h, -4, &diff), TCPFWD_OPT_EINVAL);
 	assert_memory_equal(h, before, sizeof(h));
 }
 
@@ -290,7 +335,7 @@ static unsigned int mk_packet(u8 *pkt, bool v6, bool ext, const u8 *opts,
 /*
  * impair_compact() after its checks: the pure compaction, the header
  * difference (pseudohdr false), the pseudo-header length (pseudohdr
- * true), the move and pull, and tcpfwd_skb_ip_shrink(): tcpfwd_ip_shrink()
+ * true), the move and pull, and tcpfwd_skb_ip_resize(): tcpfwd_ip_resize()
  * and tcpfwd_csum_complete_add().  Returns the bytes removed.
  */
 static unsigned int model_compact(struct model *m, unsigned int thoff,
@@ -314,7 +359,7 @@ static unsigned int model_compact(struct model *m, unsigned int thoff,
 	memmove(m->pkt + removed, m->pkt, thoff);
 	m->pkt += removed;
 	m->len -= removed;
-	assert_int_equal(tcpfwd_ip_shrink(m->pkt, removed, &diff), 0);
+	assert_int_equal(tcpfwd_ip_resize(m->pkt, -(int)removed, &diff), 0);
 	/* tcpfwd_csum_complete_add() */
 	m->csum = tcpfwd_csum_add(m->csum, diff);
 	return removed;
@@ -396,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_ip_len),
 		cmocka_unit_test(test_ip4_shrink),
 		cmocka_unit_test(test_ip6_shrink),
+		cmocka_unit_test(test_ip_grow),
 		cmocka_unit_test(test_shrink_refused),
 		cmocka_unit_test(test_compact_checksum_complete),
 		cmocka_unit_test(test_ecn_checksum_complete),
