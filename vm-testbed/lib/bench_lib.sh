@@ -86,7 +86,7 @@ bench_configure() {
 	BENCH_NADDR=
 	bench_unload_all
 	case $1 in
-	proxy-* | conntrack-proxy | home-proxy*)
+	proxy-* | conntrack-proxy | home-proxy | home-proxied)
 		insmod "$TB_KMOD/core/tcpfwd.ko"
 		insmod "$TB_KMOD/ecn_proxy/ecn_proxy.ko" enable_init_net=0
 		;;
