@@ -107,6 +107,10 @@ bench_configure() {
 		tb_ns proxy iptables -t mangle -A FORWARD -p tcp -j TCPOPTSTRIP \
 			--strip-options timestamp
 		;;
+	esac
+	# the rules around the proxy: a case of its own, so that a
+	# configuration with the proxy gets them too
+	case $1 in
 	nft-* | conntrack | conntrack-proxy)
 		tb_ns proxy nft add table inet bench
 		tb_ns proxy nft add chain inet bench fw '{ type filter hook forward priority 0; }'
