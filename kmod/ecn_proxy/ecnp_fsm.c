@@ -893,11 +893,14 @@ static bool ecnp_n_gap_at(const struct ecnp_fsm *f, u32 seq)
  *
  * With SACK one segment SACKed above L is enough: RACK marks L lost when
  * a segment sent after it is delivered (tcp_rack_detect_loss(), after a
- * quarter of min_rtt while fewer than three are SACKed).  Asking for four
- * in flight left a sender at a small window (10 Mbit/s, a few ms of RTT:
- * 2-4 segments) without any signal while an ECN sender beside it halved
- * at every marked round trip: the proxied sender took more than its share
- * (DUPACK.md, "Findings behind the rules", 1).  Without SACK the
+ * quarter of min_rtt while fewer than three are SACKed), and that segment
+ * may be the one N sends on this very ACK.  Asking for more in flight
+ * left a sender at a small window (10 Mbit/s, a few ms of RTT: 2-4
+ * segments) without a signal for most marked round trips, and at Linux's
+ * floor of two segments (one in flight when E's ACK arrives) without
+ * any, while an ECN sender beside it reduced, and stopped growing, at
+ * every one: the proxied sender took more than its share (DUPACK.md,
+ * "Findings behind the rules", 1).  Without SACK the
  * duplicates themselves must reach the dupthresh, and a Reno sender
  * believes no more of them than it has segments beyond L
  * (tcp_add_reno_sack()).
@@ -1278,11 +1281,40 @@ static u32 ecnp_hold_no_sack(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 	return ECNP_ACT_HOLD_ACK | ECNP_ACT_COPIES(n - 1);
 }
 
-/* An E->N ACK while the simulated loss is in progress. */
-static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+/*
+ * With SACK, before N's retransmission: E acks all N has sent, and that is
+ * no more than L (the simulated loss started with L alone in flight and N
+ * has sent nothing since).  Nothing above L can be shown SACKed, so RACK
+ * would never mark L lost: held, this ACK would leave N waiting for its
+ * loss probe (with one segment out two RTTs plus 200 ms, TCP_RTO_MIN).
+ * The signal is withdrawn before N saw anything of it: this ACK goes
+ * through as E sent it and the signal is pending again.  N has sent no
+ * new data since the signal, so the CWR toward E is still pending: it is
+ * taken back with it.
+ */
+static bool ecnp_hold_void(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	return ecnp_sack_ok(f) && !(f->dflags & ECNP_DF_REXMIT) &&
+	       !before(p->ack, f->n_nxt) &&
+	       !after(p->ack, f->saved_ack + f->smss);
+}
+
+/*
+ * An E->N ACK while the simulated loss is in progress.  *@signal: a
+ * signal is pending (set again when the hold is withdrawn).
+ */
+static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+		     bool *signal)
 {
 	u32 n;
 
+	if (ecnp_hold_void(f, p)) {
+		n = ecnp_fixup(f, p);
+		f->dflags &= ~ECNP_DF_HOLD;
+		f->flags &= ~(ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING);
+		*signal = true;
+		return n | ECNP_EV_DUPACK_ABORT;
+	}
 	if (ecnp_hold_over(f, p)) {
 		/*
 		 * Released before N's retransmission (without SACK): N may
@@ -1668,7 +1700,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 
 	ecnp_e_track(f, p, mode, advanced);
 	if (held)
-		act = ecnp_hold(f, p);
+		act = ecnp_hold(f, p, &signal);
 	else
 		/*
 		 * After the hold, N may still be in recovery (its recovery

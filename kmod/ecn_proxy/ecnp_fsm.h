@@ -162,12 +162,13 @@ enum ecnp_state {
  * Segments N must have in flight beyond E's ACK for a simulated loss:
  * without SACK, L and ECNP_DUPACKS segments the duplicates stand for (a
  * Reno sender believes no more duplicates than segments in flight); with
- * SACK, L and one segment the duplicates SACK (RACK marks L lost once a
- * segment sent after it is SACKed; the ones beyond it, up to
- * ECNP_DUPACKS, are claimed too when N has them in flight).
+ * SACK, L alone: E's ACK of the segment N sends next, held, shows it
+ * SACKed above L, and RACK marks L lost (a sender at Linux's floor of two
+ * segments has one in flight when E's ACK arrives, and an ECN sender
+ * there reduces too; if N sends nothing more, ecnp_hold_void()).
  */
 #define ECNP_DUPACK_MIN_FLIGHT	(ECNP_DUPACKS + 1)
-#define ECNP_DUPACK_MIN_FLIGHT_SACK	2
+#define ECNP_DUPACK_MIN_FLIGHT_SACK	1
 /*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss

@@ -52,6 +52,8 @@ COMMANDS = [
      "PCAP [WINDOW_S]: ACKs with a TSecr older than a retransmission"),
     ("analysis", "sack-rtt-scan", "analysis.sack_rtt_scan",
      "PCAP PORT...: a sender's RTT samples and undone recoveries"),
+    ("analysis", "event-cycle", "analysis.event_cycle",
+     "RESULTS [--json OUT]: per congestion event, ECN against proxied (fairness pcaps)"),
     ("analysis", "ss-scan", "analysis.ss_scan",
      "FILE...: a fairness sender's `ss -ti` samples"),
     ("analysis", "mbtest-mptcp-table", "analysis.mptcp",
