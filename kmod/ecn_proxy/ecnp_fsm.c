@@ -859,6 +859,27 @@ static u32 ecnp_flight_segs(const struct ecnp_fsm *f, u32 ack)
 	return f->smss ? (f->n_nxt - ack) / f->smss : 0;
 }
 
+/*
+ * N has enough in flight beyond @ack for a simulated loss there.  With
+ * SACK also L alone, when it is exactly all N has sent beyond the ACK:
+ * E's ACK of the segment N sends next, held, shows that segment SACKed
+ * above L and RACK marks L lost (that segment left N about a round trip
+ * after L).  A sender at Linux's floor of two segments has only L in
+ * flight when E's ACK arrives (it sends the next on that ACK), and an
+ * ECN sender there reduces, and stops growing, at each ECE.  Not when
+ * part of a segment lies beyond L: a SACK block over part of a
+ * single-segment packet is ignored (tcp_match_skb_to_sack()), RACK would
+ * never fire, and N would wait for its RTO.  If N sends nothing more,
+ * ecnp_hold_void() withdraws the signal.
+ */
+static bool ecnp_dupack_flight(const struct ecnp_fsm *f, u32 ack)
+{
+	if (!ecnp_sack_ok(f))
+		return ecnp_flight_segs(f, ack) >= ECNP_DUPACK_MIN_FLIGHT;
+	return f->n_nxt - ack == f->smss ||
+	       ecnp_flight_segs(f, ack) >= ECNP_DUPACK_MIN_FLIGHT_SACK;
+}
+
 /* The ACK's TSecr predates N's retransmission: it would reveal the trick. */
 static bool ecnp_tsecr_stale(const struct ecnp_fsm *f,
 			     const struct ecnp_pkt *p)
@@ -886,10 +907,9 @@ static bool ecnp_n_gap_at(const struct ecnp_fsm *f, u32 seq)
 }
 
 /*
- * A pure ACK from E on which the simulated loss can start: N has at least
- * ECNP_DUPACK_MIN_FLIGHT segments in flight beyond it (with SACK
- * ECNP_DUPACK_MIN_FLIGHT_SACK), so the segment L at the ACK number can be
- * shown lost with the segments (S)ACKed above it.
+ * A pure ACK from E on which the simulated loss can start: N has enough
+ * segments in flight beyond it (ecnp_dupack_flight()), so the segment L
+ * at the ACK number can be shown lost with the segments (S)ACKed above it.
  *
  * With SACK one segment SACKed above L is enough: RACK marks L lost when
  * a segment sent after it is delivered (tcp_rack_detect_loss(), after a
@@ -941,9 +961,7 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	       !(p->opt & (ECNP_OPT_SACK | ECNP_OPT_DSACK)) &&
 	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
 	       !ecnp_n_gap_at(f, p->ack) && !ecnp_tsecr_stale(f, p) &&
-	       ecnp_flight_segs(f, p->ack) >= (ecnp_sack_ok(f) ?
-					       ECNP_DUPACK_MIN_FLIGHT_SACK :
-					       ECNP_DUPACK_MIN_FLIGHT);
+	       ecnp_dupack_flight(f, p->ack);
 }
 
 /*
@@ -1313,7 +1331,7 @@ static u32 ecnp_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->dflags &= ~ECNP_DF_HOLD;
 		f->flags &= ~(ECNP_FL_IN_WINDOW | ECNP_FL_CWR_PENDING);
 		*signal = true;
-		return n | ECNP_EV_DUPACK_ABORT;
+		return n | ECNP_EV_SIGNAL_WITHDRAWN;
 	}
 	if (ecnp_hold_over(f, p)) {
 		/*

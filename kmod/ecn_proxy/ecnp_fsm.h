@@ -162,13 +162,11 @@ enum ecnp_state {
  * Segments N must have in flight beyond E's ACK for a simulated loss:
  * without SACK, L and ECNP_DUPACKS segments the duplicates stand for (a
  * Reno sender believes no more duplicates than segments in flight); with
- * SACK, L alone: E's ACK of the segment N sends next, held, shows it
- * SACKed above L, and RACK marks L lost (a sender at Linux's floor of two
- * segments has one in flight when E's ACK arrives, and an ECN sender
- * there reduces too; if N sends nothing more, ecnp_hold_void()).
+ * SACK, L and one segment the held ACKs SACK, or L alone when it is all
+ * N has sent beyond the ACK (ecnp_dupack_flight()).
  */
 #define ECNP_DUPACK_MIN_FLIGHT	(ECNP_DUPACKS + 1)
-#define ECNP_DUPACK_MIN_FLIGHT_SACK	1
+#define ECNP_DUPACK_MIN_FLIGHT_SACK	2
 /*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss
@@ -395,7 +393,8 @@ struct ecnp_conn_id {
  */
 #define ECNP_EV_REXMIT_SUPPRESSED 0x02000000
 /* dupack: E reported a real hole where the duplicates claimed data; the
- * simulated loss is abandoned (N repairs the real loss itself).
+ * simulated loss is abandoned (N repairs the real loss itself).  Also
+ * when N sends L again or a copy of L cannot be dropped.
  */
 #define ECNP_EV_DUPACK_ABORT	0x04000000
 /* dupack without SACK: a held ACK not shown to N (with ACT_DROP; a pure
@@ -422,6 +421,13 @@ struct ecnp_conn_id {
  */
 #define ECNP_EV_NOT_DROPPED	0x80000000
 #define ECNP_EV_MASK		0xffff0000
+/*
+ * dupack with SACK: the signal given on an earlier step is withdrawn
+ * before N could be shown a loss, and pending again (ecnp_hold_void()).
+ * Both bits: no other step reports a signal and an abort together (a
+ * signal is given only outside a hold, an abort only ends one).
+ */
+#define ECNP_EV_SIGNAL_WITHDRAWN (ECNP_EV_CONG_SIGNAL | ECNP_EV_DUPACK_ABORT)
 
 void ecnp_fsm_init(struct ecnp_fsm *f);
 u32 ecnp_fsm_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,

@@ -170,6 +170,7 @@ enum ecnp_stat {
 	ECNP_STAT_REXMIT_PASSED,
 	ECNP_STAT_TOMBSTONES_EVICTED,
 	ECNP_STAT_FLOWS_CT_MARKED,
+	ECNP_STAT_SIGNALS_WITHDRAWN,
 	ECNP_STAT_NR,
 };
 
@@ -218,6 +219,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
 	[ECNP_STAT_TOMBSTONES_EVICTED]		= "tombstones_evicted",
 	[ECNP_STAT_FLOWS_CT_MARKED]		= "flows_ct_marked",
+	[ECNP_STAT_SIGNALS_WITHDRAWN]		= "signals_withdrawn",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -607,12 +609,16 @@ static bool ecnp_account_events(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_SYN_FALLBACKS);
 	if (ret & ECNP_EV_SIGNED)
 		ecnp_count(en, ECNP_STAT_FLOWS_SIGNED);
-	if (ret & ECNP_EV_CONG_SIGNAL) {
+	if ((ret & ECNP_EV_SIGNAL_WITHDRAWN) == ECNP_EV_SIGNAL_WITHDRAWN) {
+		/* counted in congestion_events when it was given */
+		ecnp_count(en, ECNP_STAT_SIGNALS_WITHDRAWN);
+		ef->cnt.cong_events--;
+	} else if (ret & ECNP_EV_CONG_SIGNAL) {
 		ecnp_count(en, ECNP_STAT_CONGESTION_EVENTS);
 		ef->cnt.cong_events++;
-	}
-	if (ret & ECNP_EV_DUPACK_ABORT)
+	} else if (ret & ECNP_EV_DUPACK_ABORT) {
 		ecnp_count(en, ECNP_STAT_DUPACK_ABORTS);
+	}
 	if (ret & ECNP_EV_CONG_ANSWERED)
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
 	if (ret & ECNP_EV_OUT_OF_WINDOW)

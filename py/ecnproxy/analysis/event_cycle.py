@@ -24,12 +24,10 @@ each possibly .xz; per flow (A: port 5201, B: 5202):
               ACK, back to the sender, and what the sender (or the proxy)
               waits before it reduces
   cycle       time between two reductions
-  marks lost  CE marks on new data at the receiver between a reduction's
-              CWR reaching the receiver and the next trigger: none by
-              definition; reported instead: triggers per second, and the
-              share of CE-marked round trips (greedy windows of the run's
-              RTT probe median) with no reduction within one round trip
-              after them
+  unanswered  CE-marked round trips (CE marks on new data at the
+              receiver, grouped greedily into windows of the run's RTT
+              probe median) with no reduction of the sender within two
+              round trips of the window's first mark
 For a sender with loss recovery (the proxied one), from its own capture:
   held        the first ACK the sender received that repeats its
               cumulative ACK (the hold's first held ACK) before the
@@ -40,6 +38,11 @@ For a sender with loss recovery (the proxied one), from its own capture:
               past the retransmitted segment (the release)
   ece_to_held held minus the first ECE the receiver sent after the
               trigger: the proxy's pending time plus one way to the sender
+  pending ACKs  the pure ACKs the sender received from that first ECE up
+              to the ACK the hold started on (the signal), by the full
+              segments the sender had sent beyond each when it arrived
+              (0, 1, 2 or more): with SACK the proxy starts the hold
+              only on an ACK with ECNP_DUPACK_MIN_FLIGHT_SACK or more
 
 Times are the guest's clock, one kernel for every namespace.  Medians and
 90th percentiles (nearest rank) in ms.
@@ -105,9 +108,10 @@ def receiver_view(segs, port, cport):
     return ce, cwr, ece
 
 
-def sender_view(segs, port, cport):
-    """(CWR times, episode starts [(t, seq)], ACKs [(t, ack, plen, sack)])
-    at the sender."""
+def sender_view(segs, port, cport, mss=1448):
+    """(CWR times, episode starts [(t, seq)], ACKs [(t, ack, plen, sack,
+    full segments the sender had sent beyond the ACK when it arrived)]) at
+    the sender."""
     cwr, eps, acks = [], [], []
     hi = None
     ep_end = None
@@ -128,7 +132,8 @@ def sender_view(segs, port, cport):
                 hi = end
         elif s[4] == port and s[5] == cport and flags & pcapread.ACK:
             opts = pcapread.tcp_options(s[11])
-            acks.append((t, s[7], plen, bool(opts.get("sack"))))
+            fl = ((hi - s[7]) & 0xFFFFFFFF) // mss if hi is not None else 0
+            acks.append((t, s[7], plen, bool(opts.get("sack")), fl))
             if una is None or seq_lt(una, s[7]):
                 una = s[7]
     return cwr, eps, acks
@@ -157,7 +162,8 @@ def flow_events(rcv, snd, proxied, rtt, t_from, t_to):
     red = [t for t, _ in eps] if proxied else cwr
     red = sorted(red)
     out = {"reductions": 0, "reaction": [], "cycle": [], "rack_wait": [],
-           "hold": [], "ece_to_held": [], "unanswered": 0, "ce_rtts": 0}
+           "hold": [], "ece_to_held": [], "unanswered": 0, "ce_rtts": 0,
+           "pending_flight": [0, 0, 0]}
     sel = [t for t in red if t_from <= t < t_to]
     out["reductions"] = len(sel)
     out["cycle"] = [b - a for a, b in zip(sel, sel[1:])]
@@ -176,24 +182,30 @@ def flow_events(rcv, snd, proxied, rtt, t_from, t_to):
             out["reaction"].append(t - trig[0])
             if proxied:
                 e = [x for x in ece if x >= trig[0]]
-                held = None
+                held = sig = None
                 last_ack = None
-                for (ta, a, plen, _sack) in acks:
+                for (ta, a, plen, _sack, _fl) in acks:
                     if ta > t:
                         break
                     if last_ack is not None and a == last_ack and not plen and ta >= trig[0]:
                         held = ta if held is None else held
                     elif last_ack is None or seq_lt(last_ack, a):
                         held = None
+                        sig = ta
                     if last_ack is None or seq_lt(last_ack, a):
                         last_ack = a
                 if held is not None:
                     out["rack_wait"].append(t - held)
                     if e and e[0] <= held:
                         out["ece_to_held"].append(held - e[0])
+                        # E's ACKs between its first ECE and the one the
+                        # hold started on: what the sender had in flight
+                        for (ta, _a, plen, _sack, fl) in acks:
+                            if e[0] <= ta < sig and not plen:
+                                out["pending_flight"][min(fl, 2)] += 1
         if proxied:
             seq = [s for (te, s) in eps if te == t][0]
-            for (ta, a, _p, _s) in acks:
+            for (ta, a, _p, _s, _f) in acks:
                 if ta > t and seq_lt(seq, a):
                     out["hold"].append(ta - t)
                     break
@@ -238,8 +250,8 @@ def fmt(x, scale=1e3, f="%.2f"):
 def table(res):
     lines = ["| run | flow | proxied | reductions/s | reaction p50 | p90 | cycle p50 | p90 | "
              "CE-marked RTTs unanswered | rack_wait p50 | p90 | hold p50 | p90 | "
-             "ece_to_held p50 | p90 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ece_to_held p50 | p90 | pending ACKs at 0 / 1 / 2+ in flight |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res:
         for k, f in sorted(r["flows"].items()):
             cells = [r["id"], k, "yes" if f["proxied"] else "no",
@@ -251,6 +263,7 @@ def table(res):
             for key in ("rack_wait", "hold", "ece_to_held"):
                 a, b = p50_p90(f[key]) if f["proxied"] else (None, None)
                 cells += [fmt(a), fmt(b)]
+            cells.append(" / ".join(map(str, f["pending_flight"])) if f["proxied"] else "-")
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -274,8 +287,9 @@ def main(argv):
     if not res:
         sys.stderr.write("event-cycle: no upload run with captures in %s\n" % d)
         return 1
-    print("Event cycles (ms), `scripts/ecnproxy event-cycle %s`; window %s from the "
-          "run's RTT probe median.\n" % (d, "of 2 RTTs"))
+    print("Event cycles (ms), `scripts/ecnproxy event-cycle %s` (definitions: "
+          "py/ecnproxy/analysis/event_cycle.py); unanswered: no reduction within two "
+          "round trips (the run's RTT probe median) of a CE-marked round trip.\n" % d)
     print(table(res))
     if out:
         with open(out, "w") as fh:

@@ -145,6 +145,9 @@ def run_row(rec):
     for k in PROXY_KEYS:
         if k in a:
             row["proxy_" + k] = a[k] - b.get(k, 0)
+    # signals withdrawn before N saw them are in congestion_events too
+    if "signals_withdrawn" in a and "proxy_congestion_events" in row:
+        row["proxy_congestion_events"] -= a["signals_withdrawn"] - b.get("signals_withdrawn", 0)
     dev = rec["env"]["bottleneck_dev"]
     rb, ra = red_counters(rec["qdisc"]["before"], dev), red_counters(rec["qdisc"]["after"], dev)
     for k in ("marked", "early", "pdrop"):
