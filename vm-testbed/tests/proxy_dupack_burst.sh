@@ -42,7 +42,7 @@ require_cmd tcpdump jq python3 nstat
 
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 KEYS="$UNDO_KEYS TcpExtTCPTimeouts TcpExtTCPSackRecovery TcpExtTCPDSACKRecv TcpRetransSegs"
-PKEYS="congestion_events acks_held rexmit_suppressed rexmit_passed tsecr_rewritten dupack_aborts segs_ect_set"
+PKEYS="congestion_events signals_withdrawn acks_held rexmit_suppressed rexmit_passed tsecr_rewritten dupack_aborts segs_ect_set"
 
 # counters N: the client's nstat and the proxy's stats, one "key value"
 # per line, into $TB_OUT/burst.N.snap (tb_snap_delta)
@@ -123,7 +123,11 @@ for k in $KEYS $PKEYS red_drops; do
 done
 log_info "burst:$info"
 echo "burst$info" >"$TB_OUT/summary.txt"
-ev=$(tb_snap_delta burst congestion_events)
+# a signal withdrawn before N could be shown a loss (E acked L, alone in
+# flight at the end of a burst, and N sent nothing after it) is in
+# congestion_events too: the events are the rest
+wd=$(tb_snap_delta burst signals_withdrawn)
+ev=$(($(tb_snap_delta burst congestion_events) - wd))
 passed=$(tb_snap_delta burst rexmit_passed)
 rto=$(tb_snap_delta burst TcpExtTCPTimeouts)
 drops=$(tb_snap_delta burst red_drops)
@@ -132,7 +136,7 @@ undo=$(tb_snap_delta burst $UNDO_KEYS)
 RET=0
 [ "$ev" -ge 5 ] || check_err 1 "only $ev congestion events: the test did not congest"
 [ "$passed" -gt 0 ] || check_err 1 "no retransmission let through: the case did not occur"
-log_test "congested ($ev events), $passed retransmissions of L let through"
+log_test "congested ($ev events, $wd signals withdrawn), $passed retransmissions of L let through"
 
 RET=0
 resp=$(tb_snap_delta burst TcpExtTCPSackRecovery)
