@@ -207,7 +207,8 @@ matrix: deps
 # Fairness and responsiveness of the proxy's feedback (docs/testbed.md):
 # two long flows share the bottleneck, one through the proxy; resumable.
 # PROFILE=fairness (default here), fairness-upload, fairness-rtt0, fairness-rtt20 or
-# fairness-rtt20-pcap (with KEEP_PCAPS=1: the captures behind scripts/ecnproxy sack-rtt-scan).
+# fairness-rtt20-pcap or fairness-rtt0-pcap (with KEEP_PCAPS=1: the captures behind
+# scripts/ecnproxy sack-rtt-scan and event-cycle).
 ## experiments: two long flows share the bottleneck, one proxied
 fairness: deps
 	@$(SUBMAKE) build-modules
