@@ -1305,10 +1305,11 @@ static u32 ecnp_hold_no_sack(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * has sent nothing since).  Nothing above L can be shown SACKed, so RACK
  * would never mark L lost: held, this ACK would leave N waiting for its
  * loss probe (with one segment out two RTTs plus 200 ms, TCP_RTO_MIN).
- * The signal is withdrawn before N saw anything of it: this ACK goes
- * through as E sent it and the signal is pending again.  N has sent no
- * new data since the signal, so the CWR toward E is still pending: it is
- * taken back with it.
+ * The signal is withdrawn before N was shown a loss: this ACK goes on
+ * with E's ACK number (the post-hold edits of ecnp_fixup(), ECE cleared
+ * as on every ACK toward N) and the signal is pending again.  N has sent
+ * no new data since the signal, so the CWR toward E is still pending: it
+ * is taken back with it.
  */
 static bool ecnp_hold_void(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {

@@ -316,6 +316,13 @@ tb_snap_delta() {
 	echo $sum
 }
 
+# tb_snap_events NAME: the proxy's congestion events from NAME.0.snap to
+# NAME.1.snap: congestion_events less signals_withdrawn (signals withdrawn
+# before N could be shown a loss, which congestion_events counts too)
+tb_snap_events() {
+	echo $(($(tb_snap_delta "$1" congestion_events) - $(tb_snap_delta "$1" signals_withdrawn)))
+}
+
 # check_undos PREFIX EVENTS UNDOS: a test result that N's reductions for
 # EVENTS simulated losses were not undone; an undone reduction is a failed
 # simulated loss, and a few may come from real losses the path caused at

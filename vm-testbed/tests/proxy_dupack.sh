@@ -180,8 +180,7 @@ for cfg in "${configs[@]}"; do
 	upload "$name" "$up"
 	check_delivery "$name"
 
-	# signals withdrawn before N saw them are in congestion_events too
-	ev=$(($(tb_snap_delta "$name" congestion_events) - $(tb_snap_delta "$name" signals_withdrawn)))
+	ev=$(tb_snap_events "$name")
 	resp=$(tb_snap_delta "$name" $RESP_KEYS)
 	undo=$(tb_snap_delta "$name" $UNDO_KEYS)
 	drops=$(tb_snap_delta "$name" red_drops)
@@ -229,7 +228,7 @@ awk -v g="$gap" 'BEGIN { exit !(g <= 1.0) }' ||
 	check_err 1 "the server's application waited $gap s for data"
 log_test "long: no stall > 1 s at the receiving application (longest wait $gap s)"
 check_client_view long
-log_info "long: events=$(($(tb_snap_delta long congestion_events) - $(tb_snap_delta long signals_withdrawn))) responses=$(tb_snap_delta long $RESP_KEYS) undo=$(tb_snap_delta long $UNDO_KEYS) timeouts=$(tb_snap_delta long TcpExtTCPTimeouts)"
+log_info "long: events=$(tb_snap_events long) responses=$(tb_snap_delta long $RESP_KEYS) undo=$(tb_snap_delta long $UNDO_KEYS) timeouts=$(tb_snap_delta long TcpExtTCPTimeouts)"
 tb_cross_stop
 
 exit $EXIT_STATUS

@@ -123,11 +123,10 @@ for k in $KEYS $PKEYS red_drops; do
 done
 log_info "burst:$info"
 echo "burst$info" >"$TB_OUT/summary.txt"
-# a signal withdrawn before N could be shown a loss (E acked L, alone in
-# flight at the end of a burst, and N sent nothing after it) is in
-# congestion_events too: the events are the rest
+# withdrawn: E acked L, alone in flight at the end of a burst, and N sent
+# nothing after it
 wd=$(tb_snap_delta burst signals_withdrawn)
-ev=$(($(tb_snap_delta burst congestion_events) - wd))
+ev=$(tb_snap_events burst)
 passed=$(tb_snap_delta burst rexmit_passed)
 rto=$(tb_snap_delta burst TcpExtTCPTimeouts)
 drops=$(tb_snap_delta burst red_drops)

@@ -47,26 +47,19 @@ For a sender with loss recovery (the proxied one), from its own capture:
 Times are the guest's clock, one kernel for every namespace.  Medians and
 90th percentiles (nearest rank) in ms.
 """
+import bisect
 import glob
 import json
-import math
 import os
-import statistics
 import sys
 
 from . import pcapread
+from .events import after, data_conn
+from .sack_rtt_scan import p50_p90, seq_le
 
 PORTS = {"A": 5201, "B": 5202}
 SENDER_CAP = {"A": "client-eth0", "B": "udp1-eth0"}
 RECEIVER_CAP = "server-eth0"
-
-
-def seq_lt(a, b):
-    return a != b and ((b - a) & 0xFFFFFFFF) < 0x80000000
-
-
-def seq_le(a, b):
-    return ((b - a) & 0xFFFFFFFF) < 0x80000000
 
 
 def find_cap(d, rid, name):
@@ -78,15 +71,6 @@ def find_cap(d, rid, name):
     return None
 
 
-def data_conn(segs, port):
-    """The client port with the most payload toward PORT."""
-    pay = {}
-    for s in segs:
-        if s[5] == port:
-            pay[s[4]] = pay.get(s[4], 0) + s[10]
-    return max(pay, key=pay.get) if pay else None
-
-
 def receiver_view(segs, port, cport):
     """(CE times on new data, CWR times, ECE-ACK times) at the receiver."""
     ce, cwr, ece = [], [], []
@@ -95,7 +79,7 @@ def receiver_view(segs, port, cport):
         t, ecn, flags, plen = s[0], s[1], s[8], s[10]
         if s[4] == cport and s[5] == port:
             end = (s[6] + plen) & 0xFFFFFFFF
-            new = plen and (hi is None or seq_lt(hi, end))
+            new = plen and (hi is None or after(end, hi))
             if new:
                 hi = end
             if plen and ecn == 3 and new:
@@ -128,22 +112,15 @@ def sender_view(segs, port, cport, mss=1448):
                 if ep_end is None or (una is not None and seq_le(ep_end, una)):
                     eps.append((t, s[6]))
                     ep_end = hi
-            if plen and (hi is None or seq_lt(hi, end)):
+            if plen and (hi is None or after(end, hi)):
                 hi = end
         elif s[4] == port and s[5] == cport and flags & pcapread.ACK:
             opts = pcapread.tcp_options(s[11])
             fl = ((hi - s[7]) & 0xFFFFFFFF) // mss if hi is not None else 0
             acks.append((t, s[7], plen, bool(opts.get("sack")), fl))
-            if una is None or seq_lt(una, s[7]):
+            if una is None or after(s[7], una):
                 una = s[7]
     return cwr, eps, acks
-
-
-def p50_p90(xs):
-    if not xs:
-        return None, None
-    xs = sorted(xs)
-    return statistics.median(xs), xs[math.ceil(0.9 * len(xs)) - 1]
 
 
 def ce_rtts(times, rtt):
@@ -157,62 +134,78 @@ def ce_rtts(times, rtt):
 
 def flow_events(rcv, snd, proxied, rtt, t_from, t_to):
     """Per-flow figures (see the module's docstring)."""
-    ce, rcwr, ece = rcv
+    ce, rcwr, ece = (sorted(x) for x in rcv)
     cwr, eps, acks = snd
-    red = [t for t, _ in eps] if proxied else cwr
-    red = sorted(red)
+    red = sorted(t for t, _ in eps) if proxied else sorted(cwr)
+    ep_seq = dict(eps)
     out = {"reductions": 0, "reaction": [], "cycle": [], "rack_wait": [],
            "hold": [], "ece_to_held": [], "unanswered": 0, "ce_rtts": 0,
            "pending_flight": [0, 0, 0]}
+    # per ACK: its time, the cumulative ACK before it, and the time of the
+    # last ACK up to it that moved the cumulative ACK
+    ack_t = [x[0] for x in acks]
+    una_before, last_adv = [], []
+    una = adv = None
+    for (ta, a, _p, _s, _f) in acks:
+        una_before.append(una)
+        if una is None or after(a, una):
+            una, adv = a, ta
+        last_adv.append(adv)
     sel = [t for t in red if t_from <= t < t_to]
     out["reductions"] = len(sel)
     out["cycle"] = [b - a for a, b in zip(sel, sel[1:])]
-    rcwr = sorted(rcwr)
     for t in sel:
-        # the previous reduction's CWR at the receiver: the last CWR the
-        # receiver saw before the first CE mark that can trigger this one
-        prev = [x for x in red if x < t]
-        p = prev[-1] if prev else None
+        if proxied:
+            seq = ep_seq[t]
+            for n in range(bisect.bisect_right(ack_t, t), len(acks)):
+                if after(acks[n][1], seq):
+                    out["hold"].append(acks[n][0] - t)
+                    break
+        # the previous reduction's CWR at the receiver; this reduction's
+        # trigger is the first CE mark after it
+        i = bisect.bisect_left(red, t)
+        p = red[i - 1] if i else None
         after_cwr = None
         if p is not None:
-            nxt = [c for c in rcwr if c > p]
-            after_cwr = nxt[0] if nxt else None
-        trig = [c for c in ce if (after_cwr is None or c > after_cwr) and c <= t]
-        if trig and (after_cwr is not None or p is None):
-            out["reaction"].append(t - trig[0])
-            if proxied:
-                e = [x for x in ece if x >= trig[0]]
-                held = sig = None
-                last_ack = None
-                for (ta, a, plen, _sack, _fl) in acks:
-                    if ta > t:
-                        break
-                    if last_ack is not None and a == last_ack and not plen and ta >= trig[0]:
-                        held = ta if held is None else held
-                    elif last_ack is None or seq_lt(last_ack, a):
-                        held = None
-                        sig = ta
-                    if last_ack is None or seq_lt(last_ack, a):
-                        last_ack = a
-                if held is not None:
-                    out["rack_wait"].append(t - held)
-                    if e and e[0] <= held:
-                        out["ece_to_held"].append(held - e[0])
-                        # E's ACKs between its first ECE and the one the
-                        # hold started on: what the sender had in flight
-                        for (ta, _a, plen, _sack, fl) in acks:
-                            if e[0] <= ta < sig and not plen:
-                                out["pending_flight"][min(fl, 2)] += 1
+            j = bisect.bisect_right(rcwr, p)
+            after_cwr = rcwr[j] if j < len(rcwr) else None
+            if after_cwr is None:
+                continue
+        k = bisect.bisect_right(ce, after_cwr) if after_cwr is not None else 0
+        if k == len(ce) or ce[k] > t:
+            continue
+        trig = ce[k]
+        out["reaction"].append(t - trig)
         if proxied:
-            seq = [s for (te, s) in eps if te == t][0]
-            for (ta, a, _p, _s, _f) in acks:
-                if ta > t and seq_lt(seq, a):
-                    out["hold"].append(ta - t)
-                    break
-    starts = [s for s in ce_rtts([c for c in ce if t_from <= c < t_to], rtt)]
+            # the first held ACK: the first repeat of the cumulative ACK
+            # since the trigger and since its last move before t
+            k0 = bisect.bisect_left(ack_t, trig)
+            k1 = bisect.bisect_right(ack_t, t)
+            held = None
+            sig = last_adv[k0 - 1] if k0 else None
+            for n in range(k0, k1):
+                ta, a, plen = acks[n][0], acks[n][1], acks[n][2]
+                ub = una_before[n]
+                if ub is not None and a == ub and not plen:
+                    held = ta if held is None else held
+                elif ub is None or after(a, ub):
+                    held, sig = None, ta
+            if held is not None:
+                out["rack_wait"].append(t - held)
+                e = bisect.bisect_left(ece, trig)
+                if e < len(ece) and ece[e] <= held:
+                    out["ece_to_held"].append(held - ece[e])
+                    # E's ACKs between its first ECE and the one the hold
+                    # started on: what the sender had in flight
+                    for n in range(bisect.bisect_left(ack_t, ece[e]),
+                                   bisect.bisect_left(ack_t, sig)):
+                        if not acks[n][2]:
+                            out["pending_flight"][min(acks[n][4], 2)] += 1
+    starts = ce_rtts([c for c in ce if t_from <= c < t_to], rtt)
     out["ce_rtts"] = len(starts)
     for s in starts:
-        if not any(s < r <= s + 2 * rtt for r in red):
+        j = bisect.bisect_right(red, s)
+        if j == len(red) or red[j] > s + 2 * rtt:
             out["unanswered"] += 1
     return out
 

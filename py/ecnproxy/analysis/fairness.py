@@ -199,11 +199,8 @@ def run_row(rec):
     a, b = ps.get("after", {}), ps.get("before", {})
     for key in ("congestion_events", "dupacks_injected", "segs_dropped", "events_answered"):
         if key in a:
-            row["proxy_" + key] = a[key] - b.get(key, 0)
-    # signals the proxy withdrew before the sender saw them (records from
-    # 2026-12-02 on) are in congestion_events too: events are the rest
-    if "signals_withdrawn" in a and "proxy_congestion_events" in row:
-        row["proxy_congestion_events"] -= a["signals_withdrawn"] - b.get("signals_withdrawn", 0)
+            row["proxy_" + key] = (rpt.proxy_events(a, b) if key == "congestion_events"
+                                   else a[key] - b.get(key, 0))
     pr = rec.get("probes") or {}
     row["rtt_p50_ms"] = (pr.get("rtt") or {}).get("p50_ms")
     row["rtt_p95_ms"] = (pr.get("rtt") or {}).get("p95_ms")

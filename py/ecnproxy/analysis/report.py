@@ -103,6 +103,16 @@ def red_counters(snap, dev):
     return {}
 
 
+def proxy_events(after, before):
+    """The proxy's congestion events between two stats readings: its
+    congestion_events less the signals it withdrew before the sender could
+    be shown a loss (signals_withdrawn, since 2026-12-02), which
+    congestion_events counts too."""
+    def d(k):
+        return after.get(k, 0) - before.get(k, 0)
+    return d("congestion_events") - d("signals_withdrawn")
+
+
 def run_row(rec):
     p = rec["params"]
     row = {"id": rec["id"], "plan_index": rec["index"], "direction": p["direction"],
@@ -144,10 +154,8 @@ def run_row(rec):
     b, a = rec["proxy_stats"]["before"], rec["proxy_stats"]["after"]
     for k in PROXY_KEYS:
         if k in a:
-            row["proxy_" + k] = a[k] - b.get(k, 0)
-    # signals withdrawn before N saw them are in congestion_events too
-    if "signals_withdrawn" in a and "proxy_congestion_events" in row:
-        row["proxy_congestion_events"] -= a["signals_withdrawn"] - b.get("signals_withdrawn", 0)
+            row["proxy_" + k] = (proxy_events(a, b) if k == "congestion_events"
+                                 else a[k] - b.get(k, 0))
     dev = rec["env"]["bottleneck_dev"]
     rb, ra = red_counters(rec["qdisc"]["before"], dev), red_counters(rec["qdisc"]["after"], dev)
     for k in ("marked", "early", "pdrop"):
