@@ -244,3 +244,24 @@ def test_fairness_metric_command(tmp_path, capsys):
     assert lines[("dupack", "new", "B")][5] == "1.000"
     assert lines[("dupack", "all", "own")][5] == "%.3f" % (10 / 21)
     assert fairness_metric.main([str(tmp_path), "download"]) == 1
+
+
+def test_attempts_rows():
+    """Discarded attempts are tallied per cell, with how many of them had a
+    SYN or SYN-ACK retransmission at some host."""
+    def rec(rid, attempts):
+        return {"id": rid, "params": {"direction": "upload", "pair": "proxy-vs-ecn",
+                                      "feedback": "dupack"}, "attempts": attempts}
+    syn = {"problems": ["A: ECT on 0 of 10 data segments"],
+           "tcp_counters": {"client": {"TcpExt.TCPSynRetrans": 1}, "udp1": {}}}
+    nosyn = {"problems": ["B: no data seen"], "tcp_counters": {"client": {}}}
+    recs = [rec("r01", []), rec("r02", [syn]), rec("r03", [syn, nosyn])]
+    rows = fairness.attempts_rows(recs)
+    assert len(rows) == 1
+    r = rows[0]
+    assert (r["direction"], r["pair"], r["feedback"]) == ("upload", "proxy-vs-ecn", "dupack")
+    assert (r["runs"], r["attempts"], r["syn"]) == (2, 3, 2)
+    assert "B: no data seen" in r["problems"]
+    text = "\n".join(fairness.attempts_section(recs))
+    assert "| upload | proxy-vs-ecn | dupack | 2 | 3 | 2 |" in text
+    assert "None" in "\n".join(fairness.attempts_section([rec("r01", [])]))

@@ -381,6 +381,61 @@ def share_plot(df, path):
     plt.close(fig)
 
 
+def attempts_rows(recs):
+    """-> one row per (direction, pair, feedback) with attempts made again:
+    an attempt whose flows were not what the pair says (guest/fairness.py
+    roles(): a flow meant to be ECT was not, or the reverse) is recorded in
+    the run's "attempts" and the run made again.  Linux sends a retransmitted
+    SYN without ECE and CWR (tcp_ecn_clear_syn(), net.ipv4.tcp_ecn_fallback,
+    RFC 3168 6.1.1.1), so a first SYN lost to the queue the other flow fills
+    gives a flow without ECN: syn counts the discarded attempts with a SYN or
+    SYN-ACK retransmission (TcpExt.TCPSynRetrans at any host)."""
+    acc = {}
+    for r in recs:
+        att = r.get("attempts") or []
+        if not att:
+            continue
+        p = r["params"]
+        key = (p["direction"], p["pair"], p["feedback"])
+        a = acc.setdefault(key, {"runs": 0, "attempts": 0, "syn": 0, "problems": []})
+        a["runs"] += 1
+        for x in att:
+            a["attempts"] += 1
+            if any(c.get("TcpExt.TCPSynRetrans", 0) > 0
+                   for c in (x.get("tcp_counters") or {}).values()):
+                a["syn"] += 1
+            a["problems"] += x.get("problems", [])
+    return [dict(zip(("direction", "pair", "feedback"), k), **v)
+            for k, v in sorted(acc.items(), key=lambda kv: tuple(map(str, kv[0])))]
+
+
+def attempts_section(recs):
+    rows = attempts_rows(recs)
+    if not rows:
+        return ["## Attempts made again", "", "None: every run's flows negotiated what "
+                "their pair says at the first attempt.", ""]
+    L = ["## Attempts made again", "",
+         "A run whose flows were not what the pair says (a flow meant to be ECT sent "
+         "Not-ECT data, or the reverse) is made again, up to three attempts in all; "
+         "the discarded attempts are kept in the run's record (`attempts`).  Linux "
+         "sends a retransmitted SYN without ECE and CWR (RFC 3168 6.1.1.1, "
+         "`net.ipv4.tcp_ecn_fallback`), and the proxy forwards the retransmission of "
+         "a SYN it upgraded unmodified (FSM.md), so a first SYN lost to the queue "
+         "gives a flow without ECN; the kept runs are those whose handshakes "
+         "negotiated as planned.  "
+         "`with a SYN retransmission`: discarded attempts in which some host counted "
+         "`TcpExt.TCPSynRetrans`.", "",
+         "| direction | pair | feedback | runs made again | attempts discarded "
+         "| with a SYN retransmission | what was wrong |",
+         "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        L.append("| %s | %s | %s | %d | %d | %d | %s |" % (
+            r["direction"], r["pair"], r["feedback"], r["runs"], r["attempts"], r["syn"],
+            "; ".join(r["problems"])))
+    L.append("")
+    return L
+
+
 def report(d):
     with open(os.path.join(d, "plan.json")) as f:
         plan = json.load(f)
@@ -463,6 +518,7 @@ def report(d):
                                       r["resp_old_cov"])))
         L.append("")
         L += ce_rtt_section(df)
+        L += attempts_section(recs)
         if "nstat_recoveries_A" in df:
             L += ["## Upload senders' own counters (nstat in each sender's namespace)", "",
                   "| pair | feedback | n | A recoveries | A undos | A RTOs | B recoveries "
@@ -484,6 +540,7 @@ def report(d):
     with open(os.path.join(d, "headline.json"), "w") as f:
         json.dump({"kind": "fairness", "profile": prof["name"], "runs": len(recs),
                    "flagged": int(sum(1 for r in recs if r["fidelity"]["flags"])),
+                   "attempts_discarded": sum(r["attempts"] for r in attempts_rows(recs)),
                    "verdicts": verdicts}, f, indent=1)
     with open(os.path.join(d, "README.md"), "w") as f:
         f.write("# %s\n\nFairness experiment (`make fairness`, profile `%s`). "
