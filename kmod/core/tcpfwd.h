@@ -41,7 +41,8 @@
  * and tcpfwd_set_ecn() of an IPv4 packet.
  *
  * Why a module of its own, not a copy compiled into each user: the code is
- * loaded once; each symbol has one definition, so both users can also be
+ * loaded once (but for the inline packet-path helpers above); each
+ * exported symbol has one definition, so both users can also be
  * built into one kernel image (kernel-patches/); and, like nf_conntrack or
  * nf_synproxy_core, it carries no state of its own: everything lives in
  * the users' per-netns structs, so it is loaded first (modprobe does that)
