@@ -34,10 +34,15 @@
  *               copy) on as if the hook had accepted it.
  *
  * The pure option helpers (tcpfwd_opt.h) and IP header edits
- * (tcpfwd_iph.h) are part of the same module.
+ * (tcpfwd_iph.h) are part of the same module.  What every packet of a
+ * hook runs is inline here, compiled into each user: tcpfwd_parse() with
+ * the key, tcpfwd_flow_lookup() with the table's hash and comparison
+ * (one struct rhashtable_params for the lookup and the core's inserts),
+ * and tcpfwd_set_ecn() of an IPv4 packet.
  *
  * Why a module of its own, not a copy compiled into each user: the code is
- * loaded once; each symbol has one definition, so both users can also be
+ * loaded once (but for the inline packet-path helpers above); each
+ * exported symbol has one definition, so both users can also be
  * built into one kernel image (kernel-patches/); and, like nf_conntrack or
  * nf_synproxy_core, it carries no state of its own: everything lives in
  * the users' per-netns structs, so it is loaded first (modprobe does that)
@@ -58,6 +63,8 @@
 #define _TCPFWD_H
 
 #include <linux/in6.h>
+#include <linux/ip.h>
+#include <linux/jhash.h>
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_bridge.h>
@@ -68,6 +75,9 @@
 #include <linux/tcp.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
 
@@ -141,6 +151,72 @@ struct tcpfwd_flowtab {
 	struct rhashtable_iter gc_iter;	/* the collector's place */
 	bool gc_walking;	/* gc_iter is entered */
 };
+
+/*
+ * The key's words: lo_addr 0-3, hi_addr 4-7, the ports 8, the family and
+ * padding 9.  An IPv4 key uses words 0, 4, 8 and 9 (its other address
+ * words are zero), so it is hashed by one jhash_3words() over 12 bytes
+ * (the family need not be hashed: the comparison tells an IPv4 key from an
+ * IPv6 one that hashes the same) and compared in four words, both inline
+ * in the lookup; an IPv6 key is hashed over 36 bytes and compared whole.
+ */
+#define TCPFWD_KEY_WORDS	(sizeof(struct tcpfwd_flow_key) / sizeof(u32))
+
+static_assert(sizeof(struct tcpfwd_flow_key) == 40 &&
+	      offsetof(struct tcpfwd_flow_key, hi_addr) == 16 &&
+	      offsetof(struct tcpfwd_flow_key, lo_port) == 32 &&
+	      offsetof(struct tcpfwd_flow_key, family) == 36,
+	      "the key's word layout of tcpfwd_key_hash()");
+
+static __always_inline u32 tcpfwd_key_hash(const void *data, u32 len, u32 seed)
+{
+	const struct tcpfwd_flow_key *k = data;
+	const u32 *w = data;
+
+	if (k->family == NFPROTO_IPV4)
+		return jhash_3words(w[0], w[4], w[8], seed);
+	return jhash2(w, TCPFWD_KEY_WORDS - 1, seed);
+}
+
+/* 0 if the flow @obj has the key @arg->key (rhashtable's convention). */
+static __always_inline int
+tcpfwd_key_cmp(struct rhashtable_compare_arg *arg, const void *obj)
+{
+	const u32 *a = arg->key;
+	const u32 *b = (const u32 *)&((const struct tcpfwd_flow *)obj)->key;
+	unsigned int i;
+	u32 d;
+
+	d = (a[0] ^ b[0]) | (a[4] ^ b[4]) | (a[8] ^ b[8]) | (a[9] ^ b[9]);
+	if (d || ((const struct tcpfwd_flow_key *)a)->family == NFPROTO_IPV4)
+		return d != 0;
+	for (i = 1; i < 8; i++)
+		d |= a[i] ^ b[i];
+	return d != 0;
+}
+
+static const struct rhashtable_params tcpfwd_ht_params = {
+	.head_offset		= offsetof(struct tcpfwd_flow, node),
+	.key_offset		= offsetof(struct tcpfwd_flow, key),
+	.key_len		= sizeof(struct tcpfwd_flow_key),
+	/*
+	 * No obj_hashfn: rhashtable hashes an object by its key at key_offset
+	 * with hashfn, and rhashtable_lookup_get_insert_fast() BUG()s on one.
+	 */
+	.hashfn			= tcpfwd_key_hash,
+	.obj_cmpfn		= tcpfwd_key_cmp,
+	.automatic_shrinking	= true,
+};
+
+/*
+ * Under rcu_read_lock(); the flow may be dead (check under its lock).
+ * Inline, with the hash and the comparison: on every packet of the hooks.
+ */
+static __always_inline struct tcpfwd_flow *
+tcpfwd_flow_lookup(struct tcpfwd_flowtab *t, const struct tcpfwd_flow_key *key)
+{
+	return rhashtable_lookup(&t->ht, key, tcpfwd_ht_params);
+}
 
 enum tcpfwd_insert_err {
 	TCPFWD_INSERT_OK = 0,
@@ -274,6 +350,34 @@ static inline int tcpfwd_ensure_writable(struct sk_buff *skb,
 	return skb_ensure_writable(skb, len);
 }
 
+int tcpfwd_set_ecn6(struct sk_buff *skb, u8 ecn);
+
+/**
+ * tcpfwd_set_ecn - set the IP ECN field
+ * @skb: the packet
+ * @p: its parse result (the family)
+ * @ecn: INET_ECN_* codepoint
+ *
+ * The ECN field is not covered by the TCP checksum.  IPv4: the header
+ * checksum is updated with it, so the header's sum (and skb->csum under
+ * CHECKSUM_COMPLETE) does not change; IPv6 (tcpfwd_set_ecn6()): skb->csum
+ * is updated as IP6_ECN_set_ce() does.  IPv4 inline: every data segment
+ * of a proxied flow takes it.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static inline int tcpfwd_set_ecn(struct sk_buff *skb,
+				 const struct tcpfwd_pkt *p, u8 ecn)
+{
+	if (p->key.family != NFPROTO_IPV4)
+		return tcpfwd_set_ecn6(skb, ecn);
+	if (tcpfwd_ensure_writable(skb, skb_network_offset(skb) +
+				   sizeof(struct iphdr)))
+		return -ENOMEM;
+	ipv4_change_dsfield(ip_hdr(skb), (u8)~INET_ECN_MASK, ecn);
+	return 0;
+}
+
 /**
  * tcpfwd_tcp_off - where the TCP header of an IPv4/IPv6 packet starts
  * @skb: the packet, network header set
@@ -309,11 +413,110 @@ static inline int tcpfwd_tcp_off(const struct sk_buff *skb, u8 family)
 	return off;
 }
 
-int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
-		 struct tcpfwd_pkt *p);
+/*
+ * Which endpoint is lo: addresses compared as big-endian numbers (what
+ * memcmp() said before), then ports; 0 if both are the same.
+ */
+static __always_inline int tcpfwd_addr_cmp(const __be32 *a,
+					   const __be32 *b,
+					   unsigned int words)
+{
+	unsigned int i;
+
+	for (i = 0; i < words; i++)
+		if (a[i] != b[i])
+			return ntohl(a[i]) < ntohl(b[i]) ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The canonical key of an IPv4 (@words 1) or IPv6 (4) packet from @saddr
+ * to @daddr, ports from p->th.  Every word of the key is written (an IPv4
+ * key's unused address words zero), so @p need not be cleared first.
+ */
+static __always_inline void tcpfwd_key_fill(struct tcpfwd_pkt *p,
+					    const __be32 *saddr,
+					    const __be32 *daddr,
+					    unsigned int words, u8 family)
+{
+	struct tcpfwd_flow_key *k = &p->key;
+	int cmp = tcpfwd_addr_cmp(saddr, daddr, words);
+	const __be32 *lo, *hi;
+	unsigned int i;
+
+	if (!cmp)
+		cmp = (int)ntohs(p->th.source) - (int)ntohs(p->th.dest);
+	p->src_is_lo = cmp <= 0;
+	lo = p->src_is_lo ? saddr : daddr;
+	hi = p->src_is_lo ? daddr : saddr;
+	for (i = 0; i < 4; i++) {
+		k->lo_addr.s6_addr32[i] = i < words ? lo[i] : 0;
+		k->hi_addr.s6_addr32[i] = i < words ? hi[i] : 0;
+	}
+	k->lo_port = p->src_is_lo ? p->th.source : p->th.dest;
+	k->hi_port = p->src_is_lo ? p->th.dest : p->th.source;
+	k->family = family;
+	memset(k->pad, 0, sizeof(k->pad));
+}
+
+/**
+ * tcpfwd_parse - find the TCP header of an IPv4/IPv6 packet
+ * @tn: the user's netns state (its counters)
+ * @skb: the packet, network header set
+ * @family: NFPROTO_IPV4 or NFPROTO_IPV6
+ * @p: filled on success
+ *
+ * Fragments, non-TCP packets and malformed headers (bad data offset,
+ * truncated header) are refused; the caller must leave them untouched.
+ * A malformed one is counted in the user's ops->stat_malformed.
+ *
+ * Inline, as the key fill: on every packet of the hooks (IPv4's key is
+ * built from constant word counts, unrolled).
+ *
+ * Return: 0, -EPROTONOSUPPORT for packets that are not ours, -EINVAL for
+ * malformed ones.
+ */
+static __always_inline int tcpfwd_parse(struct tcpfwd_net *tn,
+					struct sk_buff *skb, u8 family,
+					struct tcpfwd_pkt *p)
+{
+	const struct tcphdr *th;
+	int thoff = tcpfwd_tcp_off(skb, family);
+
+	/* every field of @p is written below: no memset() first */
+	if (thoff < 0)
+		return thoff;
+	if (family == NFPROTO_IPV4)
+		p->ecn = ip_hdr(skb)->tos & INET_ECN_MASK;
+	else
+		p->ecn = ipv6_get_dsfield(ipv6_hdr(skb)) & INET_ECN_MASK;
+
+	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
+	if (!th)
+		goto malformed;
+	if (th != &p->th)
+		memcpy(&p->th, th, sizeof(p->th));
+	p->thoff = thoff;
+	p->thlen = p->th.doff * 4;
+	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)
+		goto malformed;
+	p->payload = skb->len - thoff - p->thlen;
+
+	if (family == NFPROTO_IPV4)
+		tcpfwd_key_fill(p, &ip_hdr(skb)->saddr, &ip_hdr(skb)->daddr, 1,
+				family);
+	else
+		tcpfwd_key_fill(p, ipv6_hdr(skb)->saddr.s6_addr32,
+				ipv6_hdr(skb)->daddr.s6_addr32, 4, family);
+	return 0;
+
+malformed:
+	tcpfwd_count(tn, tn->ops->stat_malformed);
+	return -EINVAL;
+}
+
 int tcpfwd_set_tcp_flags(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 			 u8 set, u8 clear);
-int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn);
 int tcpfwd_skb_ip_resize(struct sk_buff *skb, int delta);
 
 /*
@@ -374,8 +577,6 @@ static inline void tcpfwd_th_set_window(struct sk_buff *skb,
 }
 
 unsigned int tcpfwd_default_max_flows(void);
-struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
-				       const struct tcpfwd_flow_key *key);
 struct tcpfwd_flow *tcpfwd_flow_add(struct tcpfwd_net *tn,
 				    const struct tcpfwd_flow_key *key,
 				    bool a_is_lo, unsigned int max,

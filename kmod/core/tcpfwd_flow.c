@@ -17,62 +17,6 @@
 #include "tcpfwd.h"
 #include "tcpfwd_internal.h"
 
-/*
- * The key's words: lo_addr 0-3, hi_addr 4-7, the ports 8, the family and
- * padding 9.  An IPv4 key uses words 0, 4, 8 and 9 (its other address
- * words are zero), so it is hashed by one jhash_3words() over 12 bytes
- * (the family need not be hashed: the comparison tells an IPv4 key from an
- * IPv6 one that hashes the same) and compared in four words, both inline
- * in the lookup; an IPv6 key is hashed over 36 bytes and compared whole.
- */
-#define TCPFWD_KEY_WORDS	(sizeof(struct tcpfwd_flow_key) / sizeof(u32))
-
-static_assert(sizeof(struct tcpfwd_flow_key) == 40 &&
-	      offsetof(struct tcpfwd_flow_key, hi_addr) == 16 &&
-	      offsetof(struct tcpfwd_flow_key, lo_port) == 32 &&
-	      offsetof(struct tcpfwd_flow_key, family) == 36,
-	      "the key's word layout of tcpfwd_key_hash()");
-
-static inline u32 tcpfwd_key_hash(const void *data, u32 len, u32 seed)
-{
-	const struct tcpfwd_flow_key *k = data;
-	const u32 *w = data;
-
-	if (k->family == NFPROTO_IPV4)
-		return jhash_3words(w[0], w[4], w[8], seed);
-	return jhash2(w, TCPFWD_KEY_WORDS - 1, seed);
-}
-
-/* 0 if the flow @obj has the key @arg->key (rhashtable's convention). */
-static inline int tcpfwd_key_cmp(struct rhashtable_compare_arg *arg,
-				 const void *obj)
-{
-	const u32 *a = arg->key;
-	const u32 *b = (const u32 *)&((const struct tcpfwd_flow *)obj)->key;
-	unsigned int i;
-	u32 d;
-
-	d = (a[0] ^ b[0]) | (a[4] ^ b[4]) | (a[8] ^ b[8]) | (a[9] ^ b[9]);
-	if (d || ((const struct tcpfwd_flow_key *)a)->family == NFPROTO_IPV4)
-		return d != 0;
-	for (i = 1; i < 8; i++)
-		d |= a[i] ^ b[i];
-	return d != 0;
-}
-
-static const struct rhashtable_params tcpfwd_ht_params = {
-	.head_offset		= offsetof(struct tcpfwd_flow, node),
-	.key_offset		= offsetof(struct tcpfwd_flow, key),
-	.key_len		= sizeof(struct tcpfwd_flow_key),
-	/*
-	 * No obj_hashfn: rhashtable hashes an object by its key at key_offset
-	 * with hashfn, and rhashtable_lookup_get_insert_fast() BUG()s on one.
-	 */
-	.hashfn			= tcpfwd_key_hash,
-	.obj_cmpfn		= tcpfwd_key_cmp,
-	.automatic_shrinking	= true,
-};
-
 int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size,
 			struct kmem_cache *cache)
 {
@@ -135,14 +79,6 @@ unsigned int tcpfwd_default_max_flows(void)
 		     (nr_pages << PAGE_SHIFT) / 16384 / sizeof(void *));
 }
 EXPORT_SYMBOL_GPL(tcpfwd_default_max_flows);
-
-/* Under rcu_read_lock(); the flow may be dead (check under its lock). */
-struct tcpfwd_flow *tcpfwd_flow_lookup(struct tcpfwd_flowtab *t,
-				       const struct tcpfwd_flow_key *key)
-{
-	return rhashtable_lookup(&t->ht, key, tcpfwd_ht_params);
-}
-EXPORT_SYMBOL_GPL(tcpfwd_flow_lookup);
 
 /*
  * Memory cgroup charging of the flows.  What mm/memcontrol.c of 6.1 does

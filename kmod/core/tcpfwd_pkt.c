@@ -16,103 +16,6 @@
 #include "tcpfwd_compat.h"
 #include "tcpfwd_iph.h"
 
-/*
- * Which endpoint is lo: addresses compared as big-endian numbers (what
- * memcmp() said before), then ports; 0 if both are the same.
- */
-static inline int tcpfwd_addr_cmp(const __be32 *a, const __be32 *b,
-				  unsigned int words)
-{
-	unsigned int i;
-
-	for (i = 0; i < words; i++)
-		if (a[i] != b[i])
-			return ntohl(a[i]) < ntohl(b[i]) ? -1 : 1;
-	return 0;
-}
-
-/*
- * The canonical key of an IPv4 (@words 1) or IPv6 (4) packet from @saddr
- * to @daddr, ports from p->th.  Every word of the key is written (an IPv4
- * key's unused address words zero), so @p need not be cleared first.
- */
-static inline void tcpfwd_key_fill(struct tcpfwd_pkt *p, const __be32 *saddr,
-				   const __be32 *daddr, unsigned int words,
-				   u8 family)
-{
-	struct tcpfwd_flow_key *k = &p->key;
-	int cmp = tcpfwd_addr_cmp(saddr, daddr, words);
-	const __be32 *lo, *hi;
-	unsigned int i;
-
-	if (!cmp)
-		cmp = (int)ntohs(p->th.source) - (int)ntohs(p->th.dest);
-	p->src_is_lo = cmp <= 0;
-	lo = p->src_is_lo ? saddr : daddr;
-	hi = p->src_is_lo ? daddr : saddr;
-	for (i = 0; i < 4; i++) {
-		k->lo_addr.s6_addr32[i] = i < words ? lo[i] : 0;
-		k->hi_addr.s6_addr32[i] = i < words ? hi[i] : 0;
-	}
-	k->lo_port = p->src_is_lo ? p->th.source : p->th.dest;
-	k->hi_port = p->src_is_lo ? p->th.dest : p->th.source;
-	k->family = family;
-	memset(k->pad, 0, sizeof(k->pad));
-}
-
-/**
- * tcpfwd_parse - find the TCP header of an IPv4/IPv6 packet
- * @tn: the user's netns state (its counters)
- * @skb: the packet, network header set
- * @family: NFPROTO_IPV4 or NFPROTO_IPV6
- * @p: filled on success
- *
- * Fragments, non-TCP packets and malformed headers (bad data offset,
- * truncated header) are refused; the caller must leave them untouched.
- * A malformed one is counted in the user's ops->stat_malformed.
- *
- * Return: 0, -EPROTONOSUPPORT for packets that are not ours, -EINVAL for
- * malformed ones.
- */
-int tcpfwd_parse(struct tcpfwd_net *tn, struct sk_buff *skb, u8 family,
-		 struct tcpfwd_pkt *p)
-{
-	const struct tcphdr *th;
-	int thoff = tcpfwd_tcp_off(skb, family);
-
-	/* every field of @p is written below: no memset() first */
-	if (thoff < 0)
-		return thoff;
-	if (family == NFPROTO_IPV4)
-		p->ecn = ip_hdr(skb)->tos & INET_ECN_MASK;
-	else
-		p->ecn = ipv6_get_dsfield(ipv6_hdr(skb)) & INET_ECN_MASK;
-
-	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
-	if (!th)
-		goto malformed;
-	if (th != &p->th)
-		memcpy(&p->th, th, sizeof(p->th));
-	p->thoff = thoff;
-	p->thlen = p->th.doff * 4;
-	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)
-		goto malformed;
-	p->payload = skb->len - thoff - p->thlen;
-
-	if (family == NFPROTO_IPV4)
-		tcpfwd_key_fill(p, &ip_hdr(skb)->saddr, &ip_hdr(skb)->daddr, 1,
-				family);
-	else
-		tcpfwd_key_fill(p, ipv6_hdr(skb)->saddr.s6_addr32,
-				ipv6_hdr(skb)->daddr.s6_addr32, 4, family);
-	return 0;
-
-malformed:
-	tcpfwd_count(tn, tn->ops->stat_malformed);
-	return -EINVAL;
-}
-EXPORT_SYMBOL_GPL(tcpfwd_parse);
-
 /**
  * tcpfwd_set_tcp_flags - set and clear TCP flag bits, fixing the checksum
  * @skb: the packet
@@ -160,39 +63,20 @@ static void tcpfwd_csum_complete_add(struct sk_buff *skb, u32 diff)
 		skb->csum = csum_add(skb->csum, (__force __wsum)diff);
 }
 
-/**
- * tcpfwd_set_ecn - set the IP ECN field
- * @skb: the packet
- * @p: its parse result (the family)
- * @ecn: INET_ECN_* codepoint
- *
- * The ECN field is not covered by the TCP checksum.  IPv4: the header
- * checksum is updated with it, so the header's sum (and skb->csum under
- * CHECKSUM_COMPLETE) does not change; IPv6: skb->csum is updated as
- * IP6_ECN_set_ce() does.
- *
- * Return: 0 or -ENOMEM.
- */
-int tcpfwd_set_ecn(struct sk_buff *skb, const struct tcpfwd_pkt *p, u8 ecn)
+/* tcpfwd_set_ecn() of an IPv6 packet (tcpfwd.h). */
+int tcpfwd_set_ecn6(struct sk_buff *skb, u8 ecn)
 {
-	unsigned int len = skb_network_offset(skb);
-	u8 family = p->key.family;
 	u32 diff;
 
-	len += family == NFPROTO_IPV4 ? sizeof(struct iphdr) :
-					sizeof(struct ipv6hdr);
-	if (tcpfwd_ensure_writable(skb, len))
+	if (tcpfwd_ensure_writable(skb, skb_network_offset(skb) +
+				   sizeof(struct ipv6hdr)))
 		return -ENOMEM;
-	if (family == NFPROTO_IPV4) {
-		ipv4_change_dsfield(ip_hdr(skb), (u8)~INET_ECN_MASK, ecn);
-	} else {
-		diff = tcpfwd_ip6_change_dsfield(skb_network_header(skb),
-						 (u8)~INET_ECN_MASK, ecn);
-		tcpfwd_csum_complete_add(skb, diff);
-	}
+	diff = tcpfwd_ip6_change_dsfield(skb_network_header(skb),
+					 (u8)~INET_ECN_MASK, ecn);
+	tcpfwd_csum_complete_add(skb, diff);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tcpfwd_set_ecn);
+EXPORT_SYMBOL_GPL(tcpfwd_set_ecn6);
 
 /**
  * tcpfwd_skb_ip_resize - the IP length of a packet made longer or shorter

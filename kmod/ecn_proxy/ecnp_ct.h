@@ -6,8 +6,8 @@
  * not used in the packet's netns) every function is a no-op.
  *
  * The packet path's reads are inline: the hook's first test
- * (ecnp_ct_nothing()) costs a load of skb->_nfct and, with an entry, one
- * of its status word.
+ * (ecnp_ct_get()) costs a load of skb->_nfct; with an entry, the out-of-line
+ * ecnp_ct_bypass() (ecnp_main.c) reads its status word (ecnp_ct_nothing()).
  */
 #ifndef _ECNP_CT_H
 #define _ECNP_CT_H

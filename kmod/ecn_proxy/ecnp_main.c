@@ -702,6 +702,18 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 	int secs;
 
 	/*
+	 * Most segments: a proxied flow, open, in phase 2 before and after
+	 * (never decided: needs nothing is not phase 2).  What the rest of
+	 * this function gives it, without its tests.
+	 */
+	if (ecnp_fsm_in_phase2(&ef->fsm) && !ef->closed && !ef->decided &&
+	    !(ret & ECNP_EV_CLOSED)) {
+		t = (unsigned long)ecnp_limit(&en->timeout_established,
+					      &bound->timeout_established) * HZ;
+		tcpfwd_flow_expire_in(&ef->base, max(t, ecnp_ct_expires(skb)));
+		return;
+	}
+	/*
 	 * conntrack's copy of the decision (ecnp_hook()) follows ef->decided,
 	 * here under the lock: set when a flow is decided or a decided flow
 	 * is stepped, cleared when it is not any more.  Other flows never
@@ -758,6 +770,9 @@ static int ecnp_apply(struct sk_buff *skb, const struct tcpfwd_pkt *p,
 	u8 set = 0, clear = 0;
 	int err = 0;
 
+	/* N's new data in the steady state: ECT(0), nothing else */
+	if ((ret & ECNP_ACT_FLAG_EDITS) == ECNP_ACT_SET_ECT0)
+		return tcpfwd_set_ecn(skb, p, INET_ECN_ECT_0);
 	if (ret & ECNP_ACT_SET_ECE)
 		set |= TCPHDR_ECE;
 	if (ret & ECNP_ACT_CLEAR_ECE)
@@ -1370,14 +1385,17 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
  * unless it is a FIN or RST without SYN: that takes the full path (its
  * flow, if it still has one, closes; none is created for it:
  * ecnp_pickup_wanted()).  A SYN passes too: ecnp_ct_path().  Return: the
- * segment passes.
+ * segment passes (false for a connection without the bit).
  */
-static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
+static noinline bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 {
-	int off = tcpfwd_tcp_off(skb, pf);
+	int off;
 	const u8 *flags;
 	u8 buf;
 
+	if (!ecnp_ct_nothing(ecnp_ct_get(skb)))
+		return false;
+	off = tcpfwd_tcp_off(skb, pf);
 	/* not TCP (an ICMP error of the connection): never the proxy's */
 	if (off < 0)
 		return true;
@@ -1391,8 +1409,8 @@ static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,
 			      const struct nf_hook_state *state)
 {
-	if (ecnp_ct_nothing(ecnp_ct_get(skb)) &&
-	    ecnp_ct_bypass(skb, state->pf))
+	/* out of line: no frame here for a packet without conntrack */
+	if (ecnp_ct_get(skb) && ecnp_ct_bypass(skb, state->pf))
 		return NF_ACCEPT;
 	return ecnp_process(container_of(priv, struct ecnp_net, tn), skb,
 			    state, true);
