@@ -165,6 +165,7 @@ enum impair_stat {
 	IMPAIR_STAT_COAL_FLUSHED,
 	IMPAIR_STAT_COAL_FREED,
 	IMPAIR_STAT_COAL_SKIPPED,
+	IMPAIR_STAT_COAL_NO_ROUTE,
 	IMPAIR_STAT_NR,
 };
 
@@ -205,6 +206,7 @@ static const char * const impair_stat_names[IMPAIR_STAT_NR] = {
 	[IMPAIR_STAT_COAL_FLUSHED]	= "coalesce_flushed",
 	[IMPAIR_STAT_COAL_FREED]	= "coalesce_freed",
 	[IMPAIR_STAT_COAL_SKIPPED]	= "coalesce_skipped",
+	[IMPAIR_STAT_COAL_NO_ROUTE]	= "coalesce_no_route",
 };
 
 /* A rule and its hit counter; shared by consecutive rule sets. */
@@ -1208,7 +1210,7 @@ static unsigned int impair_coalesce(struct impair_net *in,
 	struct impair_coal_seg cs = { };
 	int why = IMPAIR_SEG_NODATA;
 	struct impair_rel rel = { };
-	bool hold = false;
+	bool hold = false, noroute = false;
 	u8 dir = !from_a;
 	unsigned int mtu;
 
@@ -1228,9 +1230,19 @@ static unsigned int impair_coalesce(struct impair_net *in,
 	}
 	if (kr && cs.len && why != IMPAIR_SEG_OK && !h->skb && !h->gone &&
 	    !in->hold_closing && !impair_coalesce_can_hold(&cs, mtu) &&
-	    skb->dev && skb_dst_force(skb)) {
-		impair_hold_put(in, h, skb, s, &cs, dir, state);
-		hold = true;
+	    skb->dev) {
+		/*
+		 * A segment held keeps its route.  skb_dst_force() fails on a
+		 * route being freed, and leaves the segment without one: it
+		 * cannot be forwarded either, so it is dropped (as nf_queue
+		 * does).
+		 */
+		if (skb_dst_force(skb)) {
+			impair_hold_put(in, h, skb, s, &cs, dir, state);
+			hold = true;
+		} else {
+			noroute = true;
+		}
 	}
 	spin_unlock_bh(&in->hold_lock);
 
@@ -1242,6 +1254,10 @@ static unsigned int impair_coalesce(struct impair_net *in,
 	if (hold) {
 		impair_count(in, IMPAIR_STAT_COAL_HELD);
 		return NF_STOLEN;
+	}
+	if (noroute) {
+		impair_count(in, IMPAIR_STAT_COAL_NO_ROUTE);
+		return NF_DROP;
 	}
 	if (kr && cs.len)
 		impair_count(in, IMPAIR_STAT_COAL_SKIPPED);
@@ -1407,6 +1423,15 @@ static bool impair_match_all(const struct impair_ruleset *rs,
 		ip->dseg = last_dseg;
 		if (ip->seg_known && m != impair_rule_match(r, ip))
 			split = true;
+		/*
+		 * a dataseg range wholly inside the packet matches neither
+		 * end; "after" is monotone, so its last segment stands for it
+		 */
+		if (!split && ip->seg_known && (r->match & IMPAIR_M_DATASEG) &&
+		    dfirst < r->dseg_lo && r->dseg_hi < last_dseg) {
+			ip->dseg = r->dseg_lo;
+			split = impair_rule_match(r, ip);
+		}
 	}
 	ip->seg = first;
 	ip->dseg = dfirst;
@@ -1979,15 +2004,20 @@ static void __net_exit impair_net_pre_exit(struct net *net)
 	spin_lock_bh(&in->hold_lock);
 	in->hold_closing = true;
 	spin_unlock_bh(&in->hold_lock);
+	/*
+	 * No segment is held from here on, and the work requeues no more.
+	 * Free the held ones now, not in impair_net_exit(): each pins its
+	 * input device, and a namespace's devices are unregistered (which
+	 * waits for every reference) before its subsystems' exit runs.
+	 */
+	cancel_delayed_work_sync(&in->hold_work);
+	impair_hold_drain(in, false);
 }
 
 static void __net_exit impair_net_exit(struct net *net)
 {
 	struct impair_net *in = impair_pernet(net);
 
-	/* no packet holds a segment any more; the work requeues no more */
-	cancel_delayed_work_sync(&in->hold_work);
-	impair_hold_drain(in, false);
 	/* no more writers: remove_proc_subtree() waits for running ones */
 	tcpfwd_net_exit(&in->tn);
 	impair_ruleset_free(rcu_dereference_protected(in->rules, 1));

@@ -143,6 +143,58 @@ for fam in 4 6; do
 	log_test "IPv$fam: coalesce of CHECKSUM_PARTIAL segments: checksums right"
 done
 
+# A namespace deleted with segments held (10 s timeout): they are freed
+# as it starts to go.  Each pins its input device, and a namespace's
+# devices are unregistered before its subsystems' exit, waiting for every
+# reference: freed only when their flows expired (300 s), they stalled
+# the kernel's namespace cleanup, every other namespace's teardown with
+# it, with "unregister_netdevice: waiting for ... to become free" every
+# 10 s.  Three namespaces of their own (198.19.250.0/24, .251.0/24):
+#
+#   cz-a a0 -------- r0 cz-r r1 -------- b0 cz-b
+#   .250.2        .250.1     .251.1       .251.2
+RET=0
+echo 10000 >/sys/module/impair/parameters/coalesce_timeout_ms
+czns() {
+	ip netns add cz-a && ip netns add cz-r && ip netns add cz-b &&
+		ip link add a0 netns cz-a type veth peer r0 netns cz-r &&
+		ip link add b0 netns cz-b type veth peer r1 netns cz-r &&
+		ip -n cz-a addr add 198.19.250.2/24 dev a0 &&
+		ip -n cz-r addr add 198.19.250.1/24 dev r0 &&
+		ip -n cz-r addr add 198.19.251.1/24 dev r1 &&
+		ip -n cz-b addr add 198.19.251.2/24 dev b0 &&
+		ip -n cz-a link set a0 up && ip -n cz-b link set b0 up &&
+		ip -n cz-r link set r0 up && ip -n cz-r link set r1 up &&
+		ip -n cz-a link set lo up && ip -n cz-b link set lo up &&
+		ip -n cz-a route add default via 198.19.250.1 &&
+		ip -n cz-b route add default via 198.19.251.1 &&
+		ip netns exec cz-r sysctl -qw net.ipv4.ip_forward=1 &&
+		ip netns exec cz-r sh -c \
+			'echo "dir initiator coalesce" > /proc/net/impair/rules'
+}
+czns || check_err 1 "cannot set up the three namespaces"
+for port in 5001 5002; do
+	tb_bg "cz-srv$port" cz-b python3 -m ecnproxy.vmtest.xfer server $port 200 --family 4
+	tb_wait_port cz-b $port
+	tb_bg "cz-cli$port" cz-a timeout 30 python3 -m ecnproxy.vmtest.xfer client \
+		198.19.251.2 $port 200 --pause 8
+done
+# each client's request is held from its arrival until its FIN, 8 s later
+IMPAIR_NODE=cz-r impair_wait_stat held 2 4 >/dev/null
+expect "held in cz-r" "$(IMPAIR_NODE=cz-r impair_stat held)" 2
+n0=$(dmesg | wc -l)
+ip netns del cz-r
+sleep 12
+dmesg | tail -n +$((n0 + 1)) | grep -E "waiting for .* to become free|BUG|WARNING" &&
+	check_err 1 "the deleted namespace's teardown waited for its devices"
+for port in 5001 5002; do
+	tb_bg_stop "cz-cli$port"
+	tb_bg_stop "cz-srv$port"
+done
+ip netns del cz-a
+ip netns del cz-b
+log_test "a namespace deleted with segments held: freed at once, no teardown stall"
+
 # Unload with a segment held (10 s timeout): the module frees it (the
 # debug kernel's kmemleak and the refcount checks watch this path), the
 # connection recovers by retransmission.

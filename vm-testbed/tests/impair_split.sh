@@ -122,6 +122,13 @@ for fam in 4 6; do
 	[ "$max" -le 725 ] || check_err 1 "a segment of $max bytes arrived whole"
 	log_info "IPv$fam: GSO packets segmented: $(($(impair_stat gso_segmented) - g0))"
 	log_test "IPv$fam: split half with GSO senders: every segment halved, checksums right"
+
+	RET=0
+	# the second data segment is inside the first GSO packet (initial
+	# window 10): a range that matches neither of its ends
+	split_case gsonth-v$fam $fam nth:2 0 both "dir initiator dataseg 2 split"
+	expect "segments split" "$SPLIT" 1
+	log_test "IPv$fam: dataseg 2 split with GSO senders: the segment inside a GSO packet"
 done
 
 impair_set
