@@ -692,25 +692,36 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_account_edits(en, ef, p, ret);
 }
 
+/*
+ * An open connection in phase 2: timeout_established, and at least as
+ * long as conntrack keeps it.
+ */
+static void ecnp_expire_open(struct ecnp_net *en, struct ecnp_flow *ef,
+			     const struct sk_buff *skb)
+{
+	unsigned long t;
+
+	t = (unsigned long)ecnp_limit(&en->timeout_established,
+				      &en->init_en->timeout_established) * HZ;
+	tcpfwd_flow_expire_in(&ef->base, max(t, ecnp_ct_expires(skb)));
+}
+
 /* Under ef->base.lock: when the flow may be forgotten. */
 static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 			    const struct sk_buff *skb, u32 ret)
 {
 	const struct ecnp_net *bound = en->init_en;
 	u8 st = ef->fsm.state;
-	unsigned long t;
 	int secs;
 
 	/*
 	 * Most segments: a proxied flow, open, in phase 2 before and after
-	 * (never decided: needs nothing is not phase 2).  What the rest of
-	 * this function gives it, without its tests.
+	 * (never decided: needs nothing is not phase 2), which the tests
+	 * below would also lead to ecnp_expire_open().
 	 */
 	if (ecnp_fsm_in_phase2(&ef->fsm) && !ef->closed && !ef->decided &&
 	    !(ret & ECNP_EV_CLOSED)) {
-		t = (unsigned long)ecnp_limit(&en->timeout_established,
-					      &bound->timeout_established) * HZ;
-		tcpfwd_flow_expire_in(&ef->base, max(t, ecnp_ct_expires(skb)));
+		ecnp_expire_open(en, ef, skb);
 		return;
 	}
 	/*
@@ -749,19 +760,18 @@ static void ecnp_set_expiry(struct ecnp_net *en, struct ecnp_flow *ef,
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
 	} else if (ef->closed || st == ECNP_S_CLOSED) {
 		secs = ecnp_limit(&en->timeout_closed, &bound->timeout_closed);
-	} else if (ecnp_fsm_in_phase2(&ef->fsm) || st == ECNP_S_VERIFY) {
-		/* VERIFY: an open connection that may yet be proxied */
+	} else if (ecnp_fsm_in_phase2(&ef->fsm)) {
+		ecnp_expire_open(en, ef, skb);
+		return;
+	} else if (st == ECNP_S_VERIFY) {
+		/* an open connection that may yet be proxied */
 		secs = ecnp_limit(&en->timeout_established,
 				  &bound->timeout_established);
 	} else {
 		secs = ecnp_limit(&en->timeout_handshake,
 				  &bound->timeout_handshake);
 	}
-	t = secs * HZ;
-	/* an open connection: at least as long as conntrack keeps it */
-	if (ecnp_fsm_in_phase2(&ef->fsm) && !ef->closed)
-		t = max(t, ecnp_ct_expires(skb));
-	tcpfwd_flow_expire_in(&ef->base, t);
+	tcpfwd_flow_expire_in(&ef->base, (unsigned long)secs * HZ);
 }
 
 static int ecnp_apply(struct sk_buff *skb, const struct tcpfwd_pkt *p,
