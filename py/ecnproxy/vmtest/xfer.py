@@ -3,7 +3,9 @@
 
   python3 -m ecnproxy.vmtest.xfer server PORT SEND_BYTES [--family 4|6]
       accept one connection, read until the peer shuts down its sending
-      side, then send SEND_BYTES and close; print a JSON summary
+      side, then send SEND_BYTES and close; print a JSON summary (with
+      --mptcp the listener stays open until then, for the connection's
+      further subflows)
   python3 -m ecnproxy.vmtest.xfer client HOST PORT SEND_BYTES
       connect, send SEND_BYTES, shut down the sending side, read until EOF;
       print a JSON summary
@@ -183,9 +185,16 @@ def main(argv):
         srv.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", int(argv[1])))
         srv.listen(1)
         conn, _ = srv.accept()
-        srv.close()
+        if not mptcp:
+            srv.close()
         conn.settimeout(timeout)
-        res = exchange(conn, False, int(argv[2]), mptcp)
+        # MPTCP: a further subflow's MP_JOIN SYN is taken by the listener
+        # (without one, the server's TCP answers it with a RST), so it
+        # stays open until the transfer ends
+        try:
+            res = exchange(conn, False, int(argv[2]), mptcp)
+        finally:
+            srv.close()
     elif len(argv) == 4 and argv[0] == "client":
         timeout = 120 if timeout is None else timeout
         if mptcp:
