@@ -261,6 +261,14 @@ struct impair_seqstate {
 };
 
 /*
+ * At most this many segments held in a namespace: one per flow, and each
+ * keeps its whole buffer (skb->truesize, a few KiB), so the flow table's
+ * bound alone would let a flood of small segments on new flows pin
+ * hundreds of MiB.  Beyond it, coalesce_skipped.
+ */
+#define IMPAIR_HOLD_MAX		1024
+
+/*
  * coalesce's held segment, in its flow, under impair_net.hold_lock (not
  * the flow's lock: the release work takes only that one).  Listed in
  * impair_net.held while @skb is set.  The skb keeps its route
@@ -1229,8 +1237,8 @@ static unsigned int impair_coalesce(struct impair_net *in,
 		impair_hold_take(in, h, &rel);
 	}
 	if (kr && cs.len && why != IMPAIR_SEG_OK && !h->skb && !h->gone &&
-	    !in->hold_closing && !impair_coalesce_can_hold(&cs, mtu) &&
-	    skb->dev) {
+	    !in->hold_closing && in->nheld < IMPAIR_HOLD_MAX &&
+	    !impair_coalesce_can_hold(&cs, mtu) && skb->dev) {
 		/*
 		 * A segment held keeps its route.  skb_dst_force() fails on a
 		 * route being freed, and leaves the segment without one: it
