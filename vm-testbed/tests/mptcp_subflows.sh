@@ -35,7 +35,9 @@ tx() {
 	ip -n client -s -j link show dev "$1" | jq '.[0].stats64.tx.bytes'
 }
 
-TB_MPTCP=1 TB_SETUP=upload TB_RATE_LOW=100mbit tb_up
+TB_MPTCP=1 TB_SETUP=upload TB_RATE_LOW=100mbit
+tb_red_functional
+tb_up
 set +e
 
 for fam in 4 6; do
