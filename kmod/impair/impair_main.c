@@ -59,6 +59,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <net/dsfield.h>
 #include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
@@ -1188,6 +1189,9 @@ static bool impair_coal_seg_init(const struct sk_buff *skb,
 	cs->flags = th[13];
 	cs->len = s->p.payload;
 	cs->hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
+	cs->dsfield = s->p.key.family == NFPROTO_IPV4 ?
+		      ipv4_get_dsfield(ip_hdr(skb)) :
+		      ipv6_get_dsfield(ipv6_hdr(skb));
 	*mtu = 0;
 	if (!kr || gso)
 		return true;

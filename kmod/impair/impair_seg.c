@@ -66,6 +66,8 @@ int impair_coalesce_check(const struct impair_coal_seg *a,
 		return IMPAIR_SEG_BIG;
 	if (!impair_csum_seed_eq(a->seed, b->seed))
 		return IMPAIR_SEG_CSUM;
+	if (a->dsfield != b->dsfield)
+		return IMPAIR_SEG_DSFIELD;
 	return IMPAIR_SEG_OK;
 }
 

@@ -51,6 +51,7 @@ enum impair_seg_why {
 	IMPAIR_SEG_GAP,		/* not the held segment's successor */
 	IMPAIR_SEG_BIG,		/* over the path MTU or the peer's window */
 	IMPAIR_SEG_CSUM,	/* the two checksum seeds differ */
+	IMPAIR_SEG_DSFIELD,	/* the IP DS fields (DSCP, ECN) differ */
 };
 
 /* The two pieces of a split: [0] is sent first. */
@@ -79,6 +80,7 @@ struct impair_coal_seg {
 	unsigned int len;	/* payload bytes */
 	unsigned int hdrlen;	/* IP header (extension headers too) + TCP */
 	u8 flags;
+	u8 dsfield;		/* IPv4 TOS, IPv6 traffic class */
 	u32 seed;		/* impair_csum_seed() */
 };
 
@@ -93,7 +95,9 @@ int impair_coalesce_can_hold(const struct impair_coal_seg *s,
  * May @b be joined to the held @a: b starts where a ends, has data and
  * none of SYN, FIN, RST, URG; the result (with the headers of a for
  * IMPAIR_OPTS_FIRST, of b for IMPAIR_OPTS_SECOND) fits @mtu and its
- * payload the peer's window @window; the checksum seeds agree.
+ * payload the peer's window @window; the checksum seeds agree, and so do
+ * the DS fields (as GRO, which does not merge segments whose DSCP or ECN
+ * differ: a CE mark is not lost).
  */
 int impair_coalesce_check(const struct impair_coal_seg *a,
 			  const struct impair_coal_seg *b, u8 opts,

@@ -355,6 +355,14 @@ static void test_coalesce_check(void **state)
 	t.seed = 0x1235;
 	assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
 			 IMPAIR_SEG_CSUM);
+	/* the DS fields: a CE mark (or another DSCP) on one of the two */
+	t = b;
+	t.dsfield = 0x03;
+	assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
+			 IMPAIR_SEG_DSFIELD);
+	t.dsfield = 0x20;
+	assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
+			 IMPAIR_SEG_DSFIELD);
 	assert_true(impair_csum_seed_eq(0, 0xffff));
 	assert_true(impair_csum_seed_eq(0xffffffff, 0));
 	assert_true(impair_csum_seed_eq(0x00010000, 1));
@@ -400,11 +408,12 @@ static void test_coalesce_csum_random(void **state)
 			pb[i] = (u8)rnd();
 		lena = mkseg(a, seq, ACK, ts_opts, oa, pa, la);
 		lenb = mkseg(b, seq + la, ACK | PSH, ts_opts, ob, pb, lb);
-		ca = (struct impair_coal_seg){ seq, la, 20 + oa, ACK,
-					      seed_of(a, lena, false) };
-		cb = (struct impair_coal_seg){ seq + la, lb, 20 + ob,
-					      ACK | PSH,
-					      seed_of(b, lenb, false) };
+		ca = (struct impair_coal_seg){
+			.seq = seq, .len = la, .hdrlen = 20 + oa,
+			.flags = ACK, .seed = seed_of(a, lena, false) };
+		cb = (struct impair_coal_seg){
+			.seq = seq + la, .len = lb, .hdrlen = 20 + ob,
+			.flags = ACK | PSH, .seed = seed_of(b, lenb, false) };
 		if (rnd() % 2) {	/* the second under CHECKSUM_PARTIAL */
 			make_partial(b, lenb);
 			cb.seed = seed_of(b, lenb, true);
