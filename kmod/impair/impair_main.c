@@ -1208,8 +1208,8 @@ static bool impair_coal_seg_init(const struct sk_buff *skb,
  * releases it, joined to this one if @kr (a coalesce rule matched) and
  * this one is its successor (impair_coalesce_check()), else sent on
  * first; a segment that matched @kr is held if the flow's slot is free
- * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, or NF_STOLEN for a
- * segment held or joined.
+ * (impair_coalesce_can_hold()).  Returns NF_ACCEPT, NF_STOLEN for a
+ * segment held or joined, or NF_DROP for one that cannot keep its route.
  */
 static unsigned int impair_coalesce(struct impair_net *in,
 				    struct impair_flow *ef,
@@ -1437,11 +1437,14 @@ static bool impair_match_all(const struct impair_ruleset *rs,
 			split = true;
 		/*
 		 * a dataseg range wholly inside the packet matches neither
-		 * end; "after" is monotone, so its last segment stands for it
+		 * end: try its last segment (every segment of a GSO packet
+		 * has data, so the indexes advance together; "after" is
+		 * monotone, so no earlier one matches if it does not)
 		 */
 		if (!split && ip->seg_known && (r->match & IMPAIR_M_DATASEG) &&
 		    dfirst < r->dseg_lo && r->dseg_hi < last_dseg) {
-			ip->dseg = r->dseg_lo;
+			ip->dseg = r->dseg_hi;
+			ip->seg = first + (r->dseg_hi - dfirst);
 			split = impair_rule_match(r, ip);
 		}
 	}

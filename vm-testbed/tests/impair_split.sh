@@ -126,8 +126,12 @@ for fam in 4 6; do
 	RET=0
 	# the second data segment is inside the first GSO packet (initial
 	# window 10): a range that matches neither of its ends
+	g0=$(impair_stat gso_segmented)
 	split_case gsonth-v$fam $fam nth:2 0 both "dir initiator dataseg 2 split"
 	expect "segments split" "$SPLIT" 1
+	# the case is the one inside a GSO packet only if one was segmented
+	[ "$(($(impair_stat gso_segmented) - g0))" -ge 1 ] ||
+		check_err 1 "no GSO packet was segmented"
 	log_test "IPv$fam: dataseg 2 split with GSO senders: the segment inside a GSO packet"
 done
 
