@@ -1189,12 +1189,13 @@ static bool impair_coal_seg_init(const struct sk_buff *skb,
 	cs->flags = th[13];
 	cs->len = s->p.payload;
 	cs->hdrlen = s->p.thoff - skb_network_offset(skb) + s->p.thlen;
-	cs->dsfield = s->p.key.family == NFPROTO_IPV4 ?
-		      ipv4_get_dsfield(ip_hdr(skb)) :
-		      ipv6_get_dsfield(ipv6_hdr(skb));
 	*mtu = 0;
 	if (!kr || gso)
 		return true;
+	/* what a join compares: both segments matched a coalesce rule */
+	cs->dsfield = s->p.key.family == NFPROTO_IPV4 ?
+		      ipv4_get_dsfield(ip_hdr(skb)) :
+		      ipv6_get_dsfield(ipv6_hdr(skb));
 	if (skb_dst(skb))
 		*mtu = dst_mtu(skb_dst(skb));
 	if (cs->len)
@@ -1431,22 +1432,12 @@ static bool impair_match_all(const struct impair_ruleset *rs,
 		if (m && (r->act & (IMPAIR_A_DROP | IMPAIR_A_ECN_BLOCK |
 				    IMPAIR_A_SPLIT)))
 			split = true;
+		if (!m && impair_rule_match_inside(r, ip, last_dseg))
+			split = true;
 		ip->seg = last_seg;
 		ip->dseg = last_dseg;
 		if (ip->seg_known && m != impair_rule_match(r, ip))
 			split = true;
-		/*
-		 * a dataseg range wholly inside the packet matches neither
-		 * end: try its last segment (every segment of a GSO packet
-		 * has data, so the indexes advance together; "after" is
-		 * monotone, so no earlier one matches if it does not)
-		 */
-		if (!split && ip->seg_known && (r->match & IMPAIR_M_DATASEG) &&
-		    dfirst < r->dseg_lo && r->dseg_hi < last_dseg) {
-			ip->dseg = r->dseg_hi;
-			ip->seg = first + (r->dseg_hi - dfirst);
-			split = impair_rule_match(r, ip);
-		}
 	}
 	ip->seg = first;
 	ip->dseg = dfirst;

@@ -1132,3 +1132,17 @@ bool impair_rule_match(const struct impair_rule *r,
 		return false;
 	return true;
 }
+
+bool impair_rule_match_inside(const struct impair_rule *r,
+			      const struct impair_pkt *p, u32 last_dseg)
+{
+	struct impair_pkt q = *p;
+
+	if (!(r->match & IMPAIR_M_DATASEG) || !p->seg_known || !p->dseg ||
+	    p->dseg >= r->dseg_lo || r->dseg_hi >= last_dseg)
+		return false;
+	/* the range's last segment: the indexes advance together */
+	q.dseg = r->dseg_hi;
+	q.seg = p->seg + (r->dseg_hi - p->dseg);
+	return impair_rule_match(r, &q);
+}

@@ -203,6 +203,15 @@ bool impair_rule_match(const struct impair_rule *r,
 		       const struct impair_pkt *p);
 
 /*
+ * A GSO packet whose first segment is @p and whose last is its sender's
+ * data segment @last_dseg (every segment of it has data): does @r match a
+ * segment strictly inside it?  Only a dataseg range lying wholly inside
+ * can match there and at neither end ("after N" is monotone).
+ */
+bool impair_rule_match_inside(const struct impair_rule *r,
+			      const struct impair_pkt *p, u32 last_dseg);
+
+/*
  * Without flow state: is the sender of a segment with TCP flags
  * @tcp_flags the initiator?  Known for a SYN (yes) and a SYN-ACK (no); a
  * guess (yes) for any other segment.

@@ -163,21 +163,27 @@ czdel() {
 	return 0
 }
 czns() {
-	ip netns add cz-a && ip netns add cz-r && ip netns add cz-b &&
+	tb_ns_init cz-a && tb_ns_init cz-r && tb_ns_init cz-b &&
 		ip link add a0 netns cz-a type veth peer r0 netns cz-r &&
 		ip link add b0 netns cz-b type veth peer r1 netns cz-r &&
-		ip -n cz-a addr add 198.19.250.2/24 dev a0 &&
-		ip -n cz-r addr add 198.19.250.1/24 dev r0 &&
-		ip -n cz-r addr add 198.19.251.1/24 dev r1 &&
-		ip -n cz-b addr add 198.19.251.2/24 dev b0 &&
-		ip -n cz-a link set a0 up && ip -n cz-b link set b0 up &&
-		ip -n cz-r link set r0 up && ip -n cz-r link set r1 up &&
-		ip -n cz-a link set lo up && ip -n cz-b link set lo up &&
-		ip -n cz-a route add default via 198.19.250.1 &&
-		ip -n cz-b route add default via 198.19.251.1 &&
-		ip netns exec cz-r sysctl -qw net.ipv4.ip_forward=1 &&
-		ip netns exec cz-r sh -c \
-			'echo "dir initiator coalesce" > /proc/net/impair/rules'
+		ip -n cz-r -b - <<-EOF &&
+			addr add 198.19.250.1/24 dev r0
+			addr add 198.19.251.1/24 dev r1
+			link set r0 up
+			link set r1 up
+		EOF
+		ip -n cz-a -b - <<-EOF &&
+			addr add 198.19.250.2/24 dev a0
+			link set a0 up
+			route add default via 198.19.250.1
+		EOF
+		ip -n cz-b -b - <<-EOF &&
+			addr add 198.19.251.2/24 dev b0
+			link set b0 up
+			route add default via 198.19.251.1
+		EOF
+		tb_ns cz-r sysctl -qw net.ipv4.ip_forward=1 &&
+		tb_ns cz-r sh -c 'echo "dir initiator coalesce" > /proc/net/impair/rules'
 }
 czdel
 trap 'czdel; tb_cleanup' EXIT

@@ -586,6 +586,42 @@ static void test_match_dataseg(void **state)
 	assert_true(m("coalesce", &p));
 }
 
+/* impair_rule_match_inside() of @line, on a GSO packet of data segments 1-10 */
+static bool mi(const char *line, const struct impair_pkt *p)
+{
+	struct impair_rule r = parse_ok(line);
+
+	return impair_rule_match_inside(&r, p, 10);
+}
+
+static void test_match_inside(void **state)
+{
+	/* segment 5 of the flow is the sender's data segment 1 */
+	struct impair_pkt p = pkt4(true, 0x18, 5);
+
+	(void)state;
+	p.dseg = 1;
+	assert_true(mi("dataseg 2 split", &p));
+	assert_true(mi("dataseg 3-9 split", &p));
+	/* a range that meets an end: the ends' own match decides */
+	assert_false(mi("dataseg 1 split", &p));
+	assert_false(mi("dataseg 9-10 split", &p));
+	assert_false(mi("dataseg 2-12 split", &p));
+	assert_false(mi("dataseg 11 split", &p));
+	/* the other matches, at the range's last segment (flow segment 8) */
+	assert_false(mi("dir responder dataseg 2-4 split", &p));
+	assert_true(mi("after 8 dataseg 2-4 split", &p));
+	assert_false(mi("after 9 dataseg 2-4 split", &p));
+	/* no dataseg, no payload, untracked: never */
+	assert_false(mi("split", &p));
+	assert_false(mi("after 7 split", &p));
+	p.dseg = 0;
+	assert_false(mi("dataseg 2 split", &p));
+	p.dseg = 1;
+	p.seg_known = false;
+	assert_false(mi("dataseg 2 split", &p));
+}
+
 static void test_needs_flow(void **state)
 {
 	static const struct {
@@ -811,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_opt_names),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_match_dataseg),
+		cmocka_unit_test(test_match_inside),
 		cmocka_unit_test(test_strip_fast_promise),
 		cmocka_unit_test(test_needs_flow),
 		cmocka_unit_test(test_needs_flow_promise),

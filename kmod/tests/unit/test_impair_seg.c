@@ -355,14 +355,13 @@ static void test_coalesce_check(void **state)
 	t.seed = 0x1235;
 	assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
 			 IMPAIR_SEG_CSUM);
-	/* the DS fields: a CE mark (or another DSCP) on one of the two */
-	t = b;
-	t.dsfield = 0x03;
-	assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
-			 IMPAIR_SEG_DSFIELD);
-	t.dsfield = 0x20;
-	assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
-			 IMPAIR_SEG_DSFIELD);
+	/* the DS fields: a CE mark, or another DSCP, on one of the two */
+	for (fl = 0; fl < 2; fl++) {
+		t = b;
+		t.dsfield = fl ? 0x20 : 0x03;	/* DSCP 8; CE */
+		assert_int_equal(impair_coalesce_check(&a, &t, 0, 1500, 65535),
+				 IMPAIR_SEG_DSFIELD);
+	}
 	assert_true(impair_csum_seed_eq(0, 0xffff));
 	assert_true(impair_csum_seed_eq(0xffffffff, 0));
 	assert_true(impair_csum_seed_eq(0x00010000, 1));
