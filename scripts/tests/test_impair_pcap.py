@@ -14,6 +14,11 @@ from ecnproxy.vmtest import impair_pcap as ip
 C, S, C6, S6, CP, SP = "198.18.0.2", "198.18.2.2", "fd00::2", "fd00:2::2", 40000, 5001
 
 
+# Explicit MAC addresses: without them scapy resolves an IPv6 destination's
+# address by neighbour solicitation and waits for its timeout.
+ETH = {"src": "02:00:00:00:00:01", "dst": "02:00:00:00:00:02"}
+
+
 def seg(seq, n, ts=None, ack=1, win=500, v6=False, flags="A", mss=None, rev=False):
     """One TCP packet (client -> server unless @rev), @n payload bytes,
     a timestamp option if @ts (12 bytes, header 32), an MSS option."""
@@ -27,7 +32,7 @@ def seg(seq, n, ts=None, ack=1, win=500, v6=False, flags="A", mss=None, rev=Fals
     if rev:
         src, dst, sp, dp = dst, src, dp, sp
     net = IPv6(src=src, dst=dst) if v6 else IP(src=src, dst=dst)
-    p = Ether() / net / TCP(sport=sp, dport=dp, flags=flags, seq=seq % (1 << 32),
+    p = Ether(**ETH) / net / TCP(sport=sp, dport=dp, flags=flags, seq=seq % (1 << 32),
                             ack=ack, window=win, options=opts)
     return p / (b"x" * n) if n else p
 

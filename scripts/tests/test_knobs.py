@@ -20,8 +20,14 @@ VMT = os.path.join(TOP, "vm-testbed")
 KNOB = re.compile(r"^\s*tb_knob_([a-z]+) (\S+) (TB_[A-Z0-9_]+) ")
 
 
+# scripts/run-tests's switches: `make unit` itself runs with VM=0 HOST=0
+RUNNER_VARS = {"UNIT", "UNIT_CROSS", "CROSS", "HOST", "VM", "VM2", "VM2_KVER",
+               "VM_EXTRAS", "VMOUT", "VMOUT2", "TESTS"}
+
+
 def clean_env(tmp_path, **extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TB_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TB_") and k not in RUNNER_VARS}
     env.update(TB_RESULTS=str(tmp_path / "results"), TB_OUT=str(tmp_path),
                TB_STATE=str(tmp_path / "state"))
     env.update(extra)

@@ -11,9 +11,14 @@ C, S, CP, SP = "198.18.0.2", "198.18.2.2", 40000, 5001
 MSS = 1000
 
 
+# Explicit MAC addresses: without them scapy resolves an IPv6 destination's
+# address by neighbour solicitation and waits for its timeout.
+ETH = {"src": "02:00:00:00:00:01", "dst": "02:00:00:00:00:02"}
+
+
 def mk(t, src, sport, dst, dport, flags, seq, ack=0, tos=0, payload=0, v6=False):
     ip = IPv6(src=src, dst=dst, tc=tos) if v6 else IP(src=src, dst=dst, tos=tos)
-    p = Ether() / ip / TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack,
+    p = Ether(**ETH) / ip / TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack,
                            window=1000)
     if payload:
         p = p / (b"x" * payload)
