@@ -258,59 +258,78 @@ tb_fresh_transfer() {
 }
 
 tb_up() {
-	local n dev
+	local n dev cmds=
 	tb_check_settings || return
 	tb_down 2>/dev/null || true
 	mkdir -p "$TB_STATE"
 
+	# Every command is a guest process, and processes are slow under TCG:
+	# the namespaces and veth pairs are one batch of ip, each namespace is
+	# set up by one shell in it (tb_ns_setup), the routes by one ip each.
 	for n in $TB_NODES $TB_SW; do
-		tb_ns_init "$n"
+		cmds+="netns add $n"$'\n'
 	done
-	ip netns exec $TB_SW sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1
-	for dev in br1 br2; do
-		ip -n $TB_SW link add "$dev" address "02:ec:9e:00:01:0${dev#br}" \
-			type bridge stp_state 0 forward_delay 0 mcast_snooping 0
-		ip -n $TB_SW link set "$dev" up
-	done
+	tb_link_cmd client eth0 proxy eth0
+	tb_link_cmd proxy eth1 $TB_SW p1-proxy
+	tb_link_cmd udp1 eth0 $TB_SW p1-udp1
+	tb_link_cmd router eth1 $TB_SW p1-router
+	tb_link_cmd router eth2 $TB_SW p2-router
+	tb_link_cmd server eth0 $TB_SW p2-server
+	tb_link_cmd udp2 eth0 $TB_SW p2-udp2
+	ip -b - <<<"$cmds" || tb_die "cannot create the namespaces and links" ||
+		return
 
-	tb_link client eth0 proxy eth0
-	tb_link proxy eth1 $TB_SW p1-proxy
-	tb_link udp1 eth0 $TB_SW p1-udp1
-	tb_link router eth1 $TB_SW p1-router
-	tb_link router eth2 $TB_SW p2-router
-	tb_link server eth0 $TB_SW p2-server
-	tb_link udp2 eth0 $TB_SW p2-udp2
+	# the switch: two bridges, no IPv6 of its own
+	cmds=
+	for dev in br1 br2; do
+		cmds+="link add $dev address 02:ec:9e:00:01:0${dev#br} type bridge stp_state 0 forward_delay 0 mcast_snooping 0"$'\n'
+		cmds+="link set $dev up"$'\n'
+	done
 	for dev in p1-proxy p1-udp1 p1-router; do
-		ip -n $TB_SW link set "$dev" master br1 up
+		cmds+="link set $dev master br1 up"$'\n'
 	done
 	for dev in p2-router p2-server p2-udp2; do
-		ip -n $TB_SW link set "$dev" master br2 up
+		cmds+="link set $dev master br2 up"$'\n'
+	done
+	local sysctls="net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1"
+	for dev in p1-proxy p1-udp1 p1-router p2-router p2-server p2-udp2; do
+		sysctls+=" $(tb_dev_sysctls "$dev") net.ipv6.conf.$dev.disable_ipv6=1"
+	done
+	tb_ns_setup $TB_SW "$cmds" "$sysctls" \
+		br1 br2 p1-proxy p1-udp1 p1-router p2-router p2-server p2-udp2 || return
+
+	# the hosts: addresses, offloads, forwarding on proxy and router
+	for n in $TB_NODES; do
+		local devs= a
+		cmds=
+		sysctls=
+		for dev in eth0 eth1 eth2; do
+			a=${TB_IF_ADDR[$n:$dev]:-}
+			[ -n "$a" ] || continue
+			cmds+="addr add $(tb_fmt_addr "$a" 4)/24 dev $dev"$'\n'
+			cmds+="addr add $(tb_fmt_addr "$a" 6)/64 dev $dev nodad"$'\n'
+			cmds+="link set $dev up"$'\n'
+			sysctls+=" $(tb_dev_sysctls "$dev")"
+			devs+=" $dev"
+		done
+		case $n in proxy | router)
+			sysctls+=" net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1" ;;
+		esac
+		# shellcheck disable=SC2086
+		tb_ns_setup "$n" "$cmds" "$sysctls" $devs || return
 	done
 
-	for n in "${!TB_IF_ADDR[@]}"; do
-		tb_addr_add "${n%%:*}" "${n#*:}"
-	done
-	for n in "${!TB_IF_ADDR[@]}"; do
-		tb_offloads "${n%%:*}" "${n#*:}" || return
-	done
-	for dev in br1 br2 p1-proxy p1-udp1 p1-router p2-router p2-server p2-udp2; do
-		tb_offloads $TB_SW "$dev" || return
-	done
-
-	for n in proxy router; do
-		ip netns exec "$n" sysctl -qw net.ipv4.ip_forward=1 \
-			net.ipv6.conf.all.forwarding=1
-	done
+	# routes, once every link is up
 	tb_route client 0.1
 	tb_route proxy 1.1
 	tb_route udp1 1.1
 	tb_route server 2.1
 	tb_route udp2 2.1
 	# home: net0 is a private LAN behind the proxy's masquerade (IPv4)
+	cmds="route add $TB_V6:0::/64 via $(tb_fmt_addr 1.2 6)"
 	[ "$TB_ROUTER" = home ] ||
-		ip -n router route add "$TB_V4.0.0/24" via "$(tb_fmt_addr 1.2 4)"
-	ip -n router -6 route add "$TB_V6:0::/64" via "$(tb_fmt_addr 1.2 6)"
+		cmds="route add $TB_V4.0.0/24 via $(tb_fmt_addr 1.2 4)"$'\n'"$cmds"
+	ip -n router -b - <<<"$cmds" || return
 	if [ "$TB_ROUTER" = home ]; then
 		tb_home_router || tb_die "cannot load the home router's ruleset" ||
 			return
@@ -329,12 +348,69 @@ tb_up() {
 		tb_mptcp_up || tb_die "cannot set up the second (MPTCP) path" ||
 			return
 	fi
+	tb_links_wait
+}
+
+# tb_links_wait: until every veth of the topology is operationally up (the
+# kernel's link watch marks a new carrier up within about a second; until
+# then the device's queue drops what is sent).  Every pair has one end in
+# the switch or the proxy (or, with TB_MPTCP, mbox).
+tb_links_wait() {
+	local n i down
+	for i in $(seq "$(tb_slow 100)"); do
+		down=
+		for n in $TB_SW proxy $([ "$TB_MPTCP" = 1 ] && echo mbox); do
+			down+=$(ip -n "$n" -br link | awk '$1 != "lo" && $2 != "UP" {print " '"$n"':" $1}')
+		done
+		[ -z "$down" ] && return 0
+		sleep 0.1
+	done
+	tb_die "links not up after $(tb_slow 10) s:$down"
+}
+
+# tb_link_cmd NS_A IF_A NS_B IF_B: appends to $cmds the ip command that
+# creates the veth pair IF_A (in NS_A) - IF_B (in NS_B), with tb_link's
+# addresses
+tb_link_cmd() {
+	TB_MAC_SEQ=$((TB_MAC_SEQ + 2))
+	cmds+="link add $2 netns $1 address $(printf '02:ec:9e:00:00:%02x' $TB_MAC_SEQ)"
+	cmds+=" type veth peer name $4 netns $3"
+	cmds+=" address $(printf '02:ec:9e:00:00:%02x' $((TB_MAC_SEQ + 1)))"$'\n'
+}
+
+# tb_dev_sysctls DEV: tb_ns_init's defaults for a device that was in the
+# namespace before they were set
+tb_dev_sysctls() {
+	echo "net.ipv6.conf.$1.accept_dad=0 net.ipv6.conf.$1.accept_ra=0"
+}
+
+# tb_ns_setup NS IP_CMDS SYSCTLS DEV...: in one shell in NS, tb_ns_init's
+# sysctls and SYSCTLS, lo up, the ip batch IP_CMDS, then tb_offloads on
+# each DEV
+tb_ns_setup() {
+	local ns=$1 ipcmds=$2 sysctls=$3 dev eth=
+	shift 3
+	for dev in "$@"; do
+		eth+="ethtool -K $dev tso $TB_OFFLOADS gso $TB_OFFLOADS gro $TB_OFFLOADS >/dev/null 2>&1 || { echo 'topology: ethtool -K $dev failed in $ns' >&2; exit 1; }"$'\n'
+	done
+	ip netns exec "$ns" bash -s <<-EOF || tb_die "cannot set up namespace $ns"
+	set -e
+	sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+		net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.all.accept_ra=0 $sysctls
+	ip -b - <<'IPCMDS'
+	link set lo up
+	$ipcmds
+	IPCMDS
+	$eth
+	EOF
 }
 
 tb_route() {
 	local node=$1 gw=$2
-	ip -n "$node" route add default via "$(tb_fmt_addr "$gw" 4)"
-	ip -n "$node" -6 route add default via "$(tb_fmt_addr "$gw" 6)"
+	ip -n "$node" -b - <<-EOF
+	route add default via $(tb_fmt_addr "$gw" 4)
+	route add default via $(tb_fmt_addr "$gw" 6)
+	EOF
 }
 
 # tb_bottleneck_dev: the router device that carries TB_RATE_LOW.
@@ -357,9 +433,10 @@ tb_down() {
 		kill "$(cat "$f")" 2>/dev/null || true
 		rm -f "$f"
 	done
+	# one ip for all (-force: on past those that do not exist)
 	for n in $TB_NODES $TB_MPTCP_NODES $TB_SW; do
-		ip netns del "$n" 2>/dev/null || true
-	done
+		[ -e "/run/netns/$n" ] && echo "netns del $n"
+	done | ip -force -b - 2>/dev/null || true
 }
 
 # tb_tcp NODE [ecn=0|1|2] [sack=0|1] [ts=0|1] [cc=NAME]
