@@ -329,7 +329,8 @@ tb_up() {
 	cmds="route add $TB_V6:0::/64 via $(tb_fmt_addr 1.2 6)"
 	[ "$TB_ROUTER" = home ] ||
 		cmds="route add $TB_V4.0.0/24 via $(tb_fmt_addr 1.2 4)"$'\n'"$cmds"
-	ip -n router -b - <<<"$cmds" || return
+	ip -n router -b - <<<"$cmds" ||
+		tb_die "cannot add the router's routes toward net0" || return
 	if [ "$TB_ROUTER" = home ]; then
 		tb_home_router || tb_die "cannot load the home router's ruleset" ||
 			return
@@ -354,13 +355,16 @@ tb_up() {
 # tb_links_wait: until every veth of the topology is operationally up (the
 # kernel's link watch marks a new carrier up within about a second; until
 # then the device's queue drops what is sent).  Every pair has one end in
-# the switch or the proxy (or, with TB_MPTCP, mbox).
+# the switch or the proxy (or, with TB_MPTCP, mbox).  Only the topology's
+# own devices count: a kernel with sit built in has a sit0, always down,
+# in every namespace.
 tb_links_wait() {
 	local n i down
 	for i in $(seq "$(tb_slow 100)"); do
 		down=
 		for n in $TB_SW proxy $([ "$TB_MPTCP" = 1 ] && echo mbox); do
-			down+=$(ip -n "$n" -br link | awk '$1 != "lo" && $2 != "UP" {print " '"$n"':" $1}')
+			down+=$(ip -n "$n" -br link |
+				awk '$1 ~ /^(eth|p[12]-|br)/ && $2 != "UP" {print " '"$n"':" $1}')
 		done
 		[ -z "$down" ] && return 0
 		sleep 0.1
@@ -435,7 +439,7 @@ tb_down() {
 	done
 	# one ip for all (-force: on past those that do not exist)
 	for n in $TB_NODES $TB_MPTCP_NODES $TB_SW; do
-		[ -e "/run/netns/$n" ] && echo "netns del $n"
+		echo "netns del $n"
 	done | ip -force -b - 2>/dev/null || true
 }
 
