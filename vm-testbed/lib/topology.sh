@@ -217,31 +217,44 @@ tb_red() {
 	tb_red_qdisc add "$dev" "$rate"
 }
 
+# tb_red_args add|change DEV RATE: tc's arguments (a "tc -b" line) for
+# the RED leaf under HTB class 1:1 of DEV.
+tb_red_args() {
+	local ecn=
+	[ "$TB_RED_ECN" = 1 ] && ecn=" ecn"
+	echo "qdisc $1 dev $2 parent 1:1 handle 10: red limit $TB_RED_LIMIT" \
+		"min $TB_RED_MIN max $TB_RED_MAX avpkt $TB_RED_AVPKT" \
+		"burst $TB_RED_BURST probability $TB_RED_PROB bandwidth $3$ecn"
+}
+
 # tb_red_qdisc add|change DEV RATE [NODE]: the RED leaf under HTB class 1:1
 # (NODE: the router, or mbox for TB_MPTCP's second path).
 tb_red_qdisc() {
-	local op=$1 dev=$2 rate=$3 node=${4:-router} ecn=
-	[ "$TB_RED_ECN" = 1 ] && ecn=ecn
-	# shellcheck disable=SC2086
-	tc -n "$node" qdisc "$op" dev "$dev" parent 1:1 handle 10: red \
-		limit "$TB_RED_LIMIT" min "$TB_RED_MIN" max "$TB_RED_MAX" \
-		avpkt "$TB_RED_AVPKT" burst "$TB_RED_BURST" \
-		probability "$TB_RED_PROB" bandwidth "$rate" $ecn
+	# shellcheck disable=SC2046 # the arguments are words without blanks
+	tc -n "${4:-router}" $(tb_red_args "$1" "$2" "$3")
+}
+
+# tb_red_reset_cmds: tb_red_reset's two "tc -n router -b" lines, for a
+# caller that resets RED between many runs without a shell each time
+# (py/ecnproxy/guest/testbed.py, Testbed.red_reset).
+tb_red_reset_cmds() {
+	if [ "$TB_SETUP" = download ]; then
+		tb_red_args change eth1 "$TB_RATE_LOW"
+		tb_red_args change eth2 "$TB_RATE_HIGH"
+	else
+		tb_red_args change eth1 "$TB_RATE_HIGH"
+		tb_red_args change eth2 "$TB_RATE_LOW"
+	fi
 }
 
 # tb_red_reset: forget both RED queues' average, as an idle period would
 # on a router whose RED sees one ("tc qdisc change" runs red_set_vars(),
 # qavg = 0, and marks the empty queue idle; packet counters are kept).
 # Call it between independent transfers so that one run's burst does not
-# carry its frozen average (see above) into the next run.
+# carry its frozen average (see above) into the next run.  One tc process:
+# it stops at the first line that fails, and fails.
 tb_red_reset() {
-	if [ "$TB_SETUP" = download ]; then
-		tb_red_qdisc change eth1 "$TB_RATE_LOW" &&
-			tb_red_qdisc change eth2 "$TB_RATE_HIGH"
-	else
-		tb_red_qdisc change eth1 "$TB_RATE_HIGH" &&
-			tb_red_qdisc change eth2 "$TB_RATE_LOW"
-	fi
+	tb_red_reset_cmds | tc -n router -b -
 }
 
 # tb_fresh_transfer: the next transfer starts as on a fresh testbed: client

@@ -37,17 +37,7 @@ from ..analysis.schema import SCHEMA, CONFIGS, QUICKACK, run_feedback
 from . import testbed
 from .testbed import (PCAPS, PORT, SYSCTLS_PROXY, SYSCTLS_TCP, TB_ENV, Probes, Testbed,
                       counter_delta, cpu_idle, cpu_times, log, parse_kv, parse_netstat,
-                      qdisc_entry, rate_bps, sh, tc_snapshot, versions)
-
-
-QUICKACK_SH = r"""
-for f in 4 6; do
-	r=$(ip -n client -$f route show default | head -n 1 | sed 's/ quickack 1//')
-	[ -z "$r" ] || ip -n client -$f route change $r$QA || exit 1
-done
-ip -n client -4 route show default
-ip -n client -6 route show default
-"""
+                      qdisc_entry, rate_bps, tc_snapshot, versions)
 
 
 def start_diag(prof, run, keep):
@@ -117,7 +107,7 @@ def do_run(tb, run, plan, env, keep, resdir):
     tb.proxy("sysctl", set=pset)
     # the client's default routes, quick-ACK or not (QUICKACK configurations)
     quickack = run["config"] in QUICKACK
-    qa_routes = sh(QUICKACK_SH, QA=" quickack 1" if quickack else "")
+    qa_routes = tb.client_quickack(quickack)
     # every run starts with an empty SYN fallback cache: a destination put
     # there by an earlier run (RFC 3168 6.1.1.1 heuristic) would otherwise
     # stay unproxied for fallback_timeout (600 s) across runs
@@ -125,7 +115,7 @@ def do_run(tb, run, plan, env, keep, resdir):
     # every run starts with RED's average at 0, as after an idle period:
     # RED under HTB never sees one and would carry the previous run's
     # frozen average into this run's SYNs (topology.sh, tb_red_reset)
-    sh("tb_red_reset", TB_SETUP=run["direction"], TB_RATE_LOW=tb.low, TB_RATE_HIGH=tb.high)
+    tb.red_reset(run["direction"])
     sysctls = {"client": tb.client("sysctl", get=SYSCTLS_TCP),
                "server": tb.server("sysctl", get=SYSCTLS_TCP),
                "proxy": tb.proxy("sysctl", get=SYSCTLS_PROXY + ["net/ipv4/ip_forward"])}

@@ -31,6 +31,16 @@ PORT = 5001
 STATE = "/tmp/mx-state"
 PCAPS = "/tmp/mx-pcap"
 TB_ENV = dict(os.environ, TB_STATE=STATE)
+# the client's default routes with or without "quickack 1" (QA), and then
+# as they are
+QUICKACK_SH = r"""
+for f in 4 6; do
+	r=$(ip -n client -$f route show default | head -n 1 | sed 's/ quickack 1//')
+	[ -z "$r" ] || ip -n client -$f route change $r$QA || exit 1
+done
+ip -n client -4 route show default
+ip -n client -6 route show default
+"""
 
 
 LOGFILE = None
@@ -331,6 +341,10 @@ class Testbed:
         if not os.path.isdir("/sys/module/ecn_proxy"):
             subprocess.run(["insmod", MODULE, "enable_init_net=0"], check=True)
         sh("tb_up", TB_SETUP="download")
+        # what the last client_quickack() and red_reset() found, so that a
+        # run repeats no shell (every process is slow under TCG)
+        self.quickack = self.qa_routes = None
+        self.red_cmds = {}
         self.direction = "download"
         self.cross = "off"
         self.delay = int(os.environ.get("TB_DELAY_MS", "0") or 0)
@@ -343,6 +357,27 @@ class Testbed:
             if hasattr(self, a):
                 getattr(self, a).close()
         sh("tb_cross_stop; tb_down", check=False)
+
+    def client_quickack(self, on):
+        """The client's default routes with "quickack 1" (ON) or without,
+        changed only when ON differs from the last call's -> the routes
+        (ip route show default, IPv4 then IPv6)."""
+        if on != self.quickack:
+            self.qa_routes = sh(QUICKACK_SH, QA=" quickack 1" if on else "")
+            self.quickack = on
+        return self.qa_routes
+
+    def red_reset(self, direction):
+        """topology.sh's tb_red_reset for DIRECTION's rates, one tc process
+        (its batch lines made once per direction)."""
+        if direction not in self.red_cmds:
+            self.red_cmds[direction] = sh("tb_red_reset_cmds", TB_SETUP=direction,
+                                          TB_RATE_LOW=self.low, TB_RATE_HIGH=self.high)
+        r = subprocess.run(["tc", "-n", "router", "-b", "-"], input=self.red_cmds[direction],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode:
+            raise RuntimeError("tb_red_reset (%s): exit %d: %s" % (direction, r.returncode,
+                                                                  r.stdout))
 
     def bottleneck_dev(self):
         return "eth1" if self.direction == "download" else "eth2"
