@@ -40,6 +40,8 @@ COMMANDS = [
      "DIR: kmod/ecn_proxy/DUPACK.md's table from a proxy_dupack log"),
     ("tables", "cell-table", "tables.cells",
      "RESULTS [--check FILE]: the README's per-cell ratio tables from ratios.csv"),
+    ("tables", "mechanism-table", "tables.mechanism",
+     "RESULTS [--direction D] [--cross C]: per cell, medians of what the congestion control did"),
     ("tables", "variant-table", "tables.variants",
      "RUN_DIR [VARIANT]: each VM test plain and as NAME@VARIANT"),
     ("analysis", "events", "analysis.events",
