@@ -280,10 +280,14 @@ tb_xfer() {
 	wait "$(cat "$TB_STATE/xfer-$name.pid")" 2>/dev/null || true
 	rm -f "$TB_STATE/xfer-$name.pid"
 	cp "$TB_STATE/xfer-$name.log" "$s"
-	[ "$(jq -r .sent_sha256 "$c")" = "$(jq -r .received_sha256 "$s")" ] &&
-		[ "$(jq -r .sent_sha256 "$s")" = "$(jq -r .received_sha256 "$c")" ] &&
-		[ "$(jq -r .received "$s")" = "$up" ] &&
-		[ "$(jq -r .received "$c")" = "$down" ]
+	# one jq for both summaries (a process costs under TCG)
+	jq -e -n --slurpfile c "$c" --slurpfile s "$s" --arg up "$up" --arg down "$down" '
+		$c[0] as $c | $s[0] as $s |
+		($c.sent_sha256 | type) == "string" and
+		$c.sent_sha256 == $s.received_sha256 and
+		$s.sent_sha256 == $c.received_sha256 and
+		($s.received | tostring) == $up and ($c.received | tostring) == $down' \
+		>/dev/null 2>&1
 }
 
 # tb_phases NAME FAMILY STEP...: one connection from the client to the

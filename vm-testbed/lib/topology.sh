@@ -538,38 +538,65 @@ tb_wait_port() {
 	tb_die "nothing listens on port $2 in $1"
 }
 
-# tb_capture_start NAME NODE DEV FILE [FILTER...]: tcpdump with a small snap
-# length; returns once tcpdump is capturing.  tb_capture_stop NAME.
+# tb_capture_start [-n] NAME NODE DEV FILE [FILTER...]: tcpdump with a
+# small snap length; returns once tcpdump is capturing, and so are the
+# captures started before it with -n (which returns at once: start a pair
+# with "-n" on the first, and the two start up together).
+# tb_capture_stop NAME...
+TB_CAP_PENDING=
 tb_capture_start() {
-	local name=$1 node=$2 dev=$3 file=$4 i
+	local later=0 name node dev file n i
+	[ "$1" = -n ] && later=1 && shift
+	name=$1 node=$2 dev=$3 file=$4
 	shift 4
-	# -B: 16 MiB kernel buffer, so a busy TCG guest does not drop packets
+	# -B: 16 MiB kernel buffer, so a busy TCG guest does not drop packets;
+	# --immediate-mode: packets reach tcpdump at once, not in the 1 s
+	# blocks of its default timeout, whose last one the SIGINT would lose
 	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -B 16384 -U -n \
+		--immediate-mode \
 		-w "$file" "$@"
 	echo "$file" >"$TB_STATE/cap-$name.file"
-	for i in $(seq "$(tb_slow 100)"); do
-		grep -q "listening on" "$TB_STATE/cap-$name.log" 2>/dev/null && return 0
-		sleep 0.1
+	TB_CAP_PENDING+=" $name"
+	[ "$later" = 1 ] && return 0
+	for n in $TB_CAP_PENDING; do
+		for i in $(seq "$(tb_slow 100)"); do
+			grep -q "listening on" "$TB_STATE/cap-$n.log" 2>/dev/null &&
+				continue 2
+			sleep 0.1
+		done
+		TB_CAP_PENDING=
+		tb_die "tcpdump $n did not start: $(cat "$TB_STATE/cap-$n.log")"
+		return
 	done
-	tb_die "tcpdump $name did not start: $(cat "$TB_STATE/cap-$name.log")"
+	TB_CAP_PENDING=
 }
 
-# tb_capture_stop NAME: stop it; prints tcpdump's "N packets dropped by
-# kernel" line to stderr when the capture lost packets.
+# tb_capture_stop NAME...: stop them (together); prints tcpdump's "N packets
+# dropped by kernel" line to stderr when a capture lost packets.
 tb_capture_stop() {
-	local f size=-1 i
+	local n f files=() sizes prev=- i pid
 	# A busy guest may still hold packets in tcpdump's buffer: let the
-	# file stop growing (up to 10 s, times TB_SLOW) before the SIGINT, which
-	# discards them.
-	f=$(cat "$TB_STATE/cap-$1.file" 2>/dev/null) || f=
+	# files stop growing (up to 10 s, times TB_SLOW) before the SIGINT,
+	# which discards them.
+	for n in "$@"; do
+		read -r f <"$TB_STATE/cap-$n.file" 2>/dev/null && files+=("$f")
+	done
 	for i in $(seq "$(tb_slow 50)"); do
-		[ -n "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null)" != "$size" ] || break
-		size=$(stat -c %s "$f")
+		[ ${#files[@]} -gt 0 ] || break
+		sizes=$(stat -c %s "${files[@]}" 2>/dev/null)
+		[ "$sizes" != "$prev" ] || break
+		prev=$sizes
 		sleep 0.2
 	done
-	tb_bg_stop "cap-$1" INT
-	grep -h "dropped by kernel" "$TB_STATE/cap-$1.log" 2>/dev/null |
-		grep -v "^0 " | sed "s/^/capture $1: /" >&2 || true
+	for n in "$@"; do
+		read -r pid <"$TB_STATE/cap-$n.pid" 2>/dev/null &&
+			kill -INT "$pid" 2>/dev/null
+	done
+	for n in "$@"; do
+		tb_bg_stop "cap-$n" INT
+		grep -h "dropped by kernel" "$TB_STATE/cap-$n.log" 2>/dev/null |
+			grep -v "^0 " | sed "s/^/capture $n: /" >&2 || true
+	done
 }
 
 # tb_red_stats NODE DEV: "marked early pdrop drops" of the RED qdisc on DEV.

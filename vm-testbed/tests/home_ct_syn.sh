@@ -222,7 +222,7 @@ run() {
 	marked0=$(tb_proxy_stat flows_ct_marked)
 	neither0=$(tb_proxy_stat flows_neither_ecn)
 	fb0=$(tb_proxy_stat flows_fallback)
-	tb_capture_start c proxy eth0 "$TB_OUT/$tag.c.pcap" "$SYN_FILTER"
+	tb_capture_start -n c proxy eth0 "$TB_OUT/$tag.c.pcap" "$SYN_FILTER"
 	tb_capture_start s proxy eth1 "$TB_OUT/$tag.s.pcap" "$SYN_FILTER"
 	tb_bg "bg-$tag" client bash -c ". $TB_LIB_DIR/testlib.sh; \
 		TB_OUT=$TB_OUT TB_STATE=$TB_STATE.$tag; mkdir -p \$TB_STATE; \
@@ -297,8 +297,7 @@ run() {
 	tb_bg_stop "bg-$tag"
 	# and its server, if the client was stopped (tb_phases' own TB_STATE)
 	(TB_STATE=$TB_STATE.$tag; tb_bg_stop "phases-$tag")
-	tb_capture_stop c
-	tb_capture_stop s
+	tb_capture_stop c s
 	[ "$ok" = 1 ] || return 0
 	end=$(flow_line "$fam" "$port")
 

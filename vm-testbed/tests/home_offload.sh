@@ -63,15 +63,14 @@ run() {
 	tb_tcp server ecn="$secn"
 	tb_proxy_flush_fallback
 	b0=$(tb_proxy_stat flows_offload_blocked)
-	tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
+	tb_capture_start -n cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
 	tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
 	sample_ct_start "$tag"
 	RET=0
 	tb_phases "$tag" "$fam" down:"$down" up:"$down" ||
 		check_err 1 "transfer not byte-exact"
 	sample_ct_stop
-	tb_capture_stop cs
-	tb_capture_stop ss
+	tb_capture_stop cs ss
 	log_test "$tag: transfer byte-exact"
 	tb_home_check "$tag"
 	pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"

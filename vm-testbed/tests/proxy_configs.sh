@@ -68,12 +68,11 @@ run() {
 		tb_proxy_flush_fallback
 		r0=$(tb_proxy_stat flows_proxied_ecn_responder)
 		i0=$(tb_proxy_stat flows_proxied_ecn_initiator)
-		tb_capture_start cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
+		tb_capture_start -n cs proxy eth0 "$TB_OUT/$tag.cs.pcap" tcp port $XFER_PORT
 		tb_capture_start ss proxy eth1 "$TB_OUT/$tag.ss.pcap" tcp port $XFER_PORT
 		xfer_ok=1
 		tb_xfer "$tag" "$fam" "$up" "$down" || xfer_ok=0
-		tb_capture_stop cs
-		tb_capture_stop ss
+		tb_capture_stop cs ss
 		pcap_ecn "$TB_OUT/$tag.cs.pcap" >"$cs"
 		pcap_ecn "$TB_OUT/$tag.ss.pcap" "$ehost" >"$ss"
 		# A lost or late SYN/SYN-ACK changes the ECN outcome legitimately

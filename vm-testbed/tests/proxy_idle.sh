@@ -108,7 +108,7 @@ run() {
 	log_info "$tag: after $((3 * IDLE_T + 2)) s of silence: '$(cat "$TB_OUT/$tag.flow-idle")'"
 	ev0=$(tb_proxy_stat congestion_events)
 	pu0=$(tb_proxy_stat flows_picked_up)
-	tb_capture_start n proxy eth0 "$TB_OUT/$tag.n.pcap" tcp port $PORT
+	tb_capture_start -n n proxy eth0 "$TB_OUT/$tag.n.pcap" tcp port $PORT
 	tb_capture_start e proxy eth1 "$TB_OUT/$tag.e.pcap" tcp port $PORT
 	touch "$TB_OUT/after.go"
 	# between the marked download and the upload: the flow as it is
@@ -116,8 +116,7 @@ run() {
 	flow_line >"$TB_OUT/$tag.flow-after"
 	touch "$TB_OUT/mid.go"
 	wait "$(cat "$TB_STATE/ph-cli.pid")" 2>/dev/null || true
-	tb_capture_stop n
-	tb_capture_stop e
+	tb_capture_stop n e
 	cp "$TB_STATE/ph-cli.log" "$TB_OUT/$tag.client.json"
 	tb_bg_stop ph-srv
 	rm -f "$TB_OUT/before.go" "$TB_OUT/after.go" "$TB_OUT/mid.go" \

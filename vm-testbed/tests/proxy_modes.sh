@@ -64,12 +64,11 @@ run() {
 		for k in $STATS; do
 			c0[$k]=$(tb_proxy_stat $k)
 		done
-		tb_capture_start n proxy eth0 "$n.pcap" tcp port $XFER_PORT
+		tb_capture_start -n n proxy eth0 "$n.pcap" tcp port $XFER_PORT
 		tb_capture_start e proxy eth1 "$e.pcap" tcp port $XFER_PORT
 		xfer_ok=1
 		tb_xfer "$tag" "$fam" "$bytes" "$bytes" || xfer_ok=0
-		tb_capture_stop n
-		tb_capture_stop e
+		tb_capture_stop n e
 		pcap_ecn "$n.pcap" >"$n.json"
 		pcap_ecn "$e.pcap" server "$n.pcap" >"$e.json"
 		# a lost SYN or SYN-ACK changes the ECN outcome legitimately
