@@ -1627,8 +1627,9 @@ static bool impair_seg_init(struct impair_net *in,
 	s->syn_wscale = -1;
 	s->planned = false;
 	*gso = skb_is_gso(skb);
-	s->nsegs = *gso ? max_t(unsigned int, skb_shinfo(skb)->gso_segs, 1) :
-			  1;
+	s->nsegs = *gso ? impair_gso_nsegs(skb_shinfo(skb)->gso_segs,
+					   skb_shinfo(skb)->gso_size,
+					   s->p.payload) : 1;
 	*gso = *gso && rs->may_split && may_segment && !tcpfwd_bridged(skb);
 	if (rs->may_hold && (tcp_flag_byte(&s->p.th) & TCPHDR_SYN))
 		s->syn_wscale = impair_syn_wscale(skb, s);

@@ -122,3 +122,13 @@ bool impair_hold_rearm(bool pending, unsigned long expires,
 	/* time_after(expires, now + delay) */
 	return !pending || (long)(now + delay - expires) < 0;
 }
+
+unsigned int impair_gso_nsegs(unsigned int gso_segs, unsigned int gso_size,
+			      unsigned int payload)
+{
+	if (gso_segs)
+		return gso_segs;
+	if (!gso_size || payload <= gso_size)
+		return 1;
+	return payload / gso_size + !!(payload % gso_size);
+}

@@ -140,4 +140,14 @@ bool impair_csum_seed_eq(u32 a, u32 b);
 bool impair_hold_rearm(bool pending, unsigned long expires,
 		       unsigned long now, unsigned long delay);
 
+/*
+ * How many segments a GSO packet of @payload TCP payload bytes stands
+ * for: @gso_segs when the stack set it, else (a packet from a tun or
+ * virtio device: virtio_net_hdr_to_skb() leaves gso_segs 0 for
+ * qdisc_pkt_len_init() to count) the payload in pieces of @gso_size, as
+ * GSO will cut it.  At least 1.
+ */
+unsigned int impair_gso_nsegs(unsigned int gso_segs, unsigned int gso_size,
+			      unsigned int payload);
+
 #endif /* _IMPAIR_SEG_H */

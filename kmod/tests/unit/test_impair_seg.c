@@ -463,6 +463,27 @@ static void test_hold_rearm(void **state)
 	assert_false(impair_hold_rearm(true, near_wrap - 1, near_wrap, 50));
 }
 
+/*
+ * The segments a GSO packet stands for: gso_segs when set; counted from
+ * gso_size when a tun or virtio device left it 0, the last piece short.
+ */
+static void test_gso_nsegs(void **state)
+{
+	(void)state;
+	assert_int_equal(impair_gso_nsegs(3, 1448, 4344), 3);
+	/* the stack's count wins, even where gso_size says otherwise */
+	assert_int_equal(impair_gso_nsegs(2, 1448, 4344), 2);
+	assert_int_equal(impair_gso_nsegs(0, 1448, 4344), 3);
+	assert_int_equal(impair_gso_nsegs(0, 1448, 4345), 4);
+	assert_int_equal(impair_gso_nsegs(0, 1448, 4343), 3);
+	assert_int_equal(impair_gso_nsegs(0, 1448, 1448), 1);
+	assert_int_equal(impair_gso_nsegs(0, 1448, 1), 1);
+	assert_int_equal(impair_gso_nsegs(0, 1448, 0), 1);
+	assert_int_equal(impair_gso_nsegs(0, 0, 4344), 1);
+	assert_int_equal(impair_gso_nsegs(0, 1, 65535), 65535);
+	assert_int_equal(impair_gso_nsegs(0, 536, 65535), 123);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_coalesce_flags),
 		cmocka_unit_test(test_coalesce_csum_random),
 		cmocka_unit_test(test_hold_rearm),
+		cmocka_unit_test(test_gso_nsegs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
