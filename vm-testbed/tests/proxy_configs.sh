@@ -113,19 +113,21 @@ run() {
 	if [ "$ehost" = - ]; then
 		# Not proxied: ECN bits must be the same on both sides.
 		RET=0
-		for d in c2s s2c; do
-			for k in ect_any ce ece cwr; do
-				a=$(jq ".$d.$k" "$cs")
-				b=$(jq ".$d.$k" "$ss")
-				if [ "$off" = off ]; then
-					[ "$a" = "$b" ] || check_err 1 "$d $k: client side $a, server side $b"
-				else
-					# GSO/GRO: packet counts differ, presence must not
-					[ $((a > 0)) = $((b > 0)) ] ||
-						check_err 1 "$d $k: client side $a, server side $b"
-				fi
-			done
-		done
+		# "DIR KEY CLIENT_SIDE SERVER_SIDE" per line, one jq for all
+		local n=0
+		while read -r d k a b; do
+			n=$((n + 1))
+			if [ "$off" = off ]; then
+				[ "$a" = "$b" ] || check_err 1 "$d $k: client side $a, server side $b"
+			else
+				# GSO/GRO: packet counts differ, presence must not
+				[ $((a > 0)) = $((b > 0)) ] ||
+					check_err 1 "$d $k: client side $a, server side $b"
+			fi
+		done < <(jq -rn --slurpfile c "$cs" --slurpfile s "$ss" '
+			["c2s", "s2c"][] as $d | ["ect_any", "ce", "ece", "cwr"][] as $k |
+			"\($d) \($k) \($c[0][$d][$k]) \($s[0][$d][$k])"')
+		[ "$n" = 8 ] || check_err 1 "the two summaries gave $n of 8 counts"
 		if [ "$cecn$secn" = 00 ]; then
 			[ "$(jq '.c2s.ect_any + .s2c.ect_any + .c2s.ce + .s2c.ce' "$cs")" = 0 ] ||
 				check_err 1 "ECT/CE seen in a non-ECN connection"
