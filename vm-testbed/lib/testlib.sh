@@ -258,6 +258,17 @@ tb_proxy_stat() {
 	tb_ns proxy awk -v k="$1" '$1 == k { print $2 }' /proc/net/ecn_proxy/stats
 }
 
+# tb_proxy_stats ARRAY: every counter of /proc/net/ecn_proxy/stats (proxy
+# ns) into the associative array ARRAY, in one read (one process).
+tb_proxy_stats() {
+	local -n _tps=$1
+	local _k _v
+	while read -r _k _v; do
+		_tps[$_k]=$_v
+	done < <(tb_ns proxy cat /proc/net/ecn_proxy/stats)
+	[ ${#_tps[@]} -gt 0 ] || tb_die "no counters in /proc/net/ecn_proxy/stats"
+}
+
 # tb_xfer NAME FAMILY UP_BYTES DOWN_BYTES [CLIENT SERVER]: one connection
 # from the client to the server (nodes, by default client and server); the
 # client sends UP_BYTES, then the server DOWN_BYTES.  The summaries go to

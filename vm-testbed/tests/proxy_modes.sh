@@ -50,7 +50,7 @@ expect_hs() {
 	[ "$got" = "$2 $3 $4 $5" ] || echo "SYN/SYN-ACK ECE,CWR = $got, expected $2 $3 $4 $5"
 }
 
-declare -A c0
+declare -A c0 c1
 STATS="congestion_events segs_dropped dupacks_injected acks_held rexmit_suppressed"
 
 run() {
@@ -61,9 +61,7 @@ run() {
 	for attempt in 1 2 3; do
 		tb_proxy_flush_fallback
 		tb_red_reset
-		for k in $STATS; do
-			c0[$k]=$(tb_proxy_stat $k)
-		done
+		tb_proxy_stats c0
 		tb_capture_start -n n proxy eth0 "$n.pcap" tcp port $XFER_PORT
 		tb_capture_start e proxy eth1 "$e.pcap" tcp port $XFER_PORT
 		xfer_ok=1
@@ -79,8 +77,9 @@ run() {
 			mv "$TB_OUT/$tag.$k" "$TB_OUT/$tag.attempt$attempt.$k" 2>/dev/null || true
 		done
 	done
+	tb_proxy_stats c1
 	for k in $STATS; do
-		c0[$k]=$(($(tb_proxy_stat $k) - c0[$k]))
+		c0[$k]=$((c1[$k] - c0[$k]))
 	done
 
 	RET=0
