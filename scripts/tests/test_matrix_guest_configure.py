@@ -38,6 +38,8 @@ def test_red_reset(monkeypatch, direction, eth1, eth2):
     # topology.sh's defaults, whatever the caller's environment sets
     monkeypatch.setattr(mg, "TB_ENV", {k: v for k, v in mg.TB_ENV.items()
                                        if not k.startswith("TB_")})
+    monkeypatch.delenv("TB_RATE_LOW", raising=False)
+    monkeypatch.delenv("TB_RATE_HIGH", raising=False)
     tb = new_testbed()
     tb.red_reset(direction)
     tb.red_reset(direction)

@@ -263,6 +263,7 @@ tb_proxy_stat() {
 tb_proxy_stats() {
 	local -n _tps=$1
 	local _k _v
+	_tps=()
 	while read -r _k _v; do
 		_tps[$_k]=$_v
 	done < <(tb_ns proxy cat /proc/net/ecn_proxy/stats)
@@ -291,7 +292,9 @@ tb_xfer() {
 	wait "$(cat "$TB_STATE/xfer-$name.pid")" 2>/dev/null || true
 	rm -f "$TB_STATE/xfer-$name.pid"
 	cp "$TB_STATE/xfer-$name.log" "$s"
-	# one jq for both summaries (a process costs under TCG)
+	# one jq for both summaries (a process costs under TCG); each is one
+	# JSON line, and anything after it (the server's stderr is in its
+	# file) fails the check
 	jq -e -n --slurpfile c "$c" --slurpfile s "$s" --arg up "$up" --arg down "$down" '
 		$c[0] as $c | $s[0] as $s |
 		($c.sent_sha256 | type) == "string" and

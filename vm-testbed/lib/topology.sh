@@ -549,6 +549,8 @@ tb_capture_start() {
 	[ "$1" = -n ] && later=1 && shift
 	name=$1 node=$2 dev=$3 file=$4
 	shift 4
+	# an earlier capture's log (same NAME) must not say "listening on"
+	: >"$TB_STATE/cap-$name.log"
 	# -B: 16 MiB kernel buffer, so a busy TCG guest does not drop packets;
 	# --immediate-mode: packets reach tcpdump at once, not in the 1 s
 	# blocks of its default timeout, whose last one the SIGINT would lose
@@ -579,17 +581,17 @@ tb_capture_stop() {
 	# files stop growing (up to 10 s, times TB_SLOW) before the SIGINT,
 	# which discards them.
 	for n in "$@"; do
-		read -r f <"$TB_STATE/cap-$n.file" 2>/dev/null && files+=("$f")
+		read -r f 2>/dev/null <"$TB_STATE/cap-$n.file" && files+=("$f")
 	done
 	for i in $(seq "$(tb_slow 50)"); do
 		[ ${#files[@]} -gt 0 ] || break
-		sizes=$(stat -c %s "${files[@]}" 2>/dev/null)
+		sizes=$(stat -c %s "${files[@]}" 2>/dev/null) || true
 		[ "$sizes" != "$prev" ] || break
 		prev=$sizes
 		sleep 0.2
 	done
 	for n in "$@"; do
-		read -r pid <"$TB_STATE/cap-$n.pid" 2>/dev/null &&
+		read -r pid 2>/dev/null <"$TB_STATE/cap-$n.pid" &&
 			kill -INT "$pid" 2>/dev/null
 	done
 	for n in "$@"; do
