@@ -18,8 +18,8 @@ SCRIPT = os.path.join(os.path.dirname(HERE), "publish-debugtest")
 
 # the suite guests' settings (scripts/debugtest): a 400kbit bottleneck and
 # the transfers that cross it sized for it
-SENV = ("TB_RATE_LOW=400kbit TB_RATE_HIGH=400kbit TB_SPOOF_UP=8000000 TB_INJECT_UP=2000000 "
-        "TB_INJECT_CROSS=160K TB_IDLE_DOWN=1000000 TB_IDLE_UP=1000000")
+SENV = ("TB_RATE_LOW=400kbit TB_RATE_HIGH=400kbit TB_SPOOF_UP=8000000 TB_SPOOF_FAMILIES=4,6 "
+        "TB_INJECT_UP=2000000 TB_INJECT_CROSS=160K TB_IDLE_DOWN=1000000 TB_IDLE_UP=1000000")
 
 
 def fake_run(root, name, guest, ok_lines, bad_lines, reported, secs=1234):
