@@ -1183,8 +1183,7 @@ static bool ecnp_absorb_after_abort(struct ecnp_fsm *f,
  * The edit of an ACK that ends a hold, or comes after it: a TSecr older
  * than N's suppressed retransmission, and with SACK a D-SACK once N's
  * retransmission of L was seen (E's D-SACK for the byte of it that went
- * on, ecnp_rexmit_trim(), or for a copy let through whole,
- * ecnp_rexmit_to_pass(), is left out: ecnp_fsm_ack_edit()), until the
+ * on, ecnp_rexmit_trim(), is left out: ecnp_fsm_ack_edit()), until the
  * next event.  Either would undo N's reduction.  Called before the hold
  * is cleared: the options count only where they are read
  * (ecnp_fsm_wants_opts()).
@@ -1232,8 +1231,8 @@ static bool ecnp_hold_counts(const struct ecnp_fsm *f,
  * it was shown).  With SACK, never before the retransmission: the
  * held ACK shows everything above L SACKed, so RACK retransmits L
  * once its reordering window (a quarter of min_rtt, rounded up to
- * jiffies) has passed, and that copy ends the hold (let through when
- * E has acked all N sent, ecnp_rexmit_to_pass()).  Released first, N
+ * jiffies) has passed, and that copy (its first byte, ecnp_rexmit_trim())
+ * ends the hold.  Released first, N
  * either took no loss at all (its RACK timer had not fired) or took
  * one and undid it at once: this ACK's TSecr predates N's
  * retransmission, and the proxy has not seen it yet to clear that
@@ -1423,7 +1422,12 @@ static bool ecnp_rexmit_to_suppress(const struct ecnp_fsm *f,
  * cumulative ACK and a D-SACK and enters quick-ACK mode
  * (tcp_send_dupack()); it reaches E behind everything N sent before the
  * retransmission, so that ACK ends the hold one round trip after it, as
- * for a real loss, at the cost of one small segment.  ECT(0), as any copy
+ * for a real loss, at the cost of one small segment.  So also when E has
+ * acked all N had sent (the held ACK N reacted to acked everything, as at
+ * a window of two segments): no other ACK of E's would end the hold
+ * unless N sent more, and E's answer to the byte does, as its answer to
+ * a whole copy would, without a segment's worth of the bottleneck spent
+ * on data E has.  ECT(0), as any copy
  * let through: E ignores CE on a duplicate.  With SACK only (below).
  */
 static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
@@ -1442,20 +1446,6 @@ static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
 	if (p->ecn == ECNP_ECN_NOT_ECT && mode != ECNP_FB_NONE)
 		act |= ECNP_ACT_SET_ECT0;
 	return act;
-}
-
-/*
- * ... and it is let through whole, not trimmed: with SACK, E has acked all N had
- * sent (the held ACK N reacted to acked everything, ecnp_hold()), so no
- * ACK of E's can end the hold unless N sends more, and an application-
- * limited N would wait for its RTO.  E answers the copy at once with its
- * real ACK, one round trip after the retransmission as for a real loss,
- * which ends the hold; its D-SACK for L is left out (ecnp_fsm_ack_edit()).
- * One duplicate at E instead of a stall.
- */
-static bool ecnp_rexmit_to_pass(const struct ecnp_fsm *f)
-{
-	return ecnp_sack_ok(f) && !before(f->e_ack, f->n_nxt);
 }
 
 /*
@@ -1751,12 +1741,10 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
  * N->E in phase 2, first: N's copies of L while the simulated loss lasts
  * or after it (dupack).  Return: true if the segment is dealt with here
  * (dropped or trimmed: *@ret is the step's result), else false with the
- * events so far or-ed into *@ev, and *@passed set for the copy of L let
- * through whole.
+ * events so far or-ed into *@ev.
  */
 static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
-			  enum ecnp_feedback mode, u32 *ret, u32 *ev,
-			  bool *passed)
+			  enum ecnp_feedback mode, u32 *ret, u32 *ev)
 {
 	/*
 	 * N retransmits L again while held: its RTO fired (a real loss the
@@ -1800,13 +1788,8 @@ static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->hold_end = f->n_nxt;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
-		if (!ecnp_rexmit_to_pass(f)) {
-			*ret = ecnp_rexmit_trim(f, p, mode);
-			return true;
-		}
-		/* edited as any other N->E segment, and ECT (ecnp_n_step()) */
-		*ev |= ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED;
-		*passed = true;
+		*ret = ecnp_rexmit_trim(f, p, mode);
+		return true;
 	}
 	return false;
 }
@@ -1858,10 +1841,10 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool gap_fill = p->len && ecnp_n_gap_at(f, p->seq);
 	u32 end = p->seq + p->len + !!(p->flags & ECNP_TCP_FIN);
 	u32 ev = 0;	/* events besides the edits */
-	bool cwr = false, passed = false;
+	bool cwr = false;
 	u32 act;
 
-	if (ecnp_n_rexmit(f, p, mode, &act, &ev, &passed))
+	if (ecnp_n_rexmit(f, p, mode, &act, &ev))
 		return act;
 	ecnp_n_track(f, p, end);
 
@@ -1894,14 +1877,8 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * claims SACKed: N sees the ACK stop at data it believes SACKed
 	 * (reneging) and recovers by timeout (DUPACK.md, "Findings behind
 	 * the rules", 6).
-	 * And on the copy of L let through (ecnp_rexmit_to_pass()): dropped,
-	 * nothing else would end the hold, and N waits for its RTO
-	 * (DUPACK.md, "Findings behind the rules", 7).  E has it
-	 * already, and ignores CE on a duplicate (Linux discards it in
-	 * tcp_validate_incoming() or tcp_data_queue(), before any
-	 * tcp_ecn_check_ce()).
 	 */
-	if ((new_data || gap_fill || passed) && mode != ECNP_FB_NONE &&
+	if ((new_data || gap_fill) && mode != ECNP_FB_NONE &&
 	    p->ecn == ECNP_ECN_NOT_ECT)
 		act |= ECNP_ACT_SET_ECT0;
 	return act | ev;
@@ -2512,7 +2489,7 @@ bool ecnp_fsm_wants_drop(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (p->pflags & ECNP_PF_NO_DROP) || !ecnp_seg_ok(f, p))
 		return false;
 	if (ecnp_rexmit_to_suppress(f, p))
-		return !ecnp_rexmit_to_pass(f);
+		return true;
 	if (ecnp_late_rexmit(f, p))
 		return true;
 	return mode == ECNP_FB_DROP && ecnp_st_signal(f->state) &&

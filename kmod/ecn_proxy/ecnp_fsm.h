@@ -387,9 +387,8 @@ struct ecnp_conn_id {
 #define ECNP_EV_CLOSED		0x01000000
 /* dupack: N's retransmission of the "lost" segment suppressed (E has the
  * original, nothing is lost): with ACT_TRIM, its first byte alone goes on;
- * with ACT_DROP (a retransmission after the simulated loss ended), none of
- * it; with ECNP_EV_NOT_DROPPED and neither, all of it (E had acked all N
- * sent: no ACK of E's would end the hold, ecnp_fsm.c ecnp_rexmit_to_pass()).
+ * with ACT_DROP (a retransmission after the simulated loss ended, or
+ * without SACK), none of it.
  */
 #define ECNP_EV_REXMIT_SUPPRESSED 0x02000000
 /* dupack: E reported a real hole where the duplicates claimed data; the
@@ -416,8 +415,7 @@ struct ecnp_conn_id {
 #define ECNP_EV_SIGNED		0x40000000
 /* ECNP_PF_NO_DROP: a drop or suppression this packet would have got was
  * not done (drop mode: it stays pending for the next new data; dupack: the
- * simulated loss ends, E gets L twice).  With ECNP_EV_REXMIT_SUPPRESSED
- * and without ECNP_PF_NO_DROP: N's retransmission of L let through.
+ * simulated loss ends, E gets L twice).
  */
 #define ECNP_EV_NOT_DROPPED	0x80000000
 #define ECNP_EV_MASK		0xffff0000

@@ -167,7 +167,6 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_OFFLOADED_PROXIED,
 	ECNP_STAT_PICKUPS_OFFLOADED,
 	ECNP_STAT_FLOWS_VERIFY,
-	ECNP_STAT_REXMIT_PASSED,
 	ECNP_STAT_TOMBSTONES_EVICTED,
 	ECNP_STAT_FLOWS_CT_MARKED,
 	ECNP_STAT_SIGNALS_WITHDRAWN,
@@ -216,7 +215,6 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_OFFLOADED_PROXIED]	= "flows_offloaded_proxied",
 	[ECNP_STAT_PICKUPS_OFFLOADED]		= "pickups_offloaded",
 	[ECNP_STAT_FLOWS_VERIFY]		= "flows_verify",
-	[ECNP_STAT_REXMIT_PASSED]		= "rexmit_passed",
 	[ECNP_STAT_TOMBSTONES_EVICTED]		= "tombstones_evicted",
 	[ECNP_STAT_FLOWS_CT_MARKED]		= "flows_ct_marked",
 	[ECNP_STAT_SIGNALS_WITHDRAWN]		= "signals_withdrawn",
@@ -623,12 +621,7 @@ static bool ecnp_account_events(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EVENTS_ANSWERED);
 	if (ret & ECNP_EV_OUT_OF_WINDOW)
 		ecnp_count(en, ECNP_STAT_OUT_OF_WINDOW);
-	if ((ret & (ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED |
-		    ECNP_ACT_DROP)) ==
-	    (ECNP_EV_REXMIT_SUPPRESSED | ECNP_EV_NOT_DROPPED)) {
-		/* N's retransmission of L let through (E had all N sent) */
-		ecnp_count(en, ECNP_STAT_REXMIT_PASSED);
-	} else if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
+	if (ret & ECNP_EV_REXMIT_SUPPRESSED) {
 		ecnp_count(en, ECNP_STAT_REXMIT_SUPPRESSED);
 		return true;
 	} else if (ret & ECNP_EV_NOT_DROPPED) {

@@ -14,15 +14,16 @@
 # simulated loss starts.  Holding that ACK (N must see a loss) and dropping
 # N's retransmission of L, as the proxy did until 2026-11-27, left no ACK of
 # E's to end the hold: N, with nothing more to send, waited for its RTO.
-# The proxy now lets that retransmission through (rexmit_passed) and leaves
+# The proxy now sends that retransmission's first byte on, as any suppressed
+# copy (rexmit_suppressed: E answers a duplicate byte at once), and leaves
 # E's D-SACK for it out of the ACK that answers it (DUPACK.md, "When it gives
 # up").  Until 2026-11-28 E's ACK of the whole burst ended the hold once N
 # had been shown one held ACK, often before N's RACK timer fired: N saw no
 # loss, 12-24 window reductions for 55-63 events.  It is now held until N's
 # retransmission.  Asserted, with SACK and timestamps (CUBIC):
 #   - the transfer is byte-exact;
-#   - it congested (congestion_events >= 5) and the case under test occurred
-#     (rexmit_passed > 0);
+#   - it congested (congestion_events >= 5) and N's retransmissions of L
+#     were suppressed (rexmit_suppressed > 0);
 #   - N reduced its window for at least 90 % of the events
 #     (TcpExtTCPSackRecovery, as in proxy_dupack);
 #   - no RTO on data: TcpExtTCPTimeouts minus TcpExtTCPSynRetrans in the
@@ -46,7 +47,7 @@ require_cmd tcpdump jq python3 nstat
 
 UNDO_KEYS="TcpExtTCPFullUndo TcpExtTCPPartialUndo TcpExtTCPDSACKUndo TcpExtTCPLossUndo TcpExtTCPSpuriousRTOs"
 KEYS="$UNDO_KEYS TcpExtTCPTimeouts TcpExtTCPSynRetrans TcpExtTCPSackRecovery TcpExtTCPDSACKRecv TcpRetransSegs"
-PKEYS="congestion_events signals_withdrawn acks_held rexmit_suppressed rexmit_passed tsecr_rewritten dupack_aborts segs_ect_set"
+PKEYS="congestion_events signals_withdrawn acks_held rexmit_suppressed tsecr_rewritten dupack_aborts segs_ect_set"
 
 # counters N: the client's nstat and the proxy's stats, one "key value"
 # per line, into $TB_OUT/burst.N.snap (tb_snap_delta)
@@ -131,7 +132,7 @@ echo "burst$info" >"$TB_OUT/summary.txt"
 # nothing after it
 wd=$(tb_snap_delta burst signals_withdrawn)
 ev=$(tb_snap_events burst)
-passed=$(tb_snap_delta burst rexmit_passed)
+sup=$(tb_snap_delta burst rexmit_suppressed)
 syn=$(tb_snap_delta burst TcpExtTCPSynRetrans)
 rto=$(($(tb_snap_delta burst TcpExtTCPTimeouts) - syn))
 drops=$(tb_snap_delta burst red_drops)
@@ -139,8 +140,8 @@ undo=$(tb_snap_delta burst $UNDO_KEYS)
 
 RET=0
 [ "$ev" -ge 5 ] || check_err 1 "only $ev congestion events: the test did not congest"
-[ "$passed" -gt 0 ] || check_err 1 "no retransmission let through: the case did not occur"
-log_test "congested ($ev events, $wd signals withdrawn), $passed retransmissions of L let through"
+[ "$sup" -gt 0 ] || check_err 1 "no retransmission of L suppressed: the case did not occur"
+log_test "congested ($ev events, $wd signals withdrawn), $sup retransmissions of L suppressed"
 
 RET=0
 resp=$(tb_snap_delta burst TcpExtTCPSackRecovery)
