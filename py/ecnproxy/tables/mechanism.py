@@ -25,12 +25,19 @@ medians over the cell's usable runs of
                          (its ACK clock)
   UDP Mbit/s             the cross traffic delivered (cross traffic on)
   events/MB              the proxy's congestion events per MB
+  link/sent              the bytes the bottleneck's HTB class sent per
+                         byte of the transfer (headers, retransmissions
+                         and duplicates included), from the run records
+  whole copies/MB        the proxy's rexmit_passed per MB (copies of the
+                         "lost" segment let through whole; a counter of
+                         the proxy before 2026-12-03), from the records
 
 Medians, not ratios with intervals: this table explains, cell-table
 judges.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import sys
@@ -50,7 +57,31 @@ COLUMNS = (("completion s", "completion_s", False, 1, "%.2f"),
            ("queue p50 B", "queue_p50_bytes", False, 1, "%.0f"),
            ("ACKs/seg", "rcv_segs_per_seg", False, 1, "%.2f"),
            ("UDP Mbit/s", "udp_rate_bps", False, 1e-6, "%.2f"),
-           ("events/MB", "proxy_congestion_events", True, 1, "%.1f"))
+           ("events/MB", "proxy_congestion_events", True, 1, "%.1f"),
+           ("link/sent", "link_per_byte", False, 1, "%.3f"),
+           ("whole copies/MB", "rexmit_passed", True, 1, "%.1f"))
+
+
+def record_cols(results, run_id):
+    """link_per_byte and rexmit_passed of RESULTS/runs/RUN_ID.json (None
+    where the record or the counter is missing)."""
+    try:
+        with open(os.path.join(results, "runs", run_id + ".json")) as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return {"link_per_byte": None, "rexmit_passed": None}
+    dev = rec.get("env", {}).get("bottleneck_dev")
+
+    def htb(snap):
+        return next((q.get("bytes") for q in snap or []
+                     if q.get("kind") == "htb" and q.get("dev") == dev), None)
+    b, a = htb(rec["qdisc"].get("before")), htb(rec["qdisc"].get("after"))
+    total = rec["params"].get("total_bytes")
+    ps0, ps1 = rec.get("proxy_stats", {}).get("before", {}), \
+        rec.get("proxy_stats", {}).get("after", {})
+    return {"link_per_byte": (a - b) / total if None not in (a, b) and total else None,
+            "rexmit_passed": (ps1["rexmit_passed"] - ps0.get("rexmit_passed", 0)
+                              if "rexmit_passed" in ps1 else 0)}
 
 
 def read_runs(results):
@@ -67,7 +98,9 @@ def read_runs(results):
     if not frames:
         raise FileNotFoundError("%s: no runs.csv (run scripts/ecnproxy analyze %s)"
                                 % (results, results))
-    return pd.concat(frames, ignore_index=True)
+    df = pd.concat(frames, ignore_index=True)
+    extra = pd.DataFrame([record_cols(results, i) for i in df["id"]], index=df.index)
+    return pd.concat([df, extra], axis=1)
 
 
 def cell_medians(runs):
