@@ -42,6 +42,8 @@ COMMANDS = [
      "RESULTS [--check FILE]: the README's per-cell ratio tables from ratios.csv"),
     ("tables", "mechanism-table", "tables.mechanism",
      "RESULTS [--direction D] [--cross C]: per cell, medians of what the congestion control did"),
+    ("tables", "kernel-table", "tables.kernels",
+     "A B [--direction D]: one matrix on two guest kernels, cell by cell"),
     ("tables", "variant-table", "tables.variants",
      "RUN_DIR [VARIANT]: each VM test plain and as NAME@VARIANT"),
     ("analysis", "events", "analysis.events",
