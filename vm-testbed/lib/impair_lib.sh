@@ -118,34 +118,22 @@ impair_xfer() {
 
 # impair_captures NAME: tcpdump on the client's eth0 (cli), the server's
 # eth0 (srv) and the proxy's eth1 (pin), into $TB_OUT/NAME.{c,s,p}.pcap,
-# started together (tb_capture_start waits for each in turn).  Frames are
-# cut at IMPAIR_SNAPLEN bytes (128: the headers; the summary checks the
-# TCP checksum of whole frames only, so 1600 checks the data segments').
+# started together.  Frames are cut at IMPAIR_SNAPLEN bytes (128: the
+# headers; the summary checks the TCP checksum of whole frames only, so
+# 1600 checks the data segments').
 impair_captures() {
-	local n i snap=${IMPAIR_SNAPLEN:-128}
-	tb_bg cap-cli client tcpdump -i eth0 -s "$snap" -B 16384 -U -n \
-		-w "$TB_OUT/$1.c.pcap" tcp port $XFER_PORT
-	tb_bg cap-srv server tcpdump -i eth0 -s "$snap" -B 16384 -U -n \
-		-w "$TB_OUT/$1.s.pcap" tcp port $XFER_PORT
-	tb_bg cap-pin proxy tcpdump -i eth1 -s "$snap" -B 16384 -U -n \
-		-w "$TB_OUT/$1.p.pcap" tcp port $XFER_PORT
-	for n in cli srv pin; do
-		for i in $(seq "$(tb_slow 200)"); do
-			grep -q "listening on" "$TB_STATE/cap-$n.log" 2>/dev/null && break
-			sleep 0.05
-		done
-	done
+	local snap=${IMPAIR_SNAPLEN:-128}
+	tb_capture_start -n -s "$snap" cli client eth0 "$TB_OUT/$1.c.pcap" \
+		tcp port $XFER_PORT
+	tb_capture_start -n -s "$snap" srv server eth0 "$TB_OUT/$1.s.pcap" \
+		tcp port $XFER_PORT
+	tb_capture_start -s "$snap" pin proxy eth1 "$TB_OUT/$1.p.pcap" \
+		tcp port $XFER_PORT
 }
 
 # impair_captures_stop: stop the three captures together.
 impair_captures_stop() {
-	local n
-	for n in cli srv pin; do
-		[ -e "$TB_STATE/cap-$n.pid" ] && kill -INT "$(cat "$TB_STATE/cap-$n.pid")" 2>/dev/null
-	done
-	for n in cli srv pin; do
-		tb_capture_stop "$n"
-	done
+	tb_capture_stop cli srv pin
 }
 
 # impair_run NAME FAM UP DOWN RULE...: replace the rules, then one transfer

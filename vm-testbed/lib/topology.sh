@@ -538,15 +538,22 @@ tb_wait_port() {
 	tb_die "nothing listens on port $2 in $1"
 }
 
-# tb_capture_start [-n] NAME NODE DEV FILE [FILTER...]: tcpdump with a
-# small snap length; returns once tcpdump is capturing, and so are the
-# captures started before it with -n (which returns at once: start a pair
-# with "-n" on the first, and the two start up together).
+# tb_capture_start [-n] [-s SNAPLEN] NAME NODE DEV FILE [FILTER...]:
+# tcpdump, frames cut at SNAPLEN bytes (128: the headers); returns once
+# tcpdump is capturing, and so are the captures started before it with -n
+# (which returns at once: start a pair with "-n" on the first, and the two
+# start up together).
 # tb_capture_stop NAME...
 TB_CAP_PENDING=
 tb_capture_start() {
-	local later=0 name node dev file n i
-	[ "$1" = -n ] && later=1 && shift
+	local later=0 snap=128 name node dev file n i
+	while :; do
+		case $1 in
+		-n) later=1 && shift ;;
+		-s) snap=$2 && shift 2 ;;
+		*) break ;;
+		esac
+	done
 	name=$1 node=$2 dev=$3 file=$4
 	shift 4
 	# an earlier capture's log (same NAME) must not say "listening on"
@@ -554,7 +561,7 @@ tb_capture_start() {
 	# -B: 16 MiB kernel buffer, so a busy TCG guest does not drop packets;
 	# --immediate-mode: packets reach tcpdump at once, not in the 1 s
 	# blocks of its default timeout, whose last one the SIGINT would lose
-	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s 128 -B 16384 -U -n \
+	tb_bg "cap-$name" "$node" tcpdump -i "$dev" -s "$snap" -B 16384 -U -n \
 		--immediate-mode \
 		-w "$file" "$@"
 	echo "$file" >"$TB_STATE/cap-$name.file"
