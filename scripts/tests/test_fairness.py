@@ -214,6 +214,22 @@ def test_goal_verdicts():
     assert fairness.goal_rows(frame([0.5], [])) == []
 
 
+def test_goal_leaves_out_runs_of_another_pair():
+    """A run flagged roles_wrong (its proxied flow never got ECN: a non-ECN
+    sender against an ECN one) is not a proxy-vs-ecn run: left out of the
+    goal and named; without it the shares are the same as the control's."""
+    df = frame([0.49, 0.51, 0.50, 0.52, 0.15], [0.50, 0.49, 0.51, 0.50])
+    df["id"] = ["r%02d" % i for i in range(len(df))]
+    df["flags"] = [None] * 4 + ["roles_wrong"] + [None] * 4
+    g = fairness.goal_rows(df)[0]
+    assert g["n"] == 4 and g["share"] == 0.505 and g["verdict"] == "not distinguishable"
+    assert "1 run flagged `roles_wrong` (`r04`)" in fairness.wrong_roles_note(df)
+    kept = fairness.goal_rows(df.assign(flags=None))[0]
+    assert kept["n"] == 5 and kept["share"] == 0.50
+    assert fairness.wrong_roles_note(df.assign(flags=None)) == \
+        "No run is flagged `roles_wrong`."
+
+
 def test_goal_interval_coverage():
     """The share shift's interval covers the true shift at least as often
     as it claims (8 against 8 runs, normal shares, 400 replicates)."""
@@ -249,9 +265,10 @@ def test_fairness_metric_command(tmp_path, capsys):
 def test_attempts_rows():
     """Discarded attempts are tallied per cell, with how many of them had a
     SYN or SYN-ACK retransmission at some host."""
-    def rec(rid, attempts):
+    def rec(rid, attempts, flags=()):
         return {"id": rid, "params": {"direction": "upload", "pair": "proxy-vs-ecn",
-                                      "feedback": "dupack"}, "attempts": attempts}
+                                      "feedback": "dupack"}, "attempts": attempts,
+                "fidelity": {"flags": list(flags)}}
     syn = {"problems": ["A: ECT on 0 of 10 data segments"],
            "tcp_counters": {"client": {"TcpExt.TCPSynRetrans": 1}, "udp1": {}}}
     nosyn = {"problems": ["B: no data seen"], "tcp_counters": {"client": {}}}
@@ -260,8 +277,12 @@ def test_attempts_rows():
     assert len(rows) == 1
     r = rows[0]
     assert (r["direction"], r["pair"], r["feedback"]) == ("upload", "proxy-vs-ecn", "dupack")
-    assert (r["runs"], r["attempts"], r["syn"]) == (2, 3, 2)
+    assert (r["runs"], r["attempts"], r["syn"], r["kept_wrong"]) == (2, 3, 2, 0)
     assert "B: no data seen" in r["problems"]
     text = "\n".join(fairness.attempts_section(recs))
-    assert "| upload | proxy-vs-ecn | dupack | 2 | 3 | 2 |" in text
+    assert "| upload | proxy-vs-ecn | dupack | 2 | 3 | 0 | 2 |" in text
+    # wrong at all three: the third is kept (and listed), not discarded
+    recs.append(rec("r04", [syn, syn, nosyn], flags=["roles_wrong"]))
+    r = fairness.attempts_rows(recs)[0]
+    assert (r["runs"], r["attempts"], r["syn"], r["kept_wrong"]) == (3, 5, 4, 1)
     assert "None" in "\n".join(fairness.attempts_section([rec("r01", [])]))

@@ -238,6 +238,17 @@ def fmt_interval(est, lo, hi, cov, fmt="%.2f"):
     return "%s [%s, %s]%s" % (fmt % est, fmt % lo, fmt % hi, rpt.fmt_cov(cov))
 
 
+def pair_as_planned(df):
+    """The runs whose flows were what their pair says: without the
+    roles_wrong flag (guest/fairness.py: still wrong at the third attempt,
+    kept so that the plan is complete, but a run of another pair: a
+    proxy-vs-ecn run whose proxied flow never got ECN is a non-ECN sender
+    against an ECN one)."""
+    if "flags" not in df:
+        return df
+    return df[~df["flags"].fillna("").astype(str).str.contains("roles_wrong")]
+
+
 def goal_rows(df):
     """The goal table: per direction and feedback, A's share in
     proxy-vs-ecn against A's share in the control ecn-vs-ecn (its range,
@@ -251,6 +262,7 @@ def goal_rows(df):
     out = []
     if "share_A" not in df:
         return out
+    df = pair_as_planned(df)
     for direction in ("upload", "download"):
         ctl = df[(df.direction == direction) & (df.pair == "ecn-vs-ecn")]
         cs = [x for x in ctl.share_A if x == x]
@@ -300,6 +312,7 @@ def ce_rtt_section(df):
     definitions."""
     if "ce_new_from_A" not in df:
         return []
+    df = pair_as_planned(df)
     frm = df.ce_new_from_A.value_counts()
     win = df.ce_window_from.fillna("none").value_counts()
     L = ["## Reductions per CE-marked round trip", "",
@@ -381,6 +394,19 @@ def share_plot(df, path):
     plt.close(fig)
 
 
+def wrong_roles_note(df):
+    """The goal's sentence on the runs pair_as_planned() leaves out."""
+    if "flags" not in df:
+        return ""
+    ids = sorted(df.loc[df.index.difference(pair_as_planned(df).index), "id"])
+    if not ids:
+        return "No run is flagged `roles_wrong`."
+    return ("Left out: %d run%s flagged `roles_wrong` (%s): its flows were still not "
+            "what the pair says at the third attempt (next sections), so it measured "
+            "another pair; n counts the rest." % (
+                len(ids), "" if len(ids) == 1 else "s", ", ".join("`%s`" % i for i in ids)))
+
+
 def attempts_rows(recs):
     """-> one row per (direction, pair, feedback) with attempts made again:
     an attempt whose flows were not what the pair says (guest/fairness.py
@@ -389,7 +415,9 @@ def attempts_rows(recs):
     SYN without ECE and CWR (tcp_ecn_clear_syn(), net.ipv4.tcp_ecn_fallback,
     RFC 3168 6.1.1.1), so a first SYN lost to the queue the other flow fills
     gives a flow without ECN: syn counts the discarded attempts with a SYN or
-    SYN-ACK retransmission (TcpExt.TCPSynRetrans at any host)."""
+    SYN-ACK retransmission (TcpExt.TCPSynRetrans at any host), over every
+    attempt listed (the kept one of a run flagged roles_wrong included);
+    attempts: the discarded ones; kept_wrong: the runs kept wrong."""
     acc = {}
     for r in recs:
         att = r.get("attempts") or []
@@ -397,10 +425,14 @@ def attempts_rows(recs):
             continue
         p = r["params"]
         key = (p["direction"], p["pair"], p["feedback"])
-        a = acc.setdefault(key, {"runs": 0, "attempts": 0, "syn": 0, "problems": []})
+        a = acc.setdefault(key, {"runs": 0, "attempts": 0, "syn": 0, "problems": [],
+                                 "kept_wrong": 0})
         a["runs"] += 1
+        # a run still wrong at the last attempt keeps that one (also listed)
+        kept = "roles_wrong" in (r.get("fidelity") or {}).get("flags", [])
+        a["kept_wrong"] += kept
+        a["attempts"] += len(att) - kept
         for x in att:
-            a["attempts"] += 1
             if any(c.get("TcpExt.TCPSynRetrans", 0) > 0
                    for c in (x.get("tcp_counters") or {}).values()):
                 a["syn"] += 1
@@ -421,17 +453,18 @@ def attempts_section(recs):
          "sends a retransmitted SYN without ECE and CWR (RFC 3168 6.1.1.1, "
          "`net.ipv4.tcp_ecn_fallback`), and the proxy forwards the retransmission of "
          "a SYN it upgraded unmodified (FSM.md), so a first SYN lost to the queue "
-         "gives a flow without ECN; the kept runs are those whose handshakes "
-         "negotiated as planned.  "
+         "gives a flow without ECN.  A run still wrong at its third attempt is kept "
+         "(that attempt is also listed here) and flagged `roles_wrong`; the goal "
+         "leaves it out.  "
          "`with a SYN retransmission`: discarded attempts in which some host counted "
-         "`TcpExt.TCPSynRetrans`.", "",
+         "`TcpExt.TCPSynRetrans` (of every attempt listed).", "",
          "| direction | pair | feedback | runs made again | attempts discarded "
-         "| with a SYN retransmission | what was wrong |",
-         "|---|---|---|---|---|---|---|"]
+         "| kept wrong (`roles_wrong`) | with a SYN retransmission | what was wrong |",
+         "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        L.append("| %s | %s | %s | %d | %d | %d | %s |" % (
-            r["direction"], r["pair"], r["feedback"], r["runs"], r["attempts"], r["syn"],
-            "; ".join(r["problems"])))
+        L.append("| %s | %s | %s | %d | %d | %d | %d | %s |" % (
+            r["direction"], r["pair"], r["feedback"], r["runs"], r["attempts"],
+            r["kept_wrong"], r["syn"], "; ".join(r["problems"])))
     L.append("")
     return L
 
@@ -491,7 +524,7 @@ def report(d):
               "`backs off less`: the whole share interval above 0 (the proxied sender "
               "takes more than an ECN sender in its place); `backs off more`: below 0; "
               "`not distinguishable` otherwise; `?`: an interval that covers less than 90 % "
-              "(too few runs to decide).", "",
+              "(too few runs to decide).  " + wrong_roles_note(df), "",
               "| direction | feedback | A's share, proxy-vs-ecn | control A's share range "
               "| inside | share shift from the control [interval] (coverage) | verdict "
               "| A per CE-RTT | control A per CE-RTT | ratio [interval] (coverage) "
