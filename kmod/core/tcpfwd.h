@@ -97,8 +97,14 @@ struct tcpfwd_flow_key {
 	struct in6_addr hi_addr;
 	__be16 lo_port;
 	__be16 hi_port;
-	u8 family;
-	u8 pad[3];
+	union {
+		struct {
+			u8 family;
+			u8 pad[3];
+		};
+		/* the family, then three zero bytes: one store */
+		__le32 family_word;
+	};
 };
 
 /* What tcpfwd_parse() found in a TCP/IP packet. */
@@ -211,11 +217,40 @@ static const struct rhashtable_params tcpfwd_ht_params = {
 /*
  * Under rcu_read_lock(); the flow may be dead (check under its lock).
  * Inline, with the hash and the comparison: on every packet of the hooks.
+ * The walk of __rhashtable_lookup() (include/linux/rhashtable.h, the same
+ * in 6.1 and 6.12), but for the entry's flow: container_of(), where
+ * rhashtable's rht_obj() reads the table's head_offset at run time,
+ * although it is the constant offsetof(struct tcpfwd_flow, node).
  */
 static __always_inline struct tcpfwd_flow *
 tcpfwd_flow_lookup(struct tcpfwd_flowtab *t, const struct tcpfwd_flow_key *key)
 {
-	return rhashtable_lookup(&t->ht, key, tcpfwd_ht_params);
+	struct rhashtable_compare_arg arg = { .ht = &t->ht, .key = key };
+	struct rhash_lock_head __rcu *const *bkt;
+	struct bucket_table *tbl;
+	struct rhash_head *he;
+	unsigned int hash;
+
+	tbl = rht_dereference_rcu(t->ht.tbl, &t->ht);
+restart:
+	hash = rht_key_hashfn(&t->ht, tbl, key, tcpfwd_ht_params);
+	bkt = rht_bucket(tbl, hash);
+	do {
+		rht_for_each_rcu_from(he, rht_ptr_rcu(bkt), tbl, hash) {
+			struct tcpfwd_flow *f =
+				container_of(he, struct tcpfwd_flow, node);
+
+			if (!tcpfwd_key_cmp(&arg, f))
+				return f;
+		}
+		/* moved to another chain while we walked it: again */
+	} while (he != RHT_NULLS_MARKER(bkt));
+	/* as __rhashtable_lookup(): see a table being resized into */
+	smp_rmb();
+	tbl = rht_dereference_rcu(tbl->future_tbl, &t->ht);
+	if (unlikely(tbl))
+		goto restart;
+	return NULL;
 }
 
 enum tcpfwd_insert_err {
@@ -378,13 +413,16 @@ static inline int tcpfwd_set_ecn(struct sk_buff *skb,
 	return 0;
 }
 
+int tcpfwd_tcp_off6_ext(const struct sk_buff *skb);
+
 /**
  * tcpfwd_tcp_off - where the TCP header of an IPv4/IPv6 packet starts
  * @skb: the packet, network header set
  * @family: NFPROTO_IPV4 or NFPROTO_IPV6
  *
- * IPv6 extension headers are walked (ipv6_find_hdr()); the common case,
- * TCP right after the fixed header, is found without the walk.
+ * IPv6 extension headers are walked (ipv6_find_hdr(), out of line in
+ * tcpfwd_tcp_off6_ext()); the common case, TCP right after the fixed
+ * header, is found without the walk.
  *
  * Return: the offset from skb->data, or -EPROTONOSUPPORT for a fragment,
  * a packet that is not TCP, an IPv6 extension header chain cut short
@@ -393,9 +431,6 @@ static inline int tcpfwd_set_ecn(struct sk_buff *skb,
  */
 static inline int tcpfwd_tcp_off(const struct sk_buff *skb, u8 family)
 {
-	unsigned int off = 0;
-	int fragflg = 0;
-
 	if (family == NFPROTO_IPV4) {
 		const struct iphdr *iph = ip_hdr(skb);
 
@@ -407,10 +442,8 @@ static inline int tcpfwd_tcp_off(const struct sk_buff *skb, u8 family)
 		return -EPROTONOSUPPORT;
 	if (ipv6_hdr(skb)->nexthdr == IPPROTO_TCP)
 		return skb_network_offset(skb) + sizeof(struct ipv6hdr);
-	if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
-	    (fragflg & IP6_FH_F_FRAG))
-		return -EPROTONOSUPPORT;
-	return off;
+	/* out of line: its locals would cost every IPv4 packet two stores */
+	return tcpfwd_tcp_off6_ext(skb);
 }
 
 /*
@@ -455,8 +488,7 @@ static __always_inline void tcpfwd_key_fill(struct tcpfwd_pkt *p,
 	}
 	k->lo_port = p->src_is_lo ? p->th.source : p->th.dest;
 	k->hi_port = p->src_is_lo ? p->th.dest : p->th.source;
-	k->family = family;
-	memset(k->pad, 0, sizeof(k->pad));
+	k->family_word = cpu_to_le32(family);
 }
 
 /**
@@ -480,7 +512,6 @@ static __always_inline int tcpfwd_parse(struct tcpfwd_net *tn,
 					struct sk_buff *skb, u8 family,
 					struct tcpfwd_pkt *p)
 {
-	const struct tcphdr *th;
 	int thoff = tcpfwd_tcp_off(skb, family);
 
 	/* every field of @p is written below: no memset() first */
@@ -491,11 +522,11 @@ static __always_inline int tcpfwd_parse(struct tcpfwd_net *tn,
 	else
 		p->ecn = ipv6_get_dsfield(ipv6_hdr(skb)) & INET_ECN_MASK;
 
-	th = skb_header_pointer(skb, thoff, sizeof(p->th), &p->th);
-	if (!th)
+	/* in the head (the common case) one copy, else skb_copy_bits() */
+	if (likely(skb_headlen(skb) >= thoff + sizeof(p->th)))
+		memcpy(&p->th, skb->data + thoff, sizeof(p->th));
+	else if (skb_copy_bits(skb, thoff, &p->th, sizeof(p->th)))
 		goto malformed;
-	if (th != &p->th)
-		memcpy(&p->th, th, sizeof(p->th));
 	p->thoff = thoff;
 	p->thlen = p->th.doff * 4;
 	if (p->thlen < sizeof(struct tcphdr) || thoff + p->thlen > skb->len)

@@ -16,6 +16,22 @@
 #include "tcpfwd_compat.h"
 #include "tcpfwd_iph.h"
 
+/*
+ * tcpfwd_tcp_off()'s IPv6 case with extension headers: the offset of the
+ * TCP header, or -EPROTONOSUPPORT for a fragment or a chain without TCP.
+ */
+int tcpfwd_tcp_off6_ext(const struct sk_buff *skb)
+{
+	unsigned int off = 0;
+	int fragflg = 0;
+
+	if (ipv6_find_hdr(skb, &off, IPPROTO_TCP, NULL, &fragflg) < 0 ||
+	    (fragflg & IP6_FH_F_FRAG))
+		return -EPROTONOSUPPORT;
+	return off;
+}
+EXPORT_SYMBOL_GPL(tcpfwd_tcp_off6_ext);
+
 /**
  * tcpfwd_set_tcp_flags - set and clear TCP flag bits, fixing the checksum
  * @skb: the packet

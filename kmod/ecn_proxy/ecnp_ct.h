@@ -7,7 +7,7 @@
  *
  * The packet path's reads are inline: the hook's first test
  * (ecnp_ct_get()) costs a load of skb->_nfct; with an entry, the out-of-line
- * ecnp_ct_bypass() (ecnp_main.c) reads its status word (ecnp_ct_nothing()).
+ * ecnp_hook_ct() (ecnp_main.c) reads its status word (ecnp_ct_nothing()).
  */
 #ifndef _ECNP_CT_H
 #define _ECNP_CT_H

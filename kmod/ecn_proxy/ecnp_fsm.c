@@ -2330,7 +2330,9 @@ static void ecnp_quick_e(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		f->e_ack = p->ack;
 	if ((f->flags & ECNP_FL_IN_WINDOW) && after(p->ack, f->recover))
 		f->flags &= ~ECNP_FL_IN_WINDOW;
-	*ret = ecnp_fixup(f, p);
+	/* 0 without a hold, a suppressed retransmission or its TSval */
+	*ret = f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_REXMIT) ?
+	       ecnp_fixup(f, p) : 0;
 	/* like tcp_ecn_check_ce(): only data segments are echoed */
 	if (p->ecn == ECNP_ECN_CE && p->len)
 		echo = true;

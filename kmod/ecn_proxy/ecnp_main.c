@@ -557,10 +557,15 @@ static noinline void ecnp_fill_opts(const struct sk_buff *skb,
 	}
 }
 
-/* Options are walked only when the state machine reads them. */
-static void ecnp_fill_pkt(const struct ecnp_flow *ef, const struct sk_buff *skb,
-			  const struct tcpfwd_pkt *p, enum ecnp_feedback mode,
-			  struct ecnp_pkt *ep)
+/*
+ * Options are walked only when the state machine reads them.  Inline: on
+ * every segment that is stepped.
+ */
+static __always_inline void ecnp_fill_pkt(const struct ecnp_flow *ef,
+					  const struct sk_buff *skb,
+					  const struct tcpfwd_pkt *p,
+					  enum ecnp_feedback mode,
+					  struct ecnp_pkt *ep)
 {
 	const struct tcpfwd_flow *f = &ef->base;
 
@@ -643,6 +648,12 @@ static bool ecnp_account_events(struct ecnp_net *en, struct ecnp_flow *ef,
 static void ecnp_account_edits(struct ecnp_net *en, struct ecnp_flow *ef,
 			       const struct tcpfwd_pkt *p, u32 ret)
 {
+	/* N's new data in the steady state: the one test */
+	if (ret == ECNP_ACT_SET_ECT0) {
+		ecnp_count(en, ECNP_STAT_SEGS_ECT_SET);
+		ef->cnt.ect_set++;
+		return;
+	}
 	if (ret & ECNP_ACT_HOLD_ACK)
 		ecnp_count(en, ECNP_STAT_ACKS_HELD);
 	if (ret & ECNP_ACT_SET_ECT0) {
@@ -947,7 +958,10 @@ static unsigned int ecnp_send_dups(struct ecnp_net *en, struct sk_buff *skb,
 static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
 				  const struct nf_hook_state *state);
 
-/* How a flow created for a segment of a connection without one starts. */
+/*
+ * How a flow created for a segment of a connection without one starts:
+ * ecnp_pickup_wanted() sets every field on each of its paths.
+ */
 struct ecnp_pickup {
 	int e;			/* its E (enum ecnp_dir), -1 if unknown */
 	bool sack;
@@ -1015,6 +1029,8 @@ static bool ecnp_pickup_wanted(struct ecnp_net *en, const struct sk_buff *skb,
 		pk->tomb = true;
 	} else if (p->ecn == INET_ECN_CE && p->payload && !(p->th.res1 & 1)) {
 		pk->e = -1;
+		pk->sack = false;
+		pk->tomb = false;
 	} else {
 		return false;
 	}
@@ -1058,15 +1074,21 @@ static struct ecnp_flow *ecnp_flow_new(struct ecnp_net *en,
 {
 	enum ecnp_tomb_use use = ecnp_tomb_use(tcp_flag_byte(&p->th));
 	bool syn = use == ECNP_TOMB_FORGET;
-	struct ecnp_pickup pk = { };
-	enum tcpfwd_insert_err err;
+	/*
+	 * Not zeroed on every segment without a flow: ecnp_pickup_wanted()
+	 * fills pk, a SYN reads only pk.tomb, tcpfwd_flow_add() sets err
+	 */
+	struct ecnp_pickup pk __uninitialized;
+	enum tcpfwd_insert_err err __uninitialized;
 	struct tcpfwd_flow *f;
 
-	if (syn)
+	if (syn) {
 		ecnp_tomb_forget(en, &p->key);
-	else if (use != ECNP_TOMB_LOOKUP ||
-		 !ecnp_pickup_wanted(en, skb, p, &pk))
+		pk.tomb = false;
+	} else if (use != ECNP_TOMB_LOOKUP ||
+		   !ecnp_pickup_wanted(en, skb, p, &pk)) {
 		return NULL;
+	}
 	f = tcpfwd_flow_add(&en->tn, &p->key, p->src_is_lo,
 			    ecnp_limit(&en->max_flows, &en->init_en->max_flows),
 			    syn ? NULL : ecnp_flow_init_pickup, &pk, &err);
@@ -1121,6 +1143,54 @@ struct ecnp_step {
 };
 
 /*
+ * Under the flow's lock, after a step: the ACK edits, the counters, the
+ * offload check and the expiry.  @was_p2, @was_state: the flow's phase
+ * and state before the step.
+ */
+static void ecnp_step_tail(struct ecnp_net *en, struct ecnp_flow *ef,
+			   const struct sk_buff *skb,
+			   const struct tcpfwd_pkt *p, struct ecnp_step *st,
+			   bool was_p2, u8 was_state)
+{
+	if (st->ret & ECNP_ACT_ACK_EDITS)
+		ecnp_fsm_ack_edit(&ef->fsm, &st->ep, st->ret, &st->edit);
+	ef->cnt.segs++;
+	ecnp_account(en, ef, p, st->ret);
+	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
+	/* a segment outside the window keeps nothing alive either */
+	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
+		ecnp_set_expiry(en, ef, skb, st->ret);
+}
+
+/*
+ * Most segments of a proxied flow: in phase 2 before (stepped before, not
+ * a SYN) and after the step, open, and a step with header edits only (no
+ * event, no drop, no ACK edit).  ecnp_step_tail() would then do exactly
+ * this: its other tests are false, or fixed, for such a step.  Return:
+ * false if the step was not one of them (the tail is to be run).
+ */
+static bool ecnp_step_steady(struct ecnp_net *en, struct ecnp_flow *ef,
+			     const struct sk_buff *skb,
+			     const struct tcpfwd_pkt *p, u32 ret)
+{
+	if (unlikely((ret & ~ECNP_ACT_FLAG_EDITS) ||
+		     !ecnp_fsm_in_phase2(&ef->fsm) || ef->closed ||
+		     ef->decided))
+		return false;
+	ef->cnt.segs++;
+	if (ret)
+		ecnp_account_edits(en, ef, p, ret);
+	/* ecnp_offload_check(), phase 2 before and after, no new roles */
+	if (!ef->offloaded && ecnp_ct_offloaded(skb)) {
+		ef->offloaded = true;
+		ecnp_count(en, ECNP_STAT_FLOWS_OFFLOADED_PROXIED);
+	}
+	/* ecnp_set_expiry()'s first case */
+	ecnp_expire_open(en, ef, skb);
+	return true;
+}
+
+/*
  * Under the flow's lock: feed the packet to the state machine and update
  * the flow's counters and expiry.  Returns false if the flow is dead or if
  * a GSO packet must be segmented first (*segment set) because one of its
@@ -1154,6 +1224,20 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		}
 		ep->pflags |= ECNP_PF_NO_DROP;
 	}
+	/*
+	 * A flow stepped before, in phase 2, and a segment without SYN: the
+	 * fallback cache is not read (only for a SYN from A, in A_C and in
+	 * A_NC), and this is not a pickup's first step.
+	 */
+	if (likely(ef->stepped && ecnp_fsm_in_phase2(&ef->fsm) &&
+		   !(ep->flags & ECNP_TCP_SYN))) {
+		was_state = ef->fsm.state;
+		st->ret = ecnp_fsm_step(&ef->fsm, ep, mode, false);
+		if (!ecnp_step_steady(en, ef, skb, p, st->ret))
+			ecnp_step_tail(en, ef, skb, p, st, true, was_state);
+		tcpfwd_flow_unlock(&ef->base, bh);
+		return true;
+	}
 	/* the FSM reads the fallback cache for SYNs from A and until B answers */
 	syn_from_a = ep->dir == ECNP_DIR_A &&
 		     (ep->flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST)) ==
@@ -1171,14 +1255,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	was_p2 = !first && ecnp_fsm_in_phase2(&ef->fsm);
 	was_state = first ? ECNP_S_INIT : ef->fsm.state;
 	st->ret = ecnp_fsm_step(&ef->fsm, ep, mode, no_upgrade);
-	if (st->ret & ECNP_ACT_ACK_EDITS)
-		ecnp_fsm_ack_edit(&ef->fsm, ep, st->ret, &st->edit);
-	ef->cnt.segs++;
-	ecnp_account(en, ef, p, st->ret);
-	ecnp_offload_check(en, ef, skb, st->ret, was_p2, was_state);
-	/* a segment outside the window keeps nothing alive either */
-	if (!(st->ret & ECNP_EV_OUT_OF_WINDOW))
-		ecnp_set_expiry(en, ef, skb, st->ret);
+	ecnp_step_tail(en, ef, skb, p, st, was_p2, was_state);
 	tcpfwd_flow_unlock(&ef->base, bh);
 	return true;
 }
@@ -1264,6 +1341,17 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	bool flags_done = true;
 	unsigned int verdict = NF_ACCEPT, shown = 0;
 
+	/* most steps: nothing to do, or N's new data's ECT(0) alone */
+	switch (ret & (ECNP_ACT_MASK | ECNP_EV_SYN_FALLBACK)) {
+	case 0:
+		return NF_ACCEPT;
+	case ECNP_ACT_SET_ECT0:
+		if (tcpfwd_set_ecn(skb, p, INET_ECN_ECT_0)) {
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+			ecnp_complete(ef, st, false, 0);
+		}
+		return NF_ACCEPT;
+	}
 	if (ret & ECNP_EV_SYN_FALLBACK)
 		ecnp_fb_insert(en, ecnp_b_addr(&ef->base), p->key.family);
 	if (ret & ECNP_ACT_DROP)
@@ -1390,7 +1478,7 @@ static unsigned int ecnp_gso_drop(struct ecnp_net *en, struct sk_buff *skb,
  * ecnp_pickup_wanted()).  A SYN passes too: ecnp_ct_path().  Return: the
  * segment passes (false for a connection without the bit).
  */
-static noinline bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
+static bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 {
 	int off;
 	const u8 *flags;
@@ -1409,12 +1497,22 @@ static noinline bool ecnp_ct_bypass(const struct sk_buff *skb, u8 pf)
 	return ecnp_ct_path(*flags) == ECNP_CT_PASS;
 }
 
+/* A packet with a conntrack entry: the bypass, else the full path. */
+static noinline unsigned int ecnp_hook_ct(void *priv, struct sk_buff *skb,
+					  const struct nf_hook_state *state)
+{
+	if (ecnp_ct_bypass(skb, state->pf))
+		return NF_ACCEPT;
+	return ecnp_process(container_of(priv, struct ecnp_net, tn), skb,
+			    state, true);
+}
+
+/* Two tail calls, so that the hook keeps no frame of its own. */
 static unsigned int ecnp_hook(void *priv, struct sk_buff *skb,
 			      const struct nf_hook_state *state)
 {
-	/* out of line: no frame here for a packet without conntrack */
-	if (ecnp_ct_get(skb) && ecnp_ct_bypass(skb, state->pf))
-		return NF_ACCEPT;
+	if (ecnp_ct_get(skb))
+		return ecnp_hook_ct(priv, skb, state);
 	return ecnp_process(container_of(priv, struct ecnp_net, tn), skb,
 			    state, true);
 }

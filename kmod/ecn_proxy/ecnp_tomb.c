@@ -12,29 +12,6 @@
  */
 #include "ecnp_tomb.h"
 
-/**
- * ecnp_tomb_use - what a segment without a flow does with a tombstone
- * @flags: its ECNP_TCP_* flags
- *
- * A SYN starts a new connection on the 4-tuple: the remembered one is
- * gone, and its tombstone with it, whether or not the SYN gets a flow
- * (the table may be full), so that the new connection is never picked
- * up with the old one's roles.  A segment without SYN or RST may be the
- * remembered connection's (ecnp_conn_id_match() decides).
- *
- * Return: an enum ecnp_tomb_use.
- */
-enum ecnp_tomb_use ecnp_tomb_use(u16 flags)
-{
-	u16 fl = flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST);
-
-	if (fl == ECNP_TCP_SYN)
-		return ECNP_TOMB_FORGET;
-	if (fl & (ECNP_TCP_SYN | ECNP_TCP_RST))
-		return ECNP_TOMB_IGNORE;
-	return ECNP_TOMB_LOOKUP;
-}
-
 void ecnp_tombs_init(struct ecnp_tombs *t, u32 n)
 {
 	t->n = n;

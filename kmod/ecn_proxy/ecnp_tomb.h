@@ -38,7 +38,30 @@ enum ecnp_tomb_use {
 	ECNP_TOMB_LOOKUP,	/* may belong to the remembered connection */
 };
 
-enum ecnp_tomb_use ecnp_tomb_use(u16 flags);
+/**
+ * ecnp_tomb_use - what a segment without a flow does with a tombstone
+ * @flags: its ECNP_TCP_* flags
+ *
+ * A SYN starts a new connection on the 4-tuple: the remembered one is
+ * gone, and its tombstone with it, whether or not the SYN gets a flow
+ * (the table may be full), so that the new connection is never picked
+ * up with the old one's roles.  A segment without SYN or RST may be the
+ * remembered connection's (ecnp_conn_id_match() decides).  Inline: on
+ * every segment without a flow.
+ *
+ * Return: an enum ecnp_tomb_use.
+ */
+static inline enum ecnp_tomb_use ecnp_tomb_use(u16 flags)
+{
+	u16 fl = flags & (ECNP_TCP_SYN | ECNP_TCP_ACK | ECNP_TCP_RST);
+
+	if (fl == ECNP_TCP_SYN)
+		return ECNP_TOMB_FORGET;
+	if (fl & (ECNP_TCP_SYN | ECNP_TCP_RST))
+		return ECNP_TOMB_IGNORE;
+	return ECNP_TOMB_LOOKUP;
+}
+
 void ecnp_tombs_init(struct ecnp_tombs *t, u32 n);
 bool ecnp_tombs_none(const struct ecnp_tombs *t, u64 now);
 struct ecnp_tomb *ecnp_tombs_slot(struct ecnp_tombs *t, u32 hash);
