@@ -28,6 +28,7 @@ import os
 import sys
 
 from ..analysis.schema import load_order
+from ..analysis.fairness import fmt_interval
 from ..analysis.stats import hl_ratio
 from .mechanism import read_runs
 
@@ -58,13 +59,6 @@ def meta_of(results):
     commits = {s.get("git_commit", "?")[:8] for s in m.get("sessions", [])}
     return prof, m.get("seed"), ", ".join(sorted(kernels)) or "?", \
         ", ".join(sorted(commits)) or "?"
-
-
-def fmt_ratio(est, lo, hi, cov):
-    if math.isnan(est):
-        return "-"
-    lvl = "" if cov >= 0.95 - 1e-9 else " (%.0f %%)" % (100 * cov)
-    return "%.2f [%.2f, %.2f]%s" % (est, lo, hi, lvl)
 
 
 def median_of(runs, col, per_mb):
@@ -109,7 +103,7 @@ def rows(da, db, configs, direction=None):
                               "%d / %d" % (len(ra), len(rb)),
                               "%.2f" % ra["completion_s"].median(),
                               "%.2f" % rb["completion_s"].median(),
-                              fmt_ratio(*r), fmt_ratio(*rt)] + cells)
+                              fmt_interval(*r), fmt_interval(*rt)] + cells)
         if lines:
             title = "%s, cross traffic %s" % (d, c)
             if delay >= 0:
