@@ -44,6 +44,8 @@ COMMANDS = [
      "RESULTS [--direction D] [--cross C]: per cell, medians of what the congestion control did"),
     ("tables", "kernel-table", "tables.kernels",
      "A B [--direction D]: one matrix on two guest kernels, cell by cell"),
+    ("tables", "session-start", "tables.session_start",
+     "RESULTS... [--first K]: are a guest session's first runs slower than its later ones"),
     ("tables", "variant-table", "tables.variants",
      "RUN_DIR [VARIANT]: each VM test plain and as NAME@VARIANT"),
     ("analysis", "events", "analysis.events",
