@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from . import provenance, stats  # noqa: E402
+from . import fidelity, provenance, stats  # noqa: E402
 from .schema import CONFIG_ORDER, QUICKACK, load_order, validate  # noqa: E402
 from .stalls import CAUSES  # noqa: E402
 
@@ -126,7 +126,7 @@ def run_row(rec):
            "utilisation": rec["fidelity"]["bottleneck_utilisation"],
            "goodput_share": rec["fidelity"].get("goodput_share"),
            "cpu_idle_min": rec["fidelity"]["cpu_idle_min"],
-           "flags": ",".join(rec["fidelity"]["flags"]),
+           "flags": ",".join(fidelity.flags(rec)),
            "feedback": rec["sysctls"]["proxy"].get("net/ecn_proxy/feedback")}
     for side, pre in (("server_side", "ss_"), ("client_side", "cs_")):
         tot = rec["capture"][side]["totals"]
@@ -1449,11 +1449,17 @@ def report(d, out=None, select=None):
       "their time at the deadline, a lower bound); %d flagged by the fidelity checks "
       "(`transfer_timeout`: the run hit its deadline; `bottleneck_not_reached`: the bottleneck's HTB class never throttled and its "
       "RED queue never marked or dropped; `cpu_saturated`: a guest CPU was idle less "
-      "than %.0f %% of the run; `capture_drops`; `transfer_failed`).  Utilisation "
+      "than %.0f %% of the run; `bottleneck_underdelivered`: the bottleneck's queue held packets "
+      "in at least %.0f %% of the samples while the transfer ran, yet the link carried less than "
+      "%.0f %% of its rate, so the guest, not the link, was the limit (derived by the analysis "
+      "from the record: analysis/fidelity.py); `capture_drops`; `transfer_failed`).  "
+      "Flagged runs are counted in the tables like the others; `scripts/ecnproxy redo "
+      "RESULTS --flag F` makes them again.  Utilisation "
       "(HTB bytes during the run over the link rate, cross traffic included) is "
       "reported, not judged: slow start, handshakes and RTOs lower it." % (
           len(df), int(df.ok.sum()), int(df.timeout.sum()), nflag,
-          100 * prof["fidelity"]["min_cpu_idle"]))
+          100 * prof["fidelity"]["min_cpu_idle"], 100 * fidelity.UNDER_BACKLOG,
+          100 * fidelity.UNDER_UTIL))
     if nflag:
         counts = {}
         for f in df["flags"]:

@@ -6,8 +6,9 @@
 
 A record is chosen when it was made on a busy host (other work took more
 than provenance.HOST_BUSY of the host's CPU time during the run, from its
-host_load samples), when its fidelity flags include a --flag, or when
-its id is an --id.  Each chosen
+host_load samples), when its fidelity flags (its own and those the
+analysis derives: analysis/fidelity.py) include a --flag, or when its id
+is an --id.  Each chosen
 runs/ID.json moves to redone/ID.json (redone/ID.N.json when that exists):
 nothing is deleted, and the report counts the records kept there.  Prints
 one line per record moved and a total; exit status 0 (2 on bad usage).
@@ -17,6 +18,7 @@ import json
 import os
 import sys
 
+from ..analysis import fidelity
 from ..analysis.provenance import HOST_BUSY, host_busy_share
 
 
@@ -30,7 +32,7 @@ def chosen(d, flags, ids):
         rid = name[:-len(".json")]
         with open(os.path.join(rdir, name)) as f:
             rec = json.load(f)
-        hit = sorted(set(rec.get("fidelity", {}).get("flags") or []) & set(flags))
+        hit = sorted(set(fidelity.flags(rec)) & set(flags))
         busy = host_busy_share(rec)
         if rid in ids:
             out.append((rid, "asked for"))
