@@ -15,6 +15,9 @@ results/ on 2026-12-03 with 20 samples or more, those with a backlog in
 at least 90 % of the samples had a utilisation of 0.83 or more at the
 first percentile (median 0.92), but one, at 0.56
 (docs/findings.md, "The final code's 0 ms upload cells").
+
+Read by the matrix report (analysis/report.py) and scripts/ecnproxy redo;
+the fairness and experiment reports read the guest's flags only.
 """
 UNDER_BACKLOG = 0.90
 UNDER_UTIL = 0.75
