@@ -38,6 +38,23 @@ def test_first_run_of_each_session(tmp_path, capsys):
     assert "upload_b_r01" not in out and "upload_c_r01" not in out
 
 
+def test_position_by_start_time_not_name(tmp_path, capsys):
+    d = str(tmp_path / "m")
+    # the slow run has the last name but the earliest start in its session
+    record(d, "upload_a_r09", "s1", 1, 30)
+    for i in range(1, 5):
+        record(d, "upload_a_r%02d" % i, "s1", 1 + i, 10)
+    record(d, "upload_b_r01", "s1", 9, 10)
+    with open(os.path.join(d, "runs", "upload_b_r02.json"), "w") as f:
+        json.dump({"id": "upload_b_r02", "origin": "s1", "transfer": None,
+                   "completion_s": True}, f)         # malformed: left out
+    assert session_start.main([d, "--first", "1", "--above", "2.5"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1 | 1 | 3.000 | 3.00 | 1 |" in out
+    assert "`upload_a_r09`: position 1, 3.00 (30.00 s)" in out
+    assert "above 2.50" in out and "upload_b" not in out
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(SystemExit):
         session_start.main([str(tmp_path)])           # no runs/

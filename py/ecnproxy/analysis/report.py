@@ -1450,7 +1450,7 @@ def report(d, out=None, select=None):
       "(`transfer_timeout`: the run hit its deadline; `bottleneck_not_reached`: the bottleneck's HTB class never throttled and its "
       "RED queue never marked or dropped; `cpu_saturated`: a guest CPU was idle less "
       "than %.0f %% of the run; `bottleneck_underdelivered`: the bottleneck's queue held packets "
-      "in at least %.0f %% of the samples while the transfer ran, yet the link carried less than "
+      "for at least %.0f %% of the transfer, yet the link carried less than "
       "%.0f %% of its rate, so the guest, not the link, was the limit (derived by the analysis "
       "from the record: analysis/fidelity.py); `capture_drops`; `transfer_failed`).  "
       "Flagged runs are counted in the tables like the others; `scripts/ecnproxy redo "

@@ -10,12 +10,13 @@ session would be slow, whatever the configuration, and a resume or a
 redone run would be more likely to draw a bad time.  This table checks
 that from the records alone.
 
-For each run record (runs/*.json, and delay-*ms layouts alike) with a
-completion time and a session id (`origin.session_id`; older records have
-none and are left out), its position in its session (by the guest's
-transfer start time) and its completion time over the median of its
-cell (the run id without its `_rNN` repetition, over the whole directory;
-cells with fewer than 3 runs are left out).  Per position 1..K and for
+For each record in RESULTS/runs/ with a completion time and a session id
+(`origin.session_id`; older records have none and are left out), its
+position in its session (by the guest's transfer start time) and its
+completion time over the median of its cell (the run id without its
+`_rNN` repetition, over the whole directory; cells with fewer than 3
+runs are left out).  Records moved to redone/ are not read, so a run
+made again moves to its new session and leaves a gap in its old one.  Per position 1..K and for
 the later runs: the runs, the median of that ratio, how many are above X
 (default 1.2), and those runs by name with their bottleneck utilisation.
 Medians only, no test: the point is whether the first positions stand
@@ -29,6 +30,8 @@ import re
 import statistics
 import sys
 
+from ..analysis.fidelity import dig, is_num
+
 
 def records(results):
     """[(session, start, cell, completion_s, utilisation, id)] of RESULTS."""
@@ -41,14 +44,15 @@ def records(results):
                 continue
         if not isinstance(r, dict):
             continue
-        sess = (r.get("origin") or {}).get("session_id")
+        sess = dig(r, "origin", "session_id")
         comp = r.get("completion_s")
-        start = (r.get("transfer") or {}).get("start")
+        start = dig(r, "transfer", "start")
         rid = r.get("id")
-        if not sess or comp is None or start is None or not rid:
+        if not sess or not is_num(comp) or not is_num(start) or not isinstance(rid, str):
             continue
-        util = (r.get("fidelity") or {}).get("bottleneck_utilisation")
-        out.append((sess, start, re.sub(r"_r\d+$", "", rid), comp, util, rid))
+        util = dig(r, "fidelity", "bottleneck_utilisation")
+        out.append((sess, start, re.sub(r"_r\d+$", "", rid), comp,
+                    util if is_num(util) else None, rid))
     return out
 
 
