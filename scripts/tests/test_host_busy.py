@@ -44,6 +44,12 @@ def test_share_over_a_run():
     # a process reaped by no live one makes the difference negative: no
     # work counted
     assert share(sample(100, 50.0), sample(110, 40.0)) == 0.0
+    # a QEMU guest ended during the run (JOBS=2): its CPU time moved to its
+    # parent's reaped children's, so the share is not known
+    assert share({"host": "h", "cpus": 2, "sample": [100, 1.0, 2], "other_cpu_s": 50.0},
+                 {"host": "h", "cpus": 2, "sample": [110, 1.0, 1], "other_cpu_s": 350.0}) is None
+    assert share({"host": "h", "cpus": 2, "sample": [100, 1.0, 1], "other_cpu_s": 50.0},
+                 {"host": "h", "cpus": 2, "sample": [110, 1.0, 2], "other_cpu_s": 51.0}) == 0.05
 
 
 def test_report_line_counts_busy_runs():

@@ -30,13 +30,19 @@ def host_busy_share(rec):
     """The share of the host's CPU time that processes other than QEMU
     took between the first and the last of a record's host samples (each
     {"cpus", "sample": [epoch, ...], "other_cpu_s"}: host/shard.py), or
-    None without two samples that carry it and are apart in time."""
+    None without two samples that carry it and are apart in time.  None
+    too when fewer QEMU processes ran at the end than at the start (JOBS=2:
+    the other guest ended during the run): the ended QEMU's CPU time then
+    counts as its parent's reaped children's, which is not other work."""
     s = [x for x in rec.get("host_load") or [] if x and x.get("other_cpu_s") is not None
          and x.get("cpus") and x.get("sample")]
     if len(s) < 2:
         return None
     (t0, o0), (t1, o1) = [(x["sample"][0], x["other_cpu_s"]) for x in (s[0], s[-1])]
     if t1 <= t0:
+        return None
+    q0, q1 = (x["sample"][2] if len(x["sample"]) > 2 else None for x in (s[0], s[-1]))
+    if q0 is not None and q1 is not None and q1 < q0:
         return None
     return round(max(0.0, o1 - o0) / ((t1 - t0) * s[-1]["cpus"]), 4)
 
