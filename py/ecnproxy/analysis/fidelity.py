@@ -16,21 +16,16 @@ queue, which is why the backlog is part of the test.  Runs with fewer than
 MIN_SAMPLES samples in the transfer (about 2 s) are not judged: their
 utilisation is mostly handshake and slow start.
 
-The bounds, from `scripts/ecnproxy fidelity-scan results/*/` on
-2026-12-03: of the 2699 matrix records with enough samples, 837 had a
-backlog for at least 90 % of their transfer; their utilisation was 0.75
-or more at the first percentile (median 0.90), and the 8 below 0.75 are
-runs with their captures kept (diag-upload), runs on a busy host
-(parity-20261202-2, aborted) and two first runs of a guest session
-(parity-d0-20261203; docs/findings.md, "The final code's 0 ms upload
-cells").
+How the bounds were chosen, from the records in results/: docs/findings.md,
+"The final code's 0 ms upload cells" (`scripts/ecnproxy fidelity-scan`).
 
 Read by the matrix report (analysis/report.py) and scripts/ecnproxy redo;
 the fairness and experiment reports read the guest's flags only.
 
   scripts/ecnproxy fidelity-scan RESULTS...
-prints those figures for the records of RESULTS (runs/*.json) and names
-the flagged runs.
+prints, for the records of RESULTS (runs/*.json), how many had a backlog
+for at least UNDER_BACKLOG of the transfer, their utilisation's
+percentiles, and the flagged runs.
 """
 import argparse
 import glob
@@ -38,31 +33,19 @@ import json
 import os
 import sys
 
+from .schema import get, is_num
+
 UNDER_BACKLOG = 0.90
 UNDER_UTIL = 0.75
 MIN_SAMPLES = 40
-
-
-def is_num(x):
-    """A number, not a bool."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def dig(d, *keys):
-    """d[k1][k2]..., or None where a level is missing or not a dict."""
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d
 
 
 def backlog_share(rec):
     """The share of the transfer's time the bottleneck had a backlog, from
     the queue samples inside it; None with fewer than MIN_SAMPLES of them
     or without the transfer's times."""
-    q = dig(rec, "probes", "queue", "samples")
-    t0, t1 = dig(rec, "transfer", "start"), dig(rec, "transfer", "end")
+    q = get(rec, "probes.queue.samples", None)
+    t0, t1 = get(rec, "transfer.start", None), get(rec, "transfer.end", None)
     if not isinstance(q, list) or not is_num(t0) or not is_num(t1):
         return None
     pts = [(s[0], s[1]) for s in q if isinstance(s, (list, tuple)) and len(s) > 1
@@ -79,7 +62,7 @@ def backlog_share(rec):
 
 
 def utilisation(rec):
-    u = dig(rec, "fidelity", "bottleneck_utilisation")
+    u = get(rec, "fidelity.bottleneck_utilisation", None)
     return u if is_num(u) else None
 
 
@@ -93,7 +76,7 @@ def underdelivered(rec):
 
 def flags(rec):
     """The record's own fidelity flags and the derived ones, in order."""
-    own = dig(rec, "fidelity", "flags")
+    own = get(rec, "fidelity.flags", None)
     out = [f for f in own if isinstance(f, str)] if isinstance(own, list) else []
     if underdelivered(rec) and "bottleneck_underdelivered" not in out:
         out.append("bottleneck_underdelivered")

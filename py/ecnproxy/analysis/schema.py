@@ -86,13 +86,22 @@ PROBE_NUM = {"rtt": ("interval_s", "sent", "received", "p50_ms", "p95_ms"),
                      "rate_bps", "loss")}
 
 
-def get(rec, path):
+def get(rec, path, *default):
+    """rec's value at the dotted PATH; KeyError where a level is missing
+    or not an object, or DEFAULT when one is given."""
     cur = rec
     for p in path.split("."):
         if not isinstance(cur, dict) or p not in cur:
+            if default:
+                return default[0]
             raise KeyError(path)
         cur = cur[p]
     return cur
+
+
+def is_num(x):
+    """A JSON number: int or float, not a bool."""
+    return isinstance(x, NUM) and not isinstance(x, bool)
 
 
 def validate(rec):
@@ -194,7 +203,7 @@ def validate_probes(pr):
             continue
         for k in keys:
             x = v.get(k)
-            if x is not None and (isinstance(x, bool) or not isinstance(x, NUM)):
+            if x is not None and not is_num(x):
                 errs.append("probes.%s.%s: %s, expected a number or null" % (
                     part, k, type(x).__name__))
         s = v.get("samples")

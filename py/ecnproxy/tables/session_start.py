@@ -30,7 +30,7 @@ import re
 import statistics
 import sys
 
-from ..analysis.fidelity import dig, is_num
+from ..analysis.schema import get, is_num
 
 
 def records(results):
@@ -44,13 +44,13 @@ def records(results):
                 continue
         if not isinstance(r, dict):
             continue
-        sess = dig(r, "origin", "session_id")
+        sess = get(r, "origin.session_id", None)
         comp = r.get("completion_s")
-        start = dig(r, "transfer", "start")
+        start = get(r, "transfer.start", None)
         rid = r.get("id")
         if not sess or not is_num(comp) or not is_num(start) or not isinstance(rid, str):
             continue
-        util = dig(r, "fidelity", "bottleneck_utilisation")
+        util = get(r, "fidelity.bottleneck_utilisation", None)
         out.append((sess, start, re.sub(r"_r\d+$", "", rid), comp,
                     util if is_num(util) else None, rid))
     return out
