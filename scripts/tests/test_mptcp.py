@@ -47,11 +47,29 @@ def test_table1_cites_and_invents_no_cell():
     for k in ("Hesmans", "Duchene", "Paasch", "Detal", "Bonaventure",
               "Are TCP Extensions Middlebox-proof?", "HotMiddlebox", "2013"):
         assert k in t1["citation"]
+    cf = t1["cells_from"]
+    for k in ("Bonaventure", "Paasch", "Detal", "draft-ietf-mptcp-experience-05", "RFC 8041"):
+        assert k in cf["citation"]
     for r in t1["rows"]:
         for k in ("works", "fallback"):
             assert r[k] in (None, True, False)
-            if r[k] is None:
-                assert r["cell_source"]
+        # every cell names the statement of the authors' summary it comes from
+        assert r["cell_source"].startswith("cells_from: ")
+        said = cf["statements"][r["cell_source"].split(": ", 1)[1]]
+        if r["fallback"] is True:
+            assert "falls back" in said
+        if r["works"] is not None:
+            assert "v0.87" in t1["implementation"]
+    # the split variants share one statement, and the table says so
+    splits = [r for r in t1["rows"] if r["id"].startswith("split")]
+    assert splits and all(r.get("scope") == "splitting in general" for r in splits)
+
+
+def test_compare_names_a_statement_broader_than_its_row():
+    row = {"works": True, "fallback": None, "scope": "splitting in general"}
+    assert mptcp.compare(row, True, False) == \
+        "agrees (with its statement on splitting in general)"
+    assert mptcp.compare(row, False, False).startswith("differs")
 
 
 def test_driver_settings_checked():
@@ -234,8 +252,10 @@ def test_report_side_by_side(tmp_path):
     rows = {ln.split("|")[3].strip(): ln for ln in md.splitlines()
             if ln.startswith("| ") and "`" in ln.split("|")[3]}
     assert "works" in rows["`nat-p1`"] and "1.00" in rows["`nat-p1`"]
-    assert "MBtest's cell not available" in rows["`nat-p1`"]
+    assert "| yes / no |" in rows["`nat-p1`"] and rows["`nat-p1`"].endswith("| agrees |")
     assert "works, falls back to TCP" in rows["`strip-syn-p1`"]
+    assert rows["`strip-syn-p1`"].endswith("| agrees |")
+    assert "RFC 8041" in md
     assert "0.49 [0.47, 0.50]" in rows["`strip-syn-p1`"]
     assert "mixed (ok 1, reset 1)" in rows["`strip-after-p1`"]
     assert "upstream row" in rows["`strip-after-p1`"]

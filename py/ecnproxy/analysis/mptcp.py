@@ -27,7 +27,9 @@ unflagged runs:
             range of the runs' ratios
   verdict   against MBtest's cell: "agrees" when its works/fallback cells
             are what every run showed, "differs" when not, "MBtest's cell
-            not available" when the data file has none
+            not available" when the data file has none; a cell taken from
+            a statement that covers more than its row (the split variants:
+            the authors' summary has one statement on splitting) says so
 
 The evidence table sums, over the runs, what the kernel counted (the
 MPTcpExt counters that moved at either end: the names are the checks in
@@ -106,7 +108,8 @@ def compare(paper, exact, fb):
     if pw is None and pf is None:
         return "MBtest's cell not available"
     same = (pw is None or pw == exact) and (pf is None or pf == fb)
-    return "agrees" if same else "differs"
+    v = "agrees" if same else "differs"
+    return "%s (with its statement on %s)" % (v, paper["scope"]) if paper.get("scope") else v
 
 
 def goodput_ratio(rs, ref):
@@ -238,6 +241,14 @@ def render(prof, planned, recs, name, rerun):
     L += ["MBtest: %s; its implementation: %s.  Its rows from `%s` (%s)." % (
         t1["citation"], t1["implementation"], "py/ecnproxy/analysis/mbtest_table1.json",
         t1["source"]), ""]
+    cf = t1.get("cells_from")
+    if cf:
+        L += ["MBtest's cells: the paper itself could not be read here; they come from its "
+              "authors' summary of its main results, %s (read from %s).  It gives one statement "
+              "on splitting, for every split variant, and names a corner case of splitting (the "
+              "paper's Figure 4, section 3.3) that may desynchronise the hosts without saying "
+              "which variant; where it does not say whether MPTCP fell back, the cell is `n/a`."
+              % (cf["citation"], cf["read_from"]), ""]
     verdicts = {}
     L += ["## MBtest's Table 1 and ours", "",
           "Outcome per run: `ok` byte-exact and still MPTCP at both ends, `fallback` "
@@ -253,6 +264,8 @@ def render(prof, planned, recs, name, rerun):
         pcell = src or "%s / %s" % tuple(
             "n/a" if pr.get(k) is None else ("yes" if pr[k] else "no")
             for k in ("works", "fallback"))
+        if not src and pr.get("scope"):
+            pcell += " (%s)" % pr["scope"]
         for cfg in row["configs"]:
             st = impair_plan.config_settings(prof, cfg)
             for d in dirs:
