@@ -186,6 +186,17 @@ def test_outcome():
                           {"MPRstRx": 1}, {})[0] == "reset"
     assert gmptcp.outcome(st, "upload", cli, xsum(received=100, sha_r="x"), {}, {})[0] == \
         "broken"
+    # 6.1: no TCP_IS_MPTCP (None at both ends), no counter; the client's
+    # `ss -Mi` sample (text of results/exp-mbtest-mptcp-20261203, split-second-p1)
+    ss61 = ("ESTAB 0 0 198.18.0.2:49928 198.18.2.2:5402\n\t subflows_max:2 "
+            "add_addr_accepted_max:2 fallback remote_key token:d9264fd4")
+    c61, s61 = (dict(x, mptcp={"is_mptcp": None}) for x in (cli, srv))
+    assert gmptcp.outcome(st, "upload", c61, s61, {}, {})[0] == "ok"
+    r = gmptcp.outcome(st, "upload", c61, s61, {}, {}, ss61)
+    assert r[0] == "fallback" and r[4] == [gmptcp.SS_FALLBACK]
+    assert gmptcp.outcome(st, "upload", c61, s61, {}, {},
+                          ss61.replace("fallback ", ""))[0] == "ok"
+    assert not gmptcp.ss_fallback("ESTAB token:fallbackish") and not gmptcp.ss_fallback(None)
     # a download: the client receives
     assert gmptcp.outcome(st, "download", xsum(received=100, sha_r="h"),
                           xsum(sent=100, sha_s="h"), {}, {})[0] == "ok"
@@ -233,6 +244,28 @@ def results(tmp_path, recs):
     for r in recs:
         (d / "runs" / (r["id"] + ".json")).write_text(json.dumps(r))
     return str(d)
+
+
+def test_analysis_takes_the_fallback_from_ss_in_older_records(tmp_path):
+    ok = record("split-second-p1", 1, "ok", 9.0)
+    ok["settings"] = {"mptcp": 1}
+    ok["result"]["is_mptcp"] = {"client": None, "server": None}
+    ok["ss"] = {"samples": 2, "last": {"mptcp": "ESTAB 0 0 a b\n\t subflows_max:2 fallback "
+                                                  "remote_key token:1"}}
+    plain = json.loads(json.dumps(ok))
+    plain["ss"]["last"]["mptcp"] = "ESTAB 0 0 a b\n\t subflows:1 remote_key token:1"
+    plain["id"] = plain["id"].replace("r01", "r02")
+    tcp = json.loads(json.dumps(ok))
+    tcp["settings"]["mptcp"] = 0
+    tcp["id"] = tcp["id"].replace("r01", "r03")
+    d = results(tmp_path, [ok, plain, tcp])
+    got = {r["id"][-3:]: r["result"] for r in mptcp.load(d)}
+    assert got["r01"]["outcome"] == "fallback" and got["r01"]["fallback"] == 1
+    assert got["r01"]["counters_fired"] == [gmptcp.SS_FALLBACK]
+    assert got["r02"]["outcome"] == "ok" and got["r03"]["outcome"] == "ok"
+    # the raw record is left as it was
+    raw = json.loads(open(os.path.join(d, "runs", ok["id"] + ".json")).read())
+    assert raw["result"]["outcome"] == "ok"
 
 
 def test_report_side_by_side(tmp_path):

@@ -35,7 +35,13 @@ middle node (nftables, removed after the run).  What a run records:
 
 The result's outcome: "ok" (byte-exact, still MPTCP at both ends), "fallback"
 (byte-exact, but an end fell back to TCP), "reset" (the transfer failed
-with a reset), "broken" (it failed otherwise, or the bytes differ).
+with a reset), "broken" (it failed otherwise, or the bytes differ).  An end
+fell back when its TCP_IS_MPTCP says 0, when a fallback counter moved, or
+when the client's last `ss -Mi` sample during the transfer says "fallback".
+Linux 6.1 has no TCP_IS_MPTCP (ENOPROTOOPT) and counts no fallback of the
+receive path (subflow_check_data_avail()'s), so there the `ss` sample is
+what shows such a fallback (the analysis applies the same rule to records
+made before it was part of the outcome: analysis/mptcp.py).
 """
 import glob
 import json
@@ -273,9 +279,19 @@ def parse_xfer(text):
     return {"error": "no summary: %s" % (text or "")[-400:]}
 
 
-def outcome(st, direction, cli, srv, mc, ms):
+def ss_fallback(text):
+    """True when `ss -Mi`'s text of the client's MPTCP socket carries the
+    "fallback" flag (mptcp_diag: MPTCP_INFO_FLAG_FALLBACK)."""
+    return isinstance(text, str) and "fallback" in text.split()
+
+
+SS_FALLBACK = "client:ss -Mi fallback"
+
+
+def outcome(st, direction, cli, srv, mc, ms, ss_mptcp=None):
     """-> (outcome, byte_exact, fallback, reset, the kernel's fallback and
-    reset counters that moved at either end)."""
+    reset counters that moved at either end, and SS_FALLBACK when the
+    client's last `ss -Mi` sample, ss_mptcp, says it fell back)."""
     n = st["transfer_bytes"]
     snd, rcv = (cli, srv) if direction == "upload" else (srv, cli)
     exact = (not snd.get("error") and not rcv.get("error") and rcv.get("received") == n
@@ -284,6 +300,8 @@ def outcome(st, direction, cli, srv, mc, ms):
                      for k in m if k in FALLBACK_COUNTERS and m[k] > 0})
     why_rst = sorted({"%s:%s" % (end, k) for end, m in (("client", mc), ("server", ms))
                       for k in m if k in RESET_COUNTERS and m[k] > 0})
+    if st["mptcp"] and ss_fallback(ss_mptcp):
+        why_fb.append(SS_FALLBACK)
     ends = [(e.get("mptcp") or {}).get("is_mptcp") for e in (cli, srv)]
     fallback = bool(st["mptcp"]) and (0 in ends or bool(why_fb))
     errs = " ".join(str(e.get("error") or "") for e in (cli, srv))
@@ -342,7 +360,8 @@ def do_run(tb, run, plan, env, keep, resdir):
             os.unlink(f)
     set_nat([])
     mc, ms = mptcp_delta(c0, c1), mptcp_delta(s0, s1)
-    res, exact, fallback, reset, why = outcome(st, direction, cli, srv, mc, ms)
+    res, exact, fallback, reset, why = outcome(st, direction, cli, srv, mc, ms,
+                                               (ssr["last"] or {}).get("mptcp"))
     n = st["transfer_bytes"]
     key = "tx_bytes" if direction == "upload" else "rx_bytes"
     path_bytes = {str(p): l1[p][key] - l0[p][key] for p in PATHS}
