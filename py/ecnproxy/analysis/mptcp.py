@@ -43,7 +43,7 @@ import json
 import os
 import sys
 
-from .. import impair_plan
+from .. import impair_plan, paths
 from . import stats
 from . import fairness
 from ..guest import mptcp as guest_mptcp
@@ -72,6 +72,24 @@ def derive(rec):
             res["outcome"] = "fallback"
         res["counters_fired"] = list(res.get("counters_fired") or []) + [guest_mptcp.SS_FALLBACK]
     return rec
+
+
+def current(prof, key):
+    """The current profile file's KEY, else the plan's copy of it.  For the
+    report's grouping and its explanations ("table1", "explain"), which are
+    analysis written after the runs, not what the runs did: a current
+    "table1" is taken only if every configuration it names is the plan's."""
+    path = os.path.join(paths.PROFILES, impair_plan.base_name(prof) + ".json")
+    try:
+        with open(path) as f:
+            cur = json.load(f).get(key)
+    except (OSError, ValueError):
+        cur = None
+    if key == "table1" and isinstance(cur, list):
+        if not all(isinstance(r, dict) and set(r.get("configs", [])) <= set(prof["configs"])
+                   for r in cur):
+            cur = None
+    return cur if cur else prof.get(key, {} if key == "explain" else [])
 
 
 def load(d):
@@ -282,7 +300,7 @@ def render(prof, planned, recs, name, rerun):
           "| MBtest row | MBtest (v0.87): works / falls back | configuration | middlebox on "
           "| direction | kernel | runs | paths | goodput vs reference | ours | verdict |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for row in prof.get("table1", []):
+    for row in current(prof, "table1"):
         pr = paper.get(row["row"]) or upstream.get(row["row"]) or {"middlebox": row["row"]}
         src = "upstream: " + pr["ref"] if row["row"] in upstream else None
         pcell = src or "%s / %s" % tuple(
@@ -319,8 +337,8 @@ def render(prof, planned, recs, name, rerun):
           "| SYN-ACK MP_CAPABLE at client | joins | data with DSS / without | infinite "
           "| MP_TCPRST (reasons) / RST | why |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]
-    explain = prof.get("explain", {})
-    cfgs = ["control"] + [c for row in prof.get("table1", []) for c in row["configs"]]
+    explain = current(prof, "explain")
+    cfgs = ["control"] + [c for row in current(prof, "table1") for c in row["configs"]]
     for cfg in cfgs:
         for d in dirs:
             for k in kernels:
