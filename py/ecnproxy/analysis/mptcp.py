@@ -58,19 +58,23 @@ def table1():
 
 
 def derive(rec):
-    """The record with its result's fallback also taken from the client's
-    last `ss -Mi` sample (guest/mptcp.py's rule, which records made before
-    it did not apply: on 6.1, without TCP_IS_MPTCP, a fallback of the
-    receive path showed nowhere else).  Changes the loaded copy only."""
-    res, st = rec.get("result"), rec.get("settings") or {}
-    if not isinstance(res, dict) or not st.get("mptcp") or res.get("fallback"):
+    """The record with its result's outcome, fallback, reset and counters
+    recomputed by the guest's own rule (guest/mptcp.py outcome()) from the
+    raw data it keeps (transfer summaries, MPTcpExt deltas, the client's
+    last `ss -Mi` sample), so that records made before a change of that
+    rule are judged by the current one (on 6.1, without TCP_IS_MPTCP, the
+    ss sample is what shows a receive-path fallback).  Changes the loaded
+    copy only; a record without those parts is left as it is."""
+    res, st = rec.get("result"), rec.get("settings")
+    tr, mc = rec.get("transfer"), rec.get("mptcp_counters")
+    if not (isinstance(res, dict) and isinstance(st, dict) and isinstance(tr, dict)
+            and isinstance(mc, dict) and "transfer_bytes" in st):
         return rec
-    last = ((rec.get("ss") or {}).get("last") or {})
-    if guest_mptcp.ss_fallback(last.get("mptcp")):
-        res["fallback"] = 1
-        if res.get("outcome") == "ok":
-            res["outcome"] = "fallback"
-        res["counters_fired"] = list(res.get("counters_fired") or []) + [guest_mptcp.SS_FALLBACK]
+    ss = ((rec.get("ss") or {}).get("last") or {}).get("mptcp")
+    out, _exact, fb, reset, why = guest_mptcp.outcome(
+        st, rec["params"]["direction"], tr.get("client") or {}, tr.get("server") or {},
+        mc.get("client") or {}, mc.get("server") or {}, ss)
+    res.update(outcome=out, fallback=int(fb), reset=int(reset), counters_fired=why)
     return rec
 
 
