@@ -11,7 +11,7 @@ import pytest
 from scapy.all import IP, TCP, Ether, wrpcap
 
 from ecnproxy import impair_plan
-from ecnproxy.analysis import experiments, mptcp, mptcpopt
+from ecnproxy.analysis import experiments, mptcp, mptcp_outcome, mptcpopt
 from ecnproxy.guest import mptcp as gmptcp
 from ecnproxy.vmtest import xfer
 
@@ -180,29 +180,29 @@ def xsum(sent=0, received=0, sha_s="a", sha_r="a", err=None, is_mptcp=1):
 def test_outcome():
     st = {"transfer_bytes": 100, "mptcp": 1}
     cli, srv = xsum(sent=100, sha_s="h"), xsum(received=100, sha_r="h")
-    assert gmptcp.outcome(st, "upload", cli, srv, {}, {})[0] == "ok"
-    r = gmptcp.outcome(st, "upload", cli, srv, {}, {"MPCapableFallbackACK": 1})
+    assert mptcp_outcome.outcome(st, "upload", cli, srv, {}, {})[0] == "ok"
+    r = mptcp_outcome.outcome(st, "upload", cli, srv, {}, {"MPCapableFallbackACK": 1})
     assert r[0] == "fallback" and r[4] == ["server:MPCapableFallbackACK"]
-    assert gmptcp.outcome(st, "upload", cli, dict(srv, mptcp={"is_mptcp": 0}), {}, {})[0] == \
+    assert mptcp_outcome.outcome(st, "upload", cli, dict(srv, mptcp={"is_mptcp": 0}), {}, {})[0] == \
         "fallback"
-    assert gmptcp.outcome(st, "upload", cli, xsum(received=60, sha_r="x",
+    assert mptcp_outcome.outcome(st, "upload", cli, xsum(received=60, sha_r="x",
                                                   err="ConnectionResetError: [Errno 104]"),
                           {"MPRstRx": 1}, {})[0] == "reset"
-    assert gmptcp.outcome(st, "upload", cli, xsum(received=100, sha_r="x"), {}, {})[0] == \
+    assert mptcp_outcome.outcome(st, "upload", cli, xsum(received=100, sha_r="x"), {}, {})[0] == \
         "broken"
     # 6.1: no TCP_IS_MPTCP (None at both ends), no counter; the client's
     # `ss -Mi` sample (text of results/exp-mbtest-mptcp-20261203, split-second-p1)
     ss61 = ("ESTAB 0 0 198.18.0.2:49928 198.18.2.2:5402\n\t subflows_max:2 "
             "add_addr_accepted_max:2 fallback remote_key token:d9264fd4")
     c61, s61 = (dict(x, mptcp={"is_mptcp": None}) for x in (cli, srv))
-    assert gmptcp.outcome(st, "upload", c61, s61, {}, {})[0] == "ok"
-    r = gmptcp.outcome(st, "upload", c61, s61, {}, {}, ss61)
-    assert r[0] == "fallback" and r[4] == [gmptcp.SS_FALLBACK]
-    assert gmptcp.outcome(st, "upload", c61, s61, {}, {},
+    assert mptcp_outcome.outcome(st, "upload", c61, s61, {}, {})[0] == "ok"
+    r = mptcp_outcome.outcome(st, "upload", c61, s61, {}, {}, ss61)
+    assert r[0] == "fallback" and r[4] == [mptcp_outcome.SS_FALLBACK]
+    assert mptcp_outcome.outcome(st, "upload", c61, s61, {}, {},
                           ss61.replace("fallback ", ""))[0] == "ok"
-    assert not gmptcp.ss_fallback("ESTAB token:fallbackish") and not gmptcp.ss_fallback(None)
+    assert not mptcp_outcome.ss_fallback("ESTAB token:fallbackish") and not mptcp_outcome.ss_fallback(None)
     # a download: the client receives
-    assert gmptcp.outcome(st, "download", xsum(received=100, sha_r="h"),
+    assert mptcp_outcome.outcome(st, "download", xsum(received=100, sha_r="h"),
                           xsum(sent=100, sha_s="h"), {}, {})[0] == "ok"
     assert gmptcp.negotiated("ESTAB 0 0 a b ts sack cubic wscale:7,7 rto:204") == {
         "sack": True, "ts": True, "wscale": "7,7"}
@@ -268,7 +268,7 @@ def test_analysis_takes_the_fallback_from_ss_in_older_records(tmp_path):
     d = results(tmp_path, [ok, plain, tcp])
     got = {r["id"][-3:]: r["result"] for r in mptcp.load(d)}
     assert got["r01"]["outcome"] == "fallback" and got["r01"]["fallback"] == 1
-    assert got["r01"]["counters_fired"] == [gmptcp.SS_FALLBACK]
+    assert got["r01"]["counters_fired"] == [mptcp_outcome.SS_FALLBACK]
     assert got["r02"]["outcome"] == "ok" and got["r03"]["outcome"] == "ok"
     # the whole outcome is recomputed: bytes that differ are "broken"
     bad = json.loads(json.dumps(plain))

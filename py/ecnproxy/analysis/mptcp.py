@@ -46,7 +46,7 @@ import sys
 from .. import impair_plan, paths
 from . import stats
 from . import fairness
-from ..guest import mptcp as guest_mptcp
+from .mptcp_outcome import outcome
 
 TABLE1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mbtest_table1.json")
 OUTCOMES = ("ok", "fallback", "reset", "broken")
@@ -59,7 +59,7 @@ def table1():
 
 def derive(rec):
     """The record with its result's outcome, fallback, reset and counters
-    recomputed by the guest's own rule (guest/mptcp.py outcome()) from the
+    recomputed by the guest's own rule (mptcp_outcome.outcome()) from the
     raw data it keeps (transfer summaries, MPTcpExt deltas, the client's
     last `ss -Mi` sample), so that records made before a change of that
     rule are judged by the current one (on 6.1, without TCP_IS_MPTCP, the
@@ -71,7 +71,7 @@ def derive(rec):
             and isinstance(mc, dict) and "transfer_bytes" in st):
         return rec
     ss = ((rec.get("ss") or {}).get("last") or {}).get("mptcp")
-    out, _exact, fb, reset, why = guest_mptcp.outcome(
+    out, _exact, fb, reset, why = outcome(
         st, rec["params"]["direction"], tr.get("client") or {}, tr.get("server") or {},
         mc.get("client") or {}, mc.get("server") or {}, ss)
     res.update(outcome=out, fallback=int(fb), reset=int(reset), counters_fired=why)

@@ -41,7 +41,8 @@ when the client's last `ss -Mi` sample during the transfer says "fallback".
 Linux 6.1 has no TCP_IS_MPTCP (ENOPROTOOPT) and counts no fallback of the
 receive path (subflow_check_data_avail()'s), so there the `ss` sample is
 what shows such a fallback (the analysis applies the same rule to records
-made before it was part of the outcome: analysis/mptcp.py).
+made before it was part of the outcome; the rule is
+analysis/mptcp_outcome.py's, shared by both).
 """
 import glob
 import json
@@ -54,6 +55,7 @@ import time
 
 from .. import impair_plan
 from ..analysis import mptcpopt
+from ..analysis.mptcp_outcome import outcome
 from ..paths import python_env
 from . import impair, testbed
 
@@ -63,12 +65,6 @@ XFER = ["python3", "-m", "ecnproxy.vmtest.xfer"]
 # the client's device)
 PATHS = {1: ("proxy", "eth0", "eth1", "eth0"), 2: ("mbox", "eth0", "eth1", "eth1")}
 NAT_TABLE = "tbnat"
-# MPTcpExt counters that mean a fallback to TCP (the names are the MIB's,
-# net/mptcp/mib.c, less the "MPTcpExt" prefix)
-FALLBACK_COUNTERS = ("MPCapableFallbackACK", "MPCapableFallbackSYNACK", "MPFallbackTokenInit",
-                     "InfiniteMapTx", "InfiniteMapRx", "DSSFallback", "SimultConnectFallback",
-                     "FallbackFailed")
-RESET_COUNTERS = ("MPRstTx", "MPRstRx", "MPFastcloseTx", "MPFastcloseRx")
 # a path carried data when at least this share of the transfer crossed it
 PATH_SHARE = 0.02
 
@@ -277,40 +273,6 @@ def parse_xfer(text):
         if isinstance(d, dict):
             return d
     return {"error": "no summary: %s" % (text or "")[-400:]}
-
-
-def ss_fallback(text):
-    """True when `ss -Mi`'s text of the client's MPTCP socket carries the
-    "fallback" flag (mptcp_diag: MPTCP_INFO_FLAG_FALLBACK)."""
-    return isinstance(text, str) and "fallback" in text.split()
-
-
-SS_FALLBACK = "client:ss -Mi fallback"
-
-
-def outcome(st, direction, cli, srv, mc, ms, ss_mptcp=None):
-    """-> (outcome, byte_exact, fallback, reset, the kernel's fallback and
-    reset counters that moved at either end, and SS_FALLBACK when the
-    client's last `ss -Mi` sample, ss_mptcp, says it fell back)."""
-    n = st["transfer_bytes"]
-    snd, rcv = (cli, srv) if direction == "upload" else (srv, cli)
-    exact = (not snd.get("error") and not rcv.get("error") and rcv.get("received") == n
-             and rcv.get("received_sha256") == snd.get("sent_sha256"))
-    why_fb = sorted({"%s:%s" % (end, k) for end, m in (("client", mc), ("server", ms))
-                     for k in m if k in FALLBACK_COUNTERS and m[k] > 0})
-    why_rst = sorted({"%s:%s" % (end, k) for end, m in (("client", mc), ("server", ms))
-                      for k in m if k in RESET_COUNTERS and m[k] > 0})
-    if st["mptcp"] and ss_fallback(ss_mptcp):
-        why_fb.append(SS_FALLBACK)
-    ends = [(e.get("mptcp") or {}).get("is_mptcp") for e in (cli, srv)]
-    fallback = bool(st["mptcp"]) and (0 in ends or bool(why_fb))
-    errs = " ".join(str(e.get("error") or "") for e in (cli, srv))
-    reset = "ConnectionReset" in errs or "reset" in errs.lower()
-    if exact:
-        res = "fallback" if fallback else "ok"
-    else:
-        res = "reset" if reset else "broken"
-    return res, exact, fallback, reset, why_fb + why_rst
 
 
 def do_run(tb, run, plan, env, keep, resdir):
