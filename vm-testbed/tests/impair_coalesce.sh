@@ -119,8 +119,9 @@ for fam in 4 6; do
 		"$(tb_addr server "$fam")" $XFER_PORT 200 --pause 3 \
 		>"$TB_OUT/flush-v$fam.client.json" &
 	cpid=$!
-	# held from the client's request until its FIN, 3 s later
-	expect "held while waiting" "$(impair_wait_stat held 1 3)" 1
+	# held from the client's request until its FIN, 3 s later (the wait
+	# covers the client's start-up, which varies on a debug kernel)
+	expect "held while waiting" "$(impair_wait_stat held 1 10)" 1
 	start=$(date +%s%N)
 	impair_set
 	wait $cpid || check_err 1 "transfer failed after the flush"
@@ -190,14 +191,20 @@ czns() {
 czdel
 trap 'czdel; tb_cleanup' EXIT
 czns || check_err 1 "cannot set up the three namespaces"
+# both servers, then both clients, so that the two holds overlap however
+# long Python takes to start (a debug kernel's start-up varies by seconds)
 for port in 5001 5002; do
 	tb_bg "cz-srv$port" cz-b python3 -m ecnproxy.vmtest.xfer server $port 200 --family 4
+done
+for port in 5001 5002; do
 	tb_wait_port cz-b $port
-	tb_bg "cz-cli$port" cz-a timeout "$(tb_slow 30)" python3 -m ecnproxy.vmtest.xfer \
-		client 198.19.251.2 $port 200 --pause "$(tb_slow 8)"
+done
+for port in 5001 5002; do
+	tb_bg "cz-cli$port" cz-a timeout "$(tb_slow 60)" python3 -m ecnproxy.vmtest.xfer \
+		client 198.19.251.2 $port 200 --pause "$(tb_slow 20)"
 done
 # each client's request is held from its arrival until its FIN
-IMPAIR_NODE=cz-r impair_wait_stat held 2 4 >/dev/null
+IMPAIR_NODE=cz-r impair_wait_stat held 2 15 >/dev/null
 expect "held in cz-r" "$(IMPAIR_NODE=cz-r impair_stat held)" 2
 # the kernel's log from here (a marker, not a line count: the ring may wrap)
 echo "impair_coalesce: cz-r deleted with segments held" >/dev/kmsg
