@@ -44,6 +44,8 @@ COMMANDS = [
      "RESULTS [--direction D] [--cross C]: per cell, medians of what the congestion control did"),
     ("tables", "kernel-table", "tables.kernels",
      "A B [--direction D]: one matrix on two guest kernels, cell by cell"),
+    ("tables", "strata-table", "tables.strata",
+     "RESULTS... [--direction D] [--cross C]: parallel flows' cells split by how many flows kept ECN"),
     ("tables", "session-start", "tables.session_start",
      "RESULTS... [--first K] [--above X]: are a guest session's first runs slower than its later ones"),
     ("tables", "fidelity-scan", "analysis.fidelity",

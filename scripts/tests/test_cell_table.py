@@ -40,7 +40,9 @@ def parity(tmp_path):
         row("all", "srvecn+proxy", "bothecn", 1.09, 1.0, 1.2, "cells disagree"),
         row("1", "srvecn+proxy+drop", "bothecn", 1.10, 1.05, 1.15)])
     write(tmp_path / "delay-20ms", [
-        row("1", "srvecn+proxy", "bothecn", 0.99, 0.97, 1.01, "met", cross="on")])
+        row("1", "srvecn+proxy", "bothecn", 0.99, 0.97, 1.01, "met", cross="on"),
+        row("3", "srvecn+proxy", "bothecn", 0.99, 0.94, 1.04, "undecided", cross="on",
+            cov=0.6667)])
 
 
 def test_table(tmp_path):
@@ -66,6 +68,11 @@ def test_table(tmp_path):
     assert "1.01 [0.99, 1.03] vs 1.02 undecided" in harm
     drop = lines[lines.index(first) + 2]
     assert "1.10 [1.05, 1.15]" in drop
+    # an interval of 2 runs against 2 is not labelled 95 %: its level is
+    # printed, as in summary.md
+    on = [l for l in lines if l.startswith("| on | 20 ms")][0]
+    assert "0.99 [0.97, 1.01] met" in on
+    assert "0.99 [0.94, 1.04] (67 %) undecided" in on
 
 
 def test_harm_needs_level():

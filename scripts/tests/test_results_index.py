@@ -195,3 +195,25 @@ def test_matrix_summary_never_pools_disagreeing_cells(tree):
     run("--results", str(tree))
     assert "2 of 2 runs: download: srvecn+proxy/bothecn 1.08 [1.00, 1.18] |" in (
         tree / "README.md").read_text()
+
+
+def test_about_on_an_existing_directory(tree):
+    """--about on a directory that has an about.json keeps its status and
+    summary and says so; with --status both are replaced (a work in
+    progress published complete), and superseded_by goes with a status
+    that is not superseded."""
+    d = tree / "vmtest-x-20260102"
+    wip = about(date="2026-01-02", status="wip", summary="half of it")
+    (d / "about.json").write_text(json.dumps(wip))
+    p = run("--results", str(tree), "--about", str(d), "--kind", "vmtest",
+            "--summary", "all of it, 2 of 2 checks passed")
+    assert p.returncode == 0, p.stderr
+    assert "kept its about.json's status (wip) and summary; --status replaces both" in p.stderr
+    a = json.loads((d / "about.json").read_text())
+    assert (a["status"], a["summary"]) == ("wip", "half of it")
+    p = run("--results", str(tree), "--about", str(d), "--kind", "vmtest",
+            "--summary", "all of it", "--status", "current")
+    assert p.returncode == 0, p.stderr
+    a = json.loads((d / "about.json").read_text())
+    assert (a["status"], a["summary"]) == ("current", "all of it")
+    assert check(tree) == (0, "")

@@ -21,7 +21,13 @@ JSON command per line on stdin, answers one JSON line on stdout:
       every namespace), bytes, and
       the receiver's progress samples [[t, bytes], ...] (>= 20 ms apart);
       "deadline_s": every connection gives up that long after the start
-      (the run then has "timeout": true and is not ok)
+      (the run then has "timeout": true and is not ok);
+      "connect_barrier": true: the parallel connections all connect
+      first and only then send their request, so that no handshake meets
+      a queue the others' data built (each connection's connect_s then
+      runs until the last one had connected, "sent" is when it asked
+      for its data; a failed connection releases the others at once,
+      "barrier_broken": true)
   {"op": "quit"}
 
 --serve PORT: also accept transfer connections.  A connection sends one line
@@ -157,13 +163,23 @@ class TimedSocket:
         return getattr(self.s, name)
 
 
-def one_conn(host, port, direction, n, deadline):
+def one_conn(host, port, direction, n, deadline, barrier=None):
+    """One connection of a transfer; with BARRIER (a threading.Barrier
+    of the run's connections), it waits after connecting until all have
+    connected, and a connection that fails breaks the barrier."""
     r = {"bytes": 0}
     s = TimedSocket(deadline)
     r["start"] = round(now(), 4)
     try:
         s.connect((host, port))
+        if barrier is not None:
+            try:
+                barrier.wait(timeout=max(0.0, deadline - now()))
+            except threading.BrokenBarrierError:
+                r["barrier_broken"] = True
+            barrier = None
         r["connect_s"] = round(now() - r["start"], 4)
+        r["sent"] = round(now(), 4)
         r["port"] = s.getsockname()[1]
         if direction == "down":
             s.sendall(b"D %d\n" % n)
@@ -193,6 +209,8 @@ def one_conn(host, port, direction, n, deadline):
         r["error"] = str(e)
         r["end"] = round(now(), 4)
     finally:
+        if barrier is not None:  # never reached it: release the others
+            barrier.abort()
         s.close()
     r["ok"] = r["bytes"] == n and "error" not in r
     return r
@@ -215,9 +233,11 @@ def xfer(cmd):
             conns.append(c)
     else:
         res = [None] * cmd["flows"]
+        barrier = threading.Barrier(cmd["flows"]) \
+            if cmd.get("connect_barrier") and cmd["flows"] > 1 else None
 
         def worker(i):
-            res[i] = one_conn(host, port, d, n, deadline)
+            res[i] = one_conn(host, port, d, n, deadline, barrier)
         th = [threading.Thread(target=worker, args=(i,)) for i in range(cmd["flows"])]
         for t in th:
             t.start()

@@ -154,7 +154,8 @@ def do_run(tb, run, plan, env, keep, resdir):
         xf = tb.client("xfer", timeout=deadline + 60, deadline_s=deadline,
                        host="198.18.2.2", port=PORT,
                        dir="down" if run["direction"] == "download" else "up",
-                       flows=run["flows"], bytes=run["flow_bytes"], series=run["series"])
+                       flows=run["flows"], bytes=run["flow_bytes"], series=run["series"],
+                       connect_barrier=bool(prof.get("connect_barrier")))
     except Exception:
         probes.stop(0, 0)
         raise
@@ -232,6 +233,7 @@ def do_run(tb, run, plan, env, keep, resdir):
            "client_routes": qa_routes.strip().splitlines(),
            "feedback": feedback, "port": PORT,
            "delay_ms": tb.delay,
+           "connect_barrier": bool(prof.get("connect_barrier")),
            "fallback_cache_flushed": flushed["/proc/net/ecn_proxy/fallback"]},
         "env": env | {"wall_start": wall, "bottleneck_dev": bdev,
                       "rate_low": tb.low, "rate_high": tb.high},

@@ -90,6 +90,8 @@ def load_profile(name):
               "cross_rate", "fidelity"):
         if k not in prof:
             die("profile %s: missing %r" % (path, k))
+    if not isinstance(prof.get("connect_barrier", False), bool):
+        die("profile %s: connect_barrier must be true or false" % path)
     for c in prof["configs"]:
         if c not in CONFIGS:
             die("profile %s: unknown configuration %r (known: %s)" % (path, c, ", ".join(CONFIGS)))

@@ -629,9 +629,12 @@ def render(results, entries):
 
 def write_about(results, d, kind, summary, status):
     """RESULT_DIR/about.json for a directory just published: derived from
-    its records; an existing one keeps its status and summary, and gets the
-    records' commit and kernel again (publish-debugtest adds runs to a
-    directory)."""
+    its records, with SUMMARY and STATUS (None: current).  An existing one
+    gets the records' commit and kernel again (publish-debugtest adds runs
+    to a directory) and keeps its status and summary, which may have been
+    decided since (aborted, superseded), unless STATUS is given: then both
+    are replaced (a work in progress published complete).  Kept ones are
+    named on stderr, so that a summary given is never dropped silently."""
     d = os.path.abspath(d)
     name = os.path.basename(d)
     if os.path.dirname(d) != os.path.abspath(results):
@@ -646,8 +649,15 @@ def write_about(results, d, kind, summary, status):
         for k in ("commits", "dirty"):
             about.pop(k, None)
         about.update({k: v for k, v in fresh.items() if v is not None})
+        if status:
+            about["status"], about["summary"] = status, summary
+            if status != "superseded":
+                about.pop("superseded_by", None)
+        elif about.get("summary") != summary:
+            print("results-index: %s: kept its about.json's status (%s) and summary; "
+                  "--status replaces both" % (name, about.get("status")), file=sys.stderr)
     else:
-        about = {"kind": kind, **fresh, "status": status, "summary": summary}
+        about = {"kind": kind, **fresh, "status": status or "current", "summary": summary}
     with open(path + ".tmp", "w") as f:
         json.dump(ordered(about), f, indent=1)
         f.write("\n")
@@ -662,10 +672,14 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if README.md is stale or an about.json is missing or malformed")
     ap.add_argument("--about", metavar="RESULT_DIR",
-                    help="write RESULT_DIR/about.json (status current), then the index")
+                    help="write RESULT_DIR/about.json (a new one: status current; an "
+                    "existing one keeps its status and summary unless --status is given), "
+                    "then the index")
     ap.add_argument("--kind", choices=list(KINDS), help="with --about")
     ap.add_argument("--summary", help="with --about: one line on what it shows")
-    ap.add_argument("--status", default="current", choices=STATUSES, help="with --about")
+    ap.add_argument("--status", choices=STATUSES,
+                    help="with --about: the status (a new directory: current); on an "
+                    "existing about.json, replaces its status and summary")
     a = ap.parse_args(argv)
     results = os.path.abspath(a.results)
     if a.about:

@@ -9,7 +9,8 @@ ratios.csv, or one ratios.csv per added delay in RESULTS/delay-*ms/
 row per (cross traffic, added delay) and a column per load, of
 
   - srvecn+proxy / bothecn, the proxy against end-to-end ECN, with its
-    95 % interval and the report's verdict on the goal (at most 1.05);
+    95 % interval (its real level where too few runs cannot reach 95 %)
+    and the report's verdict on the goal (at most 1.05);
   - no harm: srvecn+proxy / noecn against max(1, bothecn / noecn), the
     proxy against no proxy, allowed to be as much slower as end-to-end
     ECN itself is (issue 40's second rule), judged on the interval by the
@@ -33,6 +34,7 @@ import re
 import sys
 
 from ..analysis.schema import load_order
+from ..analysis.report import fmt_cov
 from ..analysis.stats import CONF, goal_verdict
 
 PROXY, ECN, PLAIN, DROP = "srvecn+proxy", "bothecn", "noecn", "srvecn+proxy+drop"
@@ -64,7 +66,10 @@ def read_ratios(results):
 
 
 def fmt_ratio(r):
-    return "%.2f [%.2f, %.2f]" % (float(r["ratio"]), float(r["low"]), float(r["high"]))
+    """'0.99 [0.94, 1.04]', and the interval's real level where the runs
+    cannot reach 95 % (' (67 %)', as summary.md prints it)."""
+    return "%.2f [%.2f, %.2f]%s" % (float(r["ratio"]), float(r["low"]), float(r["high"]),
+                                    fmt_cov(float(r["coverage"])))
 
 
 def harm_verdict(proxy_plain, ecn_plain):
@@ -134,8 +139,9 @@ def render(results, directions=None, metric="completion_s"):
         if t:
             if out:
                 out.append("")
-            out += ["%ss (`%s`, Hodges-Lehmann ratios with exact 95 %% intervals):"
-                    % (d.capitalize(), metric), ""] + t
+            out += ["%ss (`%s`, Hodges-Lehmann ratios with exact 95 %% intervals; "
+                    "in parentheses the real level of one that too few runs cannot "
+                    "bring to 95 %%):" % (d.capitalize(), metric), ""] + t
     return "\n".join(out) + "\n"
 
 
