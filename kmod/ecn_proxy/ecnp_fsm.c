@@ -564,6 +564,8 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->n_ack = (ecnp_fsm_e_is_a(f) ? f->a_isn : f->b_isn) + 1;
 	f->e_hole_end = 0;
 	f->e_rep = 0;
+	f->clamp_end = 0;
+	f->clamp_win = 0;
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
@@ -962,6 +964,75 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 	       !(f->dflags & ECNP_DF_HOLD) && !f->e_rep &&
 	       !ecnp_n_gap_at(f, p->ack) && !ecnp_tsecr_stale(f, p) &&
 	       ecnp_dupack_flight(f, p->ack);
+}
+
+/*
+ * dupack-rwnd: the floor.  An ACK from E on which N has at most
+ * ECNP_FLOOR_SEGS segments in flight beyond it, so N's window is at most
+ * three: a reduction (CUBIC's x0.7, Reno's x0.5) leaves Linux's floor of
+ * two segments.  An ECN sender there keeps two segments in flight and
+ * does not grow for about a round trip (CWR, tcp_cong_control()).  A
+ * simulated loss costs N more: a round trip with a retransmission
+ * outstanding and PRR's window at one (DUPACK.md, "The floor of two
+ * segments").  With SACK only (the rule is measured only there), only on
+ * an ACK that advances E's ACK number (an older one N ignores).
+ */
+static bool ecnp_floor_ready(const struct ecnp_fsm *f,
+			     const struct ecnp_pkt *p, bool advanced)
+{
+	return advanced && f->smss && ecnp_sack_ok(f) &&
+	       !(f->dflags & ECNP_DF_HOLD) &&
+	       f->n_nxt - p->ack <= ECNP_FLOOR_SEGS * (u32)f->smss;
+}
+
+/*
+ * E's window field that lets N have ECNP_FLOOR_SEGS segments in flight
+ * beyond E's ACK number: rounded up to E's units (a window that ends
+ * inside a segment makes Linux send a short one), at most U16_MAX; at
+ * least 1, as smss is.
+ */
+static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
+{
+	u32 sh = w->wflags & ECNP_WF_SCALED ? w->wscale : 0;
+	u32 bytes = ECNP_FLOOR_SEGS * (u32)f->smss;
+	u32 units = (bytes + (1u << sh) - 1) >> sh;
+
+	return (u16)min_t(u32, units, U16_MAX);
+}
+
+/*
+ * dupack-rwnd: the event's answer at the floor.  Instead of a loss, E's
+ * window toward N is clamped to ECNP_FLOOR_SEGS segments beyond each of
+ * E's ACKs until E acks as much beyond this one (about one round trip at
+ * that rate): N keeps two segments in flight, as an ECN sender in CWR,
+ * and with its window limited by E's it does not grow
+ * (tcp_is_cwnd_limited()) once its cwnd exceeds that.  Each event at the
+ * floor starts it again, so while marks go on N stays at two segments.
+ */
+static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	f->clamp_win = ecnp_clamp_units(f, &f->win[p->dir]);
+	f->clamp_end = p->ack + ECNP_FLOOR_SEGS * (u32)f->smss;
+}
+
+/*
+ * E->N: the clamp's edit of this ACK, or its end.  The clamp ends when E
+ * acks clamp_end, when a simulated loss starts (its hold sets the window
+ * N sees), when the mode is switched, and with phase 2.  Only a window
+ * larger than the clamp is edited, and never a SYN's or RST's.
+ */
+static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			   enum ecnp_feedback mode)
+{
+	if (!f->clamp_win || !(p->flags & ECNP_TCP_ACK) ||
+	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
+		return 0;
+	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
+	    !before(p->ack, f->clamp_end)) {
+		f->clamp_win = 0;
+		return 0;
+	}
+	return p->win > f->clamp_win ? ECNP_ACT_CLAMP_WIN : 0;
 }
 
 /*
@@ -1536,6 +1607,9 @@ void ecnp_fsm_ack_edit(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	e->tsecr = p->tsecr;
 	if (ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_INJECT_DUPACKS))
 		ecnp_ack_edit_dup(f, p, ret, e);
+	/* dupack-rwnd: the clamp (never with a hold: it ends the clamp) */
+	if (ret & ECNP_ACT_CLAMP_WIN)
+		e->win = min_t(u16, e->win, f->clamp_win);
 	/*
 	 * A stale TSecr goes out as 0, "no echo" (tcp_parse_options(): N
 	 * then has neither an RTT sample nor an undo from it).  Raised to
@@ -1625,7 +1699,7 @@ bool ecnp_fsm_complete(struct ecnp_fsm *f, const struct ecnp_pkt *p, u32 ret,
 static void ecnp_e_track(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			 enum ecnp_feedback mode, bool advanced)
 {
-	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
+	if (ecnp_fb_dupack(mode) && !ecnp_sack_ok(f))
 		ecnp_e_track_hole(f, p, advanced);
 	if (advanced)
 		f->e_ack = p->ack;
@@ -1665,14 +1739,23 @@ static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * hole, so N is repairing a loss of this window and has already
 	 * reduced its window once for it: that answers the event.
 	 */
-	if (*signal && mode == ECNP_FB_DUPACK && f->e_rep >= ECNP_DUPACKS) {
+	if (*signal && ecnp_fb_dupack(mode) && f->e_rep >= ECNP_DUPACKS) {
 		*signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
 		ecnp_window_from_signal(f);
 		act |= ECNP_EV_CONG_ANSWERED;
 	}
+	/* dupack-rwnd: at the floor, a window clamp instead of a loss */
+	if (*signal && mode == ECNP_FB_DUPACK_RWND &&
+	    ecnp_floor_ready(f, p, advanced)) {
+		ecnp_start_clamp(f, p);
+		*signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		ecnp_window_from_signal(f);
+		act |= ECNP_EV_CONG_SIGNAL;
+	}
 	/* dupack: the signal is this ACK plus injected duplicates of it */
-	if (*signal && mode == ECNP_FB_DUPACK &&
+	if (*signal && ecnp_fb_dupack(mode) &&
 	    ecnp_dupack_ready(f, p, advanced)) {
 		ecnp_start_hold(f, p);
 		*signal = false;
@@ -1705,7 +1788,7 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool advanced = (p->flags & ECNP_TCP_ACK) &&
 			after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
 	bool held = (p->flags & ECNP_TCP_ACK) && (f->dflags & ECNP_DF_HOLD);
-	u32 act;
+	u32 act, clamp;
 
 	ecnp_e_track(f, p, mode, advanced);
 	if (held)
@@ -1732,9 +1815,10 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		echo = true;
 	act = ecnp_e_signal(f, p, mode, advanced, &signal, act);
 	f->state = ecnp_p2_state(echo, signal);
+	clamp = ecnp_clamp_step(f, p, mode);
 	if (act & ECNP_ACT_DROP)
 		return act;	/* absorbed: nothing to edit */
-	return ecnp_strip(p) | act;
+	return ecnp_strip(p) | clamp | act;
 }
 
 /*
@@ -1857,7 +1941,7 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (p->pflags & ECNP_PF_NO_DROP)) {
 		ev |= ECNP_EV_NOT_DROPPED;
 	} else if (new_data && ecnp_st_signal(f->state) &&
-		   mode != ECNP_FB_DUPACK) {
+		   !ecnp_fb_dupack(mode)) {
 		/* DUPACK is left once the signal is given; CWR follows. */
 		f->state = ecnp_p2_state(echo, false);
 		f->flags |= ECNP_FL_CWR_PENDING;
@@ -2267,9 +2351,9 @@ static u32 ecnp_syn_state(struct ecnp_fsm *f, const struct ecnp_pkt *p,
  * no late retransmission of L to expect, no gap in N's stream, no aborted
  * hold; a suppressed retransmission's TSval, ECNP_DF_REXMIT and
  * ECNP_DF_TS, stays until the next event and is dealt with:
- * ecnp_fixup()); and about the segment: an ACK, with PSH or not, without
- * SYN, FIN, RST, URG, ECE, CWR or AE.  N's data while CWR is pending is
- * the full step's too.
+ * ecnp_fixup()), no window clamp (dupack-rwnd); and about the segment:
+ * an ACK, with PSH or not, without SYN, FIN, RST, URG, ECE, CWR or AE.
+ * N's data while CWR is pending is the full step's too.
  */
 #define ECNP_DF_QUICK_OFF	(ECNP_DF_HOLD | ECNP_DF_LATE | ECNP_DF_GAP | \
 				 ECNP_DF_ABORTED)
@@ -2278,7 +2362,7 @@ static bool ecnp_quick_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	return (f->state == ECNP_S_DEFAULT || f->state == ECNP_S_ECE) &&
 	       (p->flags & ~ECNP_TCP_PSH) == ECNP_TCP_ACK &&
-	       !(f->dflags & ECNP_DF_QUICK_OFF);
+	       !(f->dflags & ECNP_DF_QUICK_OFF) && !f->clamp_win;
 }
 
 /*
@@ -2324,7 +2408,7 @@ static void ecnp_quick_e(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	bool advanced = after(p->ack, f->e_ack) && !after(p->ack, f->n_nxt);
 	bool echo = f->state == ECNP_S_ECE;
 
-	if (mode == ECNP_FB_DUPACK && !ecnp_sack_ok(f))
+	if (ecnp_fb_dupack(mode) && !ecnp_sack_ok(f))
 		ecnp_e_track_hole(f, p, advanced);
 	if (advanced)
 		f->e_ack = p->ack;

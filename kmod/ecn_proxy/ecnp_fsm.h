@@ -85,7 +85,17 @@ enum ecnp_feedback {
 	ECNP_FB_NONE = 0,	/* never ECT on N->E: routers drop, no signal */
 	ECNP_FB_DROP = 1,	/* drop one N->E new-data segment per event */
 	ECNP_FB_DUPACK = 2,	/* simulated loss: injected duplicate ACKs */
+	ECNP_FB_DUPACK_RWND = 3, /* dupack, but at Linux's floor of two
+				  * segments a window clamp instead of a
+				  * loss (ecnp_floor_ready())
+				  */
 };
+
+/* The dupack modes: a simulated loss (with a window clamp at the floor). */
+static inline bool ecnp_fb_dupack(enum ecnp_feedback mode)
+{
+	return mode == ECNP_FB_DUPACK || mode == ECNP_FB_DUPACK_RWND;
+}
 
 /*
  * States.  Phase 1 (negotiation) is named after the reference table, phase 2
@@ -168,6 +178,11 @@ enum ecnp_state {
 #define ECNP_DUPACK_MIN_FLIGHT	(ECNP_DUPACKS + 1)
 #define ECNP_DUPACK_MIN_FLIGHT_SACK	2
 /*
+ * dupack-rwnd: N's segments in flight beyond E's ACK at the floor, and
+ * what the window clamp lets it have (ecnp_floor_ready())
+ */
+#define ECNP_FLOOR_SEGS		2
+/*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss
  * there keeps producing them, reordering (two CPUs forwarding one flow)
@@ -206,16 +221,17 @@ struct ecnp_win {
 					 */
 
 /*
- * Per-flow state: 13 * u32 + 2 * struct ecnp_win (12 bytes each) + 2 * u16
- * + 8 * u8 = 88 bytes, no padding (asserted below).  With the
- * plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header,
+ * Per-flow state: 14 * u32 + 2 * struct ecnp_win (12 bytes each) + 3 * u16
+ * + 8 * u8 = 94 bytes, and 2 of padding at the end (asserted below).  With
+ * the plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header,
  * four bools, 28 bytes of counters, padded to the header's 8-byte
- * alignment) that is 200 bytes on x86-64 (192 before n_gap and
- * n_gap_end), from the module's own slab cache
+ * alignment) that is 208 bytes on x86-64 (200 before clamp_end and
+ * clamp_win, 192 before n_gap and n_gap_end), from the module's own slab
+ * cache
  * (flow_struct_bytes, flow_alloc_bytes in /proc/net/ecn_proxy/stats;
  * without lock debugging, which grows the spinlock in the flow header);
  * with the rhashtable's bucket array (11 to 27 bytes per flow at its load
- * factors of 0.3-0.75) a flow costs at most 227 bytes.  All-zero is
+ * factors of 0.3-0.75) a flow costs at most 235 bytes.  All-zero is
  * ECNP_S_INIT.
  */
 struct ecnp_fsm {
@@ -242,9 +258,16 @@ struct ecnp_fsm {
 	u32 n_gap_end;	/* ... the start of N's latest segment seen beyond
 			 * what it had sent before
 			 */
+	u32 clamp_end;	/* dupack-rwnd, with clamp_win: E's window toward
+			 * N is clamped until E acks this
+			 */
 	struct ecnp_win win[2];	/* window model, by enum ecnp_dir */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
+	u16 clamp_win;	/* dupack-rwnd: the window field (E's units) E's
+			 * ACKs carry toward N at most, until clamp_end
+			 * (0: no clamp)
+			 */
 	u8 state;	/* enum ecnp_state */
 	u8 flags;	/* ECNP_FL_* */
 	u8 hflags;	/* ECNP_HF_* */
@@ -268,7 +291,7 @@ struct ecnp_fsm {
 
 /* The sizes the comments above and docs/design.md give, on every ABI. */
 static_assert(sizeof(struct ecnp_win) == 12, "struct ecnp_win: 12 bytes");
-static_assert(sizeof(struct ecnp_fsm) == 88, "struct ecnp_fsm: 88 bytes");
+static_assert(sizeof(struct ecnp_fsm) == 96, "struct ecnp_fsm: 96 bytes");
 static_assert(sizeof(struct ecnp_pkt) == 36, "struct ecnp_pkt: 36 bytes");
 
 /*
@@ -358,11 +381,16 @@ struct ecnp_conn_id {
  * whether or not E's delayed-ACK timer was running.  Not with ACT_DROP.
  */
 #define ECNP_ACT_TRIM		0x00002000
+/*
+ * dupack-rwnd: E's ACK toward N carries a smaller window, the clamp's
+ * (f->clamp_win, ecnp_floor_ready()): the window field alone is edited.
+ */
+#define ECNP_ACT_CLAMP_WIN	0x00004000
 #define ECNP_ACT_MASK		0x0000ffff
 /* the header flag / ECN field edits, and the dupack ACK edits */
 #define ECNP_ACT_FLAG_EDITS	0x0000003f
 #define ECNP_ACT_ACK_EDITS	(ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR | \
-				 ECNP_ACT_INJECT_DUPACKS)
+				 ECNP_ACT_INJECT_DUPACKS | ECNP_ACT_CLAMP_WIN)
 
 /*
  * Handshake edits use the same bits: the SYN upgrade is this (minus a bit the
@@ -516,7 +544,7 @@ static inline bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f,
 	if (f->dflags & (ECNP_DF_HOLD | ECNP_DF_TS | ECNP_DF_LATE |
 			 ECNP_DF_REXMIT))
 		return true;
-	return mode == ECNP_FB_DUPACK &&
+	return ecnp_fb_dupack(mode) &&
 	       ((flags & ECNP_TCP_ECE) || f->state == ECNP_S_DUPACK ||
 		f->state == ECNP_S_ECE_DUPACK);
 }

@@ -170,6 +170,7 @@ enum ecnp_stat {
 	ECNP_STAT_TOMBSTONES_EVICTED,
 	ECNP_STAT_FLOWS_CT_MARKED,
 	ECNP_STAT_SIGNALS_WITHDRAWN,
+	ECNP_STAT_ACKS_CLAMPED,
 	ECNP_STAT_NR,
 };
 
@@ -218,12 +219,14 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_TOMBSTONES_EVICTED]		= "tombstones_evicted",
 	[ECNP_STAT_FLOWS_CT_MARKED]		= "flows_ct_marked",
 	[ECNP_STAT_SIGNALS_WITHDRAWN]		= "signals_withdrawn",
+	[ECNP_STAT_ACKS_CLAMPED]		= "acks_clamped",
 };
 
 static const char * const ecnp_fb_names[] = {
 	[ECNP_FB_NONE]		= "none",
 	[ECNP_FB_DROP]		= "drop",
 	[ECNP_FB_DUPACK]	= "dupack",
+	[ECNP_FB_DUPACK_RWND]	= "dupack-rwnd",
 };
 
 /*
@@ -286,7 +289,7 @@ struct ecnp_flow_counters {
 };
 
 /*
- * Per-flow state: the shared flow header, the FSM and counters; 200 bytes
+ * Per-flow state: the shared flow header, the FSM and counters; 208 bytes
  * on x86-64, from the module's own slab cache (see struct ecnp_fsm).
  */
 struct ecnp_flow {
@@ -302,12 +305,12 @@ struct ecnp_flow {
 };
 
 /*
- * docs/design.md: 200 bytes on x86-64 and arm64, 180-184 on 32-bit arm,
+ * docs/design.md: 208 bytes on x86-64 and arm64, 188-192 on 32-bit arm,
  * without lock debugging (which grows the header's spinlock); a flow and
  * its share of the table's buckets (27 bytes at the most) within 256.
  */
 #if !defined(CONFIG_DEBUG_SPINLOCK) && !defined(CONFIG_DEBUG_LOCK_ALLOC)
-static_assert(sizeof(struct ecnp_flow) <= (BITS_PER_LONG == 64 ? 200 : 184),
+static_assert(sizeof(struct ecnp_flow) <= (BITS_PER_LONG == 64 ? 208 : 192),
 	      "struct ecnp_flow: the size docs/design.md gives");
 static_assert(sizeof(struct ecnp_flow) + 27 <= 256,
 	      "struct ecnp_flow: a flow within 256 bytes");
@@ -321,7 +324,7 @@ struct ecnp_flow_view {
 };
 
 static unsigned int ecnp_net_id __read_mostly;
-/* 180-200 B: kmalloc-256 where 6.1 has no kmalloc-192 (arm64, ath79) */
+/* 188-208 B: kmalloc-256 where 6.1 has no kmalloc-192 (arm64, ath79) */
 static struct kmem_cache *ecnp_flow_cache __read_mostly;
 
 static struct ecnp_net *ecnp_pernet(const struct net *net)
@@ -644,7 +647,7 @@ static bool ecnp_account_events(struct ecnp_net *en, struct ecnp_flow *ef,
 	return false;
 }
 
-/* The counters of a step's header edits (ECNP_ACT_FLAG_EDITS, HOLD_ACK). */
+/* The counters of a step's header edits (FLAG_EDITS, HOLD_ACK, CLAMP_WIN). */
 static void ecnp_account_edits(struct ecnp_net *en, struct ecnp_flow *ef,
 			       const struct tcpfwd_pkt *p, u32 ret)
 {
@@ -656,6 +659,8 @@ static void ecnp_account_edits(struct ecnp_net *en, struct ecnp_flow *ef,
 	}
 	if (ret & ECNP_ACT_HOLD_ACK)
 		ecnp_count(en, ECNP_STAT_ACKS_HELD);
+	if (ret & ECNP_ACT_CLAMP_WIN)
+		ecnp_count(en, ECNP_STAT_ACKS_CLAMPED);
 	if (ret & ECNP_ACT_SET_ECT0) {
 		ecnp_count(en, ECNP_STAT_SEGS_ECT_SET);
 		ef->cnt.ect_set++;
@@ -692,7 +697,8 @@ static void ecnp_account(struct ecnp_net *en, struct ecnp_flow *ef,
 	if ((ret & (ECNP_EV_MASK | ECNP_ACT_DROP)) &&
 	    ecnp_account_events(en, ef, ret))
 		return;
-	if (ret & (ECNP_ACT_FLAG_EDITS | ECNP_ACT_HOLD_ACK))
+	if (ret & (ECNP_ACT_FLAG_EDITS | ECNP_ACT_HOLD_ACK |
+		   ECNP_ACT_CLAMP_WIN))
 		ecnp_account_edits(en, ef, p, ret);
 }
 
@@ -1295,7 +1301,8 @@ static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
 
 	*shown = st->edit.shown;
 	/* never both: the copies are made from this skb, as parsed in p */
-	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR)) &&
+	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR |
+		    ECNP_ACT_CLAMP_WIN)) &&
 	    !WARN_ON_ONCE(ret & ECNP_ACT_INJECT_DUPACKS)) {
 		if (ecnp_ack_rewrite(skb, p, &st->edit)) {
 			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
@@ -1613,7 +1620,7 @@ static int ecnp_proc_feedback(tcpfwd_ctl_table_const struct ctl_table *table,
 	mode = match_string(ecnp_fb_names, ARRAY_SIZE(ecnp_fb_names),
 			    strim(val));
 	if (mode < 0) {
-		pr_info_ratelimited("net.ecn_proxy.feedback: rejected '%s': must be none, drop or dupack\n",
+		pr_info_ratelimited("net.ecn_proxy.feedback: rejected '%s': must be none, drop, dupack or dupack-rwnd\n",
 				    val);
 		return -EINVAL;
 	}

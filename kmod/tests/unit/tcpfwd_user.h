@@ -38,6 +38,10 @@ typedef int64_t s64;
 #define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
 #endif
 
+#ifndef U16_MAX
+#define U16_MAX ((u16)~0U)
+#endif
+
 /* Nothing is exported from a test binary. */
 #define EXPORT_SYMBOL_GPL(sym) extern int tcpfwd_unit_no_export_##sym
 

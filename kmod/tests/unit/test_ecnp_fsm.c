@@ -84,6 +84,7 @@ static u32 checked_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 #define CLR_ECN		ECNP_ACT_CLEAR_ECN
 #define DROP		ECNP_ACT_DROP
 #define TRIM		ECNP_ACT_TRIM
+#define CLAMP		ECNP_ACT_CLAMP_WIN
 /*
  * N's (Not-ECT) retransmission of L during a hold: with SACK its first
  * byte goes on, without SACK none of it
@@ -2746,6 +2747,21 @@ static u32 one_in_flight_signal(struct flow *fl)
 }
 
 /*
+ * A flow with SACK in @mode: N sends @flight + 1 segments.  Return: the
+ * ACK number that leaves @flight of them in flight beyond it.
+ */
+static u32 sack_flight(struct flow *fl, enum ecnp_feedback mode, int flight)
+{
+	int k;
+
+	flow_open(fl, false, mode, 0x7ffff000u, 5);
+	flow_sack(fl);
+	for (k = 0; k <= flight; k++)
+		EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
+	return fl->n_seq - flight * MSS;
+}
+
+/*
  * With SACK, one segment in flight is enough: E's held ACKs SACK what N
  * sends above L and RACK marks L lost.  A sender at a small window (2-4
  * segments: 10 Mbit/s, a few ms of RTT) otherwise got a signal for few
@@ -2765,12 +2781,7 @@ static void test_dupack_sack_small_window(void **state)
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(flights); i++) {
 		CTX("dupack with SACK, %d segments in flight", flights[i]);
-		flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
-		flow_sack(&fl);
-		/* E acks the first segment: @flight beyond its ACK */
-		for (k = 0; k <= flights[i]; k++)
-			EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-		u = fl.n_seq - flights[i] * MSS;
+		u = sack_flight(&fl, ECNP_FB_DUPACK, flights[i]);
 		/* the signal: nothing injected, the ACK goes out as it is */
 		r = e_ack(&fl, ECE, u, 0, 0, 500);
 		EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
@@ -5010,7 +5021,7 @@ static void test_fuzz_invariants(void **state)
 				nxt[dir] += p.len;
 			if (!p.ack)
 				p.ack = nxt[!dir] - ((y >> 8) & 3) * MSS;
-			mode = (enum ecnp_feedback)((y >> 24) % 3);
+			mode = (enum ecnp_feedback)((y >> 24) % 4);
 			/* mostly a full window, sometimes any */
 			p.win = (x >> 28) ? 0xffff : (u16)(y >> 4);
 			p.opt = (u8)((x >> 24) & 7);
@@ -5100,7 +5111,9 @@ static void test_fuzz_invariants(void **state)
 				EXPECT_EQ(p.ecn, NOT_ECT);
 			if (r & CLR_ECN)
 				EXPECT(p.ecn != NOT_ECT);
-			EXPECT_EQ(r & ECNP_ACT_MASK & ~(0x3ffu | TRIM), 0);
+			EXPECT_EQ(r & ECNP_ACT_MASK &
+				  ~(0x3ffu | ECNP_ACT_COPY_MASK |
+				    ECNP_ACT_NO_DSACK | TRIM | CLAMP), 0);
 			/* trimmed: N's suppressed retransmission, never dropped */
 			if (r & TRIM)
 				EXPECT((r & ECNP_EV_REXMIT_SUPPRESSED) &&
@@ -5151,18 +5164,40 @@ static void test_fuzz_invariants(void **state)
 			 * N's retransmission, and the signal is pending again
 			 */
 			if (withdrawn_ev(r))
-				EXPECT(mode == ECNP_FB_DUPACK && ecnp_sack_ok(&f) &&
+				EXPECT(ecnp_fb_dupack(mode) && ecnp_sack_ok(&f) &&
 				       (prev.dflags & ECNP_DF_HOLD) &&
 				       !(prev.dflags & ECNP_DF_REXMIT) &&
 				       !(f.dflags & ECNP_DF_HOLD) &&
 				       ecnp_st_signal(f.state) &&
 				       !(r & ECNP_ACT_HOLD_ACK));
-			/* with SACK the dupack signal is the hold alone */
+			/*
+			 * with SACK the dupack signal is the hold alone, or
+			 * at the floor (dupack-rwnd) the window clamp
+			 */
 			else if (r & ECNP_EV_CONG_SIGNAL)
 				EXPECT((r & (DROP | ECNP_ACT_INJECT_DUPACKS)) ||
-				       (mode == ECNP_FB_DUPACK &&
+				       (ecnp_fb_dupack(mode) &&
 					(f.dflags & ECNP_DF_HOLD) &&
-					ecnp_sack_ok(&f)));
+					ecnp_sack_ok(&f)) ||
+				       (mode == ECNP_FB_DUPACK_RWND &&
+					f.clamp_win && ecnp_sack_ok(&f) &&
+					!(f.dflags & ECNP_DF_HOLD) &&
+					f.clamp_end == p.ack +
+					ECNP_FLOOR_SEGS * f.smss));
+			/* the clamp: E's ACKs only, below its end, smaller */
+			if (r & CLAMP)
+				EXPECT(mode == ECNP_FB_DUPACK_RWND &&
+				       ecnp_from_e(&f, &p) &&
+				       (p.flags & ACK) &&
+				       !(p.flags & (SYN | RST)) &&
+				       f.clamp_win && p.win > f.clamp_win &&
+				       before(p.ack, f.clamp_end) &&
+				       !(f.dflags & ECNP_DF_HOLD));
+			/* never a clamp and a hold, nor a clamp without SACK */
+			EXPECT(!(f.clamp_win && (f.dflags & ECNP_DF_HOLD)));
+			if (f.clamp_win && !prev.clamp_win)
+				EXPECT(mode == ECNP_FB_DUPACK_RWND &&
+				       ecnp_sack_ok(&f));
 			/* dupack edits: only on E->N ACKs in phase 2 */
 			if (r & ECNP_ACT_ACK_EDITS) {
 				EXPECT(ecnp_fsm_in_phase2(&f));
@@ -5170,7 +5205,7 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(p.flags & ACK);
 			}
 			if (r & ECNP_ACT_INJECT_DUPACKS) {
-				EXPECT(mode == ECNP_FB_DUPACK && !p.len &&
+				EXPECT(ecnp_fb_dupack(mode) && !p.len &&
 				       (f.dflags & ECNP_DF_HOLD));
 				/* only on an ACK that advances E's newest */
 				EXPECT(after(p.ack, prev.e_ack));
@@ -5189,7 +5224,7 @@ static void test_fuzz_invariants(void **state)
 			}
 			if (r & ECNP_EV_CONG_ANSWERED) {
 				/* N repairs a loss: only without SACK */
-				EXPECT(mode == ECNP_FB_DUPACK &&
+				EXPECT(ecnp_fb_dupack(mode) &&
 				       (f.dflags & (ECNP_DF_SACK_A |
 						    ECNP_DF_SACK_B)) !=
 				       (ECNP_DF_SACK_A | ECNP_DF_SACK_B));
@@ -5199,7 +5234,8 @@ static void test_fuzz_invariants(void **state)
 			}
 			/* a hole at E is tracked without SACK only */
 			if (f.e_rep && !prev.e_rep)
-				EXPECT(mode == ECNP_FB_DUPACK && ecnp_from_e(&f, &p) &&
+				EXPECT(ecnp_fb_dupack(mode) &&
+				       ecnp_from_e(&f, &p) &&
 				       p.ack == prev.e_ack && !p.len);
 			if (r & ECNP_EV_REXMIT_SUPPRESSED)
 				EXPECT(p.seq == prev.saved_ack &&
@@ -5970,6 +6006,108 @@ static void test_complete_cwr_not_set(void **state)
 	EXPECT(!(fl.f.flags & ECNP_FL_CWR_PENDING));
 }
 
+/*
+ * dupack-rwnd: at the floor (at most two segments in flight beyond E's
+ * ACK, with SACK) the event's answer is a window clamp, not a loss: E's
+ * ACKs reach N with a window of two segments beyond their ACK number
+ * (rounded up to E's units) until E acks two segments beyond the ACK
+ * that started it.  More in flight: the simulated loss, which ends a
+ * clamp.  Without SACK, or in plain dupack mode: no clamp.
+ */
+static void test_dupack_rwnd_floor_clamp(void **state)
+{
+	struct flow fl;
+	struct ecnp_ack_edit e;
+	int flight, k;
+	u32 u, r;
+
+	(void)state;
+	/* one or two beyond E's ACK: the floor; three: beyond it */
+	for (flight = 1; flight <= 3; flight++) {
+		CTX("dupack-rwnd, %d segments in flight beyond E's ACK",
+		    flight);
+		u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, flight);
+		r = e_ack(&fl, ECE, u, 0, 0, 50000);
+		if (flight == 3) {
+			/* beyond the floor: the simulated loss, no clamp */
+			EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
+			EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+			EXPECT_EQ(fl.f.clamp_win, 0);
+			continue;
+		}
+		EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		EXPECT(fl.f.flags & ECNP_FL_CWR_PENDING);
+		EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
+		EXPECT_EQ(fl.f.clamp_end, u + 2 * MSS);
+		e = edit_of(&fl, r);
+		EXPECT_EQ(e.ack, u);
+		EXPECT_EQ(e.win, 2 * MSS);
+		EXPECT(!e.sack && !e.set_tsecr && !e.lost);
+		/* N's next segment carries CWR; E's ACKs stay clamped */
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		r = e_ack(&fl, 0, u + MSS, 0, 0, 50000);
+		EXPECT_R(r, CLAMP);
+		EXPECT_EQ(edit_of(&fl, r).win, 2 * MSS);
+		/* a window already as small is left alone */
+		EXPECT_R(e_ack(&fl, 0, u + MSS, 0, 0, 2 * MSS), 0);
+		/* an ECE within the event's window: no new event */
+		r = e_ack(&fl, ECE, u + MSS, 0, 0, 50000);
+		EXPECT_R(r, CLR_ECE | CLAMP);
+		/* E acks the clamp's end: over, the window as E sent it */
+		r = e_ack(&fl, 0, u + 2 * MSS, 0, 0, 50000);
+		EXPECT_R(r, 0);
+		EXPECT_EQ(fl.f.clamp_win, 0);
+		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
+	}
+
+	CTX("dupack-rwnd: E's window scale");
+	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	fl.f.win[B].wflags |= ECNP_WF_SCALED;
+	fl.f.win[B].wscale = 7;
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	r = e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 500);
+	EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	/* 2000 bytes in units of 128, rounded up: 16 (2048 bytes) */
+	EXPECT_EQ(edit_of(&fl, r).win, 16);
+
+	CTX("dupack-rwnd: a simulated loss ends the clamp");
+	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	/* the event's window passes, N sends four, a new ECE */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	for (k = 0; k < 4; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - 3 * MSS;
+	r = e_ack(&fl, ECE, u, 0, 0, 50000);
+	EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+
+	CTX("no clamp without SACK, nor in dupack mode");
+	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 50000), CLR_ECE);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	flow_open(&fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 50000),
+		 CLR_ECE | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+}
+
 /* ======================= small things =================================== */
 
 static void test_struct_layout(void **state)
@@ -5977,7 +6115,7 @@ static void test_struct_layout(void **state)
 	(void)state;
 	CTX("struct sizes");
 	EXPECT_EQ(sizeof(struct ecnp_win), 12);
-	EXPECT_EQ(sizeof(struct ecnp_fsm), 88);
+	EXPECT_EQ(sizeof(struct ecnp_fsm), 96);
 	EXPECT_EQ(sizeof(struct ecnp_pkt), 36);
 	/* all zero is INIT */
 	EXPECT_EQ(ECNP_S_INIT, 0);
@@ -6093,6 +6231,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_no_sack_no_ts),
 		cmocka_unit_test(test_dupack_waits_for_flight),
 		cmocka_unit_test(test_dupack_sack_small_window),
+		cmocka_unit_test(test_dupack_rwnd_floor_clamp),
 		cmocka_unit_test(test_dupack_late_rexmit),
 		cmocka_unit_test(test_dupack_no_sack_hole_at_e),
 		cmocka_unit_test(test_dupack_not_on_a_hole),
