@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The three feedback modes on the wire, IPv4 and IPv6, on the plain
+# The four feedback modes on the wire, IPv4 and IPv6, on the plain
 # testbed and (tb-variant home) behind the home router's NAT and fw4
 # firewall (issue 10: the proxy must work unchanged there, in every mode).
 # The non-ECN client N and the ECN server E exchange TB_MODES_BYTES each
@@ -24,7 +24,8 @@
 #   - N's feedback: none signals nothing (its data is never ECT, so never
 #     marked); drop signals congestion events and drops that many of N's
 #     segments; dupack signals events with injected duplicate ACKs and
-#     drops nothing.
+#     drops nothing; dupack-rwnd clamps E's window toward N at the floor
+#     (acks_clamped) and drops nothing.
 # make test runs it behind the home router; the plain testbed's run is in
 # the extended suite.
 # tb-suite: extended
@@ -51,7 +52,7 @@ expect_hs() {
 }
 
 declare -A c0 c1
-STATS="congestion_events segs_dropped dupacks_injected acks_held rexmit_suppressed"
+STATS="congestion_events segs_dropped dupacks_injected acks_held rexmit_suppressed acks_clamped"
 
 run() {
 	local mode=$1 fam=$2 tag=$1-v$2 n e attempt k err
@@ -113,8 +114,8 @@ run() {
 
 	RET=0
 	local ev=${c0[congestion_events]} dr=${c0[segs_dropped]} inj=${c0[dupacks_injected]}
-	local held=${c0[acks_held]} sup=${c0[rexmit_suppressed]}
-	log_info "$tag: congestion events $ev, segments dropped $dr, duplicate ACKs injected $inj, ACKs held $held, retransmissions suppressed $sup"
+	local held=${c0[acks_held]} sup=${c0[rexmit_suppressed]} cl=${c0[acks_clamped]}
+	log_info "$tag: congestion events $ev, segments dropped $dr, duplicate ACKs injected $inj, ACKs held $held, retransmissions suppressed $sup, ACKs clamped $cl"
 	case $mode in
 	none)
 		[ "$ev/$dr/$inj" = 0/0/0 ] ||
@@ -128,11 +129,19 @@ run() {
 		[ "$ev" -gt 0 ] && [ "$held" -gt 0 ] && [ "$sup" -gt 0 ] &&
 			[ "$inj" = 0 ] && [ "$dr" = 0 ] ||
 			check_err 1 "events $ev, held $held, suppressed $sup, injections $inj, drops $dr" ;;
+	dupack-rwnd)
+		# at the floor a window clamp instead of the held ACKs
+		[ "$ev" -gt 0 ] && [ "$cl" -gt 0 ] && [ "$inj" = 0 ] &&
+			[ "$dr" = 0 ] ||
+			check_err 1 "events $ev, clamped $cl, injections $inj, drops $dr" ;;
 	esac
-	log_test "$tag: N's feedback as the mode says (events $ev, drops $dr, injected $inj, held $held, suppressed $sup)"
+	# the clamp is dupack-rwnd's alone
+	[ "$mode" = dupack-rwnd ] || [ "$cl" = 0 ] ||
+		check_err 1 "ACKs clamped $cl in mode $mode"
+	log_test "$tag: N's feedback as the mode says (events $ev, drops $dr, injected $inj, held $held, suppressed $sup, clamped $cl)"
 }
 
-for mode in none drop dupack; do
+for mode in none drop dupack dupack-rwnd; do
 	for fam in 4 6; do
 		run "$mode" "$fam"
 	done
