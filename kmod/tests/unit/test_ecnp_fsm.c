@@ -6108,6 +6108,117 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_EQ(fl.f.clamp_win, 0);
 }
 
+/*
+ * dupack-rwnd at the floor, simulated: N (SACK) sends with a window of
+ * @wmax segments, and never beyond the window E's ACKs show it as they
+ * leave the proxy; a router marks N's ECT segments; E receives them in
+ * order, acks each at once and echoes CE as RFC 3168 says (ECE until
+ * CWR).  With at most three in flight every event finds the floor, so
+ * every signal is a clamp.  Checked: every byte reaches E once and in
+ * order (no loss is shown, nothing is dropped), N is never without room
+ * to send once E has acked all it sent (never a stall), while clamped
+ * the window N sees ends two segments past E's ACK and N's flight stays
+ * within it, E's echo ends (CWR after each event), and the clamps end.
+ */
+static void rwnd_sim(bool e_is_a, u32 wmax, u32 seed)
+{
+	u32 q[8], qecn[8], qh = 0, qt = 0, r, una, wnd_end, rcv_nxt;
+	u32 events = 0, clamped = 0, marks = 0;
+	bool demand = false, cwr_seen;
+	struct ecnp_pkt p, seen;
+	struct flow fl;
+	int i;
+
+	flow_open(&fl, e_is_a, ECNP_FB_DUPACK_RWND, 0xfffff000u + seed * 97,
+		  seed * 7919);
+	flow_sack(&fl);
+	una = rcv_nxt = fl.n_seq;
+	wnd_end = una + 0xffff;
+	for (i = 0; i < 6000; i++) {
+		/* N sends what its window and E's allow */
+		if (i < 5800 && fl.n_seq - una < wmax * MSS &&
+		    !after(fl.n_seq + MSS, wnd_end)) {
+			p = mkp(n_dir(&fl), ACK, fl.n_seq, fl.e_seq, MSS,
+				NOT_ECT);
+			fl.n_seq += MSS;
+			r = step(&fl, p);
+			EXPECT_EQ(r & ~(u32)(SET_ECT0 | SET_CWR), 0);
+			seen = apply(p, r);
+			EXPECT_EQ(seen.ecn, ECT0);
+			if (rnd(&seed) % 100 < 30) {
+				seen.ecn = CE;
+				marks++;
+			}
+			q[qt % 8] = p.seq;
+			qecn[qt % 8] = seen.ecn | (seen.flags & CWR ? 0x100 : 0);
+			qt++;
+		}
+		/* never a stall: with all acked, N can send */
+		if (qh == qt && i < 5800)
+			EXPECT(fl.n_seq - una < wmax * MSS &&
+			       !after(fl.n_seq + MSS, wnd_end));
+		if (qh == qt || rnd(&seed) % 2)
+			continue;
+		/* E gets the oldest: in order, once */
+		EXPECT_EQ(q[qh % 8], rcv_nxt);
+		cwr_seen = qecn[qh % 8] & 0x100;
+		if (cwr_seen)
+			demand = false;
+		if ((qecn[qh % 8] & 0xff) == CE)
+			demand = true;
+		qh++;
+		rcv_nxt += MSS;
+		r = e_ack(&fl, demand ? ECE : 0, rcv_nxt, 0, 0, 0xffff);
+		EXPECT(!(r & (DROP | ECNP_ACT_HOLD_ACK |
+			      ECNP_ACT_INJECT_DUPACKS | ECNP_EV_OUT_OF_WINDOW)));
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		if (r & ECNP_EV_CONG_SIGNAL) {
+			events++;
+			EXPECT(r & CLAMP);
+		}
+		una = rcv_nxt;
+		wnd_end = una + 0xffff;
+		if (r & CLAMP) {
+			clamped++;
+			wnd_end = una + edit_of(&fl, r).win;
+			EXPECT_EQ(wnd_end, una + 2 * MSS);
+		}
+		/* while clamped, N's flight is within the clamp */
+		if (fl.f.clamp_win)
+			EXPECT(!after(fl.n_seq, una + 2 * MSS + MSS));
+	}
+	/* drain: E acks everything, the clamp and the echo end */
+	while (qh != qt) {
+		if ((qecn[qh % 8] & 0xff) == CE)
+			demand = true;
+		if (qecn[qh % 8] & 0x100)
+			demand = false;
+		qh++;
+		rcv_nxt += MSS;
+		e_ack(&fl, demand ? ECE : 0, rcv_nxt, 0, 0, 0xffff);
+	}
+	EXPECT_EQ(rcv_nxt, fl.n_seq);
+	e_ack(&fl, 0, rcv_nxt + 0, 0, 0, 0xffff);
+	EXPECT(marks > 100 && events > 20 && clamped >= events);
+	printf("dupack-rwnd simulation E=%c wmax %u: %u marks, %u events, %u ACKs clamped\n",
+	       e_is_a ? 'A' : 'B', wmax, marks, events, clamped);
+}
+
+static void test_dupack_rwnd_simulation(void **state)
+{
+	u32 wmax, seed;
+	int e_is_a;
+
+	(void)state;
+	for (e_is_a = 0; e_is_a < 2; e_is_a++)
+		for (wmax = 2; wmax <= 3; wmax++)
+			for (seed = 1; seed < 4; seed++) {
+				CTX("dupack-rwnd simulation E=%c wmax %u seed %u",
+				    e_is_a ? 'A' : 'B', wmax, seed);
+				rwnd_sim(e_is_a, wmax, seed);
+			}
+}
+
 /* ======================= small things =================================== */
 
 static void test_struct_layout(void **state)
@@ -6232,6 +6343,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_waits_for_flight),
 		cmocka_unit_test(test_dupack_sack_small_window),
 		cmocka_unit_test(test_dupack_rwnd_floor_clamp),
+		cmocka_unit_test(test_dupack_rwnd_simulation),
 		cmocka_unit_test(test_dupack_late_rexmit),
 		cmocka_unit_test(test_dupack_no_sack_hole_at_e),
 		cmocka_unit_test(test_dupack_not_on_a_hole),
