@@ -967,25 +967,6 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 }
 
 /*
- * dupack-rwnd: the floor.  An ACK from E on which N has at most
- * ECNP_FLOOR_SEGS segments in flight beyond it, so N's window is at most
- * three: a reduction (CUBIC's x0.7, Reno's x0.5) leaves Linux's floor of
- * two segments.  An ECN sender there keeps two segments in flight and
- * does not grow for about a round trip (CWR, tcp_cong_control()).  A
- * simulated loss costs N more: a round trip with a retransmission
- * outstanding and PRR's window at one (DUPACK.md, "The floor of two
- * segments").  With SACK only (the rule is measured only there), only on
- * an ACK that advances E's ACK number (an older one N ignores).
- */
-static bool ecnp_floor_ready(const struct ecnp_fsm *f,
-			     const struct ecnp_pkt *p, bool advanced)
-{
-	return advanced && f->smss && ecnp_sack_ok(f) &&
-	       !(f->dflags & ECNP_DF_HOLD) &&
-	       f->n_nxt - p->ack <= ECNP_FLOOR_SEGS * (u32)f->smss;
-}
-
-/*
  * E's window field that lets N have ECNP_FLOOR_SEGS segments in flight
  * beyond E's ACK number: rounded up to E's units (a window that ends
  * inside a segment makes Linux send a short one), at most U16_MAX; at
@@ -998,6 +979,38 @@ static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
 	u32 units = (bytes + (1u << sh) - 1) >> sh;
 
 	return (u16)min_t(u32, units, U16_MAX);
+}
+
+/*
+ * dupack-rwnd: the floor.  An ACK from E on which N has at most
+ * ECNP_FLOOR_SEGS segments in flight beyond it, so N's window is at most
+ * three: a reduction (CUBIC's x0.7, Reno's x0.5) leaves Linux's floor of
+ * two segments.  An ECN sender there keeps two segments in flight and
+ * does not grow for about a round trip (CWR, tcp_cong_control()).  A
+ * simulated loss costs N more: a round trip with a retransmission
+ * outstanding and PRR's window at one (DUPACK.md, "The floor of two
+ * segments").  Only
+ *  - with SACK (the rule is measured only there);
+ *  - with E's window scale known from the handshake (not a flow picked
+ *    up mid-stream, whose windows are liberal): else the clamp's units
+ *    would be wrong;
+ *  - when the clamp is below three segments, which a window scale of 13
+ *    or 14 does not allow (units of 8-16 KiB): there the simulated loss;
+ *  - on an ACK that advances E's ACK number (an older one N ignores) and
+ *    leaves some of N's data in flight: N is sending, not idle (see
+ *    ecnp_clamp_step() for why the clamp ends when E has acked all).
+ */
+static bool ecnp_floor_ready(const struct ecnp_fsm *f,
+			     const struct ecnp_pkt *p, bool advanced)
+{
+	const struct ecnp_win *w = &f->win[p->dir];
+
+	return advanced && f->smss && ecnp_sack_ok(f) &&
+	       !(f->dflags & ECNP_DF_HOLD) &&
+	       !(w->wflags & ECNP_WF_LIBERAL) && after(f->n_nxt, p->ack) &&
+	       f->n_nxt - p->ack <= ECNP_FLOOR_SEGS * (u32)f->smss &&
+	       ecnp_win_shift(w, ecnp_clamp_units(f, w)) <
+	       (ECNP_FLOOR_SEGS + 1) * (u32)f->smss;
 }
 
 /*
@@ -1017,9 +1030,17 @@ static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 
 /*
  * E->N: the clamp's edit of this ACK, or its end.  The clamp ends when E
- * acks clamp_end, when a simulated loss starts (its hold sets the window
- * N sees), when the mode is switched, and with phase 2.  Only a window
- * larger than the clamp is edited, and never a SYN's or RST's.
+ * acks clamp_end, when E acks all N has sent, when a simulated loss
+ * starts (its hold sets the window N sees), when the mode is switched,
+ * and with phase 2.  Only a window larger than the clamp is edited, and
+ * never a SYN's or RST's.
+ *
+ * Ending it once E has acked all N sent keeps N from waiting for a
+ * window probe: smss is the largest segment N has sent so far, and a
+ * segment larger than the clamp's room (tcp_snd_wnd_test() wants a
+ * whole one) would not go out while nothing of N's is in flight.  With
+ * something in flight, E's ACK of it comes and ends the clamp, or N
+ * sends within it.
  */
 static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			   enum ecnp_feedback mode)
@@ -1028,7 +1049,7 @@ static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
 		return 0;
 	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
-	    !before(p->ack, f->clamp_end)) {
+	    !before(p->ack, f->clamp_end) || !before(p->ack, f->n_nxt)) {
 		f->clamp_win = 0;
 		return 0;
 	}
@@ -1745,9 +1766,12 @@ static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ecnp_window_from_signal(f);
 		act |= ECNP_EV_CONG_ANSWERED;
 	}
-	/* dupack-rwnd: at the floor, a window clamp instead of a loss */
+	/*
+	 * dupack-rwnd: at the floor, a window clamp instead of a loss (not
+	 * on the step that withdrew a signal: one result, one meaning)
+	 */
 	if (*signal && mode == ECNP_FB_DUPACK_RWND &&
-	    ecnp_floor_ready(f, p, advanced)) {
+	    !(act & ECNP_EV_DUPACK_ABORT) && ecnp_floor_ready(f, p, advanced)) {
 		ecnp_start_clamp(f, p);
 		*signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;

@@ -1300,6 +1300,17 @@ static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
 	u32 ret = st->ret;
 
 	*shown = st->edit.shown;
+	/* dupack-rwnd's clamp alone: the window field, in place */
+	if ((ret & ECNP_ACT_ACK_EDITS) == ECNP_ACT_CLAMP_WIN) {
+		struct tcphdr *th = tcpfwd_th_writable(skb, p);
+
+		if (!th) {
+			ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+			return NF_ACCEPT;
+		}
+		tcpfwd_th_set_window(skb, th, st->edit.win);
+		return NF_ACCEPT;
+	}
 	/* never both: the copies are made from this skb, as parsed in p */
 	if ((ret & (ECNP_ACT_HOLD_ACK | ECNP_ACT_SET_TSECR |
 		    ECNP_ACT_CLAMP_WIN)) &&

@@ -6091,6 +6091,73 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 	EXPECT_EQ(fl.f.clamp_win, 0);
 
+	CTX("dupack-rwnd: E acks all N sent, the clamp ends");
+	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	flow_sack(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS / 2), SET_ECT0);
+	u = fl.n_seq - MSS / 2;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	/*
+	 * all acked, below clamp_end: N may want to send a segment larger
+	 * than what it sent so far, which the clamp's room would not let
+	 * out with nothing in flight (a window probe's wait)
+	 */
+	EXPECT(before(fl.n_seq, fl.f.clamp_end));
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+	/* and nothing in flight beyond E's ACK: no clamp, still pending */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 50000), CLR_ECE);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+
+	CTX("dupack-rwnd: a mode switch ends the clamp");
+	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	fl.mode = ECNP_FB_DUPACK;
+	EXPECT_R(e_ack(&fl, 0, u + MSS, 0, 0, 50000), 0);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+
+	/*
+	 * E's window scale unknown (a flow picked up mid-stream: liberal
+	 * windows), or one that makes the clamp three segments or more
+	 * (14: units of 16 KiB): the simulated loss
+	 */
+	for (k = 0; k < 2; k++) {
+		CTX("dupack-rwnd: %s: the simulated loss",
+		    k ? "window scale 14" : "liberal windows");
+		u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
+		if (k) {
+			fl.f.win[B].wflags |= ECNP_WF_SCALED;
+			fl.f.win[B].wscale = 14;
+		} else {
+			fl.f.win[B].wflags |= ECNP_WF_LIBERAL;
+		}
+		EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+			 CLR_ECE | ECNP_EV_CONG_SIGNAL);
+		EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+		EXPECT_EQ(fl.f.clamp_win, 0);
+	}
+
+	/*
+	 * the step that withdraws a dupack signal (mode switched to
+	 * dupack-rwnd during its hold) starts no clamp
+	 */
+	CTX("dupack-rwnd: no clamp on the step that withdraws a signal");
+	u = sack_flight(&fl, ECNP_FB_DUPACK, 1);
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 500), CLR_ECE | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	fl.mode = ECNP_FB_DUPACK_RWND;
+	r = e_ack(&fl, ECE, fl.n_seq, 0, 0, 500);
+	EXPECT_R(r, CLR_ECE | ECNP_EV_SIGNAL_WITHDRAWN);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+
 	CTX("no clamp without SACK, nor in dupack mode");
 	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
