@@ -982,14 +982,17 @@ static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
 }
 
 /*
- * dupack-rwnd: the floor.  An ACK from E on which N has at most
- * ECNP_FLOOR_SEGS segments in flight beyond it, so N's window is at most
- * three: a reduction (CUBIC's x0.7, Reno's x0.5) leaves Linux's floor of
- * two segments.  An ECN sender there keeps two segments in flight and
- * does not grow for about a round trip (CWR, tcp_cong_control()).  A
- * simulated loss costs N more: a round trip with a retransmission
- * outstanding and PRR's window at one (DUPACK.md, "The floor of two
- * segments").  Only
+ * dupack-rwnd: the floor.  An ACK from E on which N has at most one
+ * segment in flight beyond it: N's window is Linux's floor of two (it
+ * sends the next segment on this ACK).  An ECN sender there reduces
+ * nothing, keeps two segments in flight and does not grow for about a
+ * round trip (CWR, tcp_cong_control()).  A simulated loss costs N more:
+ * a round trip with a retransmission outstanding and PRR's window at one
+ * (DUPACK.md, "The floor of two segments").  With two beyond the ACK
+ * (a window of three) an ECN sender does reduce, to two, and so N gets
+ * the simulated loss: a clamp there left its window at three, and it
+ * took more of the link than an ECN sender (dupack-rwnd's first rule,
+ * results/parity-floor-20261204).  Only
  *  - with SACK (the rule is measured only there);
  *  - with E's window scale known from the handshake (not a flow picked
  *    up mid-stream, whose windows are liberal): else the clamp's units
@@ -1008,7 +1011,7 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 	return advanced && f->smss && ecnp_sack_ok(f) &&
 	       !(f->dflags & ECNP_DF_HOLD) &&
 	       !(w->wflags & ECNP_WF_LIBERAL) && after(f->n_nxt, p->ack) &&
-	       f->n_nxt - p->ack <= ECNP_FLOOR_SEGS * (u32)f->smss &&
+	       f->n_nxt - p->ack <= f->smss &&
 	       ecnp_win_shift(w, ecnp_clamp_units(f, w)) <
 	       (ECNP_FLOOR_SEGS + 1) * (u32)f->smss;
 }

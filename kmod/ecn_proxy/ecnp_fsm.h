@@ -178,8 +178,8 @@ enum ecnp_state {
 #define ECNP_DUPACK_MIN_FLIGHT	(ECNP_DUPACKS + 1)
 #define ECNP_DUPACK_MIN_FLIGHT_SACK	2
 /*
- * dupack-rwnd: N's segments in flight beyond E's ACK at the floor, and
- * what the window clamp lets it have (ecnp_floor_ready())
+ * dupack-rwnd: the segments in flight beyond E's ACK the window clamp
+ * lets N have (ecnp_start_clamp())
  */
 #define ECNP_FLOOR_SEGS		2
 /*

@@ -6007,7 +6007,7 @@ static void test_complete_cwr_not_set(void **state)
 }
 
 /*
- * dupack-rwnd: at the floor (at most two segments in flight beyond E's
+ * dupack-rwnd: at the floor (at most one segment in flight beyond E's
  * ACK, with SACK) the event's answer is a window clamp, not a loss: E's
  * ACKs reach N with a window of two segments beyond their ACK number
  * (rounded up to E's units) until E acks two segments beyond the ACK
@@ -6022,13 +6022,13 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	u32 u, r;
 
 	(void)state;
-	/* one or two beyond E's ACK: the floor; three: beyond it */
+	/* one beyond E's ACK: the floor; two or three: beyond it */
 	for (flight = 1; flight <= 3; flight++) {
 		CTX("dupack-rwnd, %d segments in flight beyond E's ACK",
 		    flight);
 		u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, flight);
 		r = e_ack(&fl, ECE, u, 0, 0, 50000);
-		if (flight == 3) {
+		if (flight >= 2) {
 			/* beyond the floor: the simulated loss, no clamp */
 			EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
 			EXPECT(fl.f.dflags & ECNP_DF_HOLD);
@@ -6177,11 +6177,11 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 
 /*
  * dupack-rwnd at the floor, simulated: N (SACK) sends with a window of
- * @wmax segments, and never beyond the window E's ACKs show it as they
- * leave the proxy; a router marks N's ECT segments; E receives them in
- * order, acks each at once and echoes CE as RFC 3168 says (ECE until
- * CWR).  With at most three in flight every event finds the floor, so
- * every signal is a clamp.  Checked: every byte reaches E once and in
+ * @wmax segments (Linux's floor: 2), and never beyond the window E's
+ * ACKs show it as they leave the proxy; a router marks N's ECT segments;
+ * E receives them in order, acks each at once and echoes CE as RFC 3168
+ * says (ECE until CWR).  At the floor every event finds one segment in
+ * flight beyond E's ACK, so every signal is a clamp.  Checked: every byte reaches E once and in
  * order (no loss is shown, nothing is dropped), N is never without room
  * to send once E has acked all it sent (never a stall), while clamped
  * the window N sees ends two segments past E's ACK and N's flight stays
@@ -6273,17 +6273,16 @@ static void rwnd_sim(bool e_is_a, u32 wmax, u32 seed)
 
 static void test_dupack_rwnd_simulation(void **state)
 {
-	u32 wmax, seed;
+	u32 seed;
 	int e_is_a;
 
 	(void)state;
 	for (e_is_a = 0; e_is_a < 2; e_is_a++)
-		for (wmax = 2; wmax <= 3; wmax++)
-			for (seed = 1; seed < 4; seed++) {
-				CTX("dupack-rwnd simulation E=%c wmax %u seed %u",
-				    e_is_a ? 'A' : 'B', wmax, seed);
-				rwnd_sim(e_is_a, wmax, seed);
-			}
+		for (seed = 1; seed < 6; seed++) {
+			CTX("dupack-rwnd simulation E=%c seed %u",
+			    e_is_a ? 'A' : 'B', seed);
+			rwnd_sim(e_is_a, 2, seed);
+		}
 }
 
 /* ======================= small things =================================== */
