@@ -78,11 +78,10 @@ coal_case() {
 
 # client_no_resend on|off: the client's TCP resends nothing for 10 s: no
 # tail loss probe (net.ipv4.tcp_early_retrans=0), rto_min 10s on its
-# default routes.  A resent copy of a held segment is a segment in its
-# direction, which releases it (coalesce_released): a lone held request
-# went on after the client's loss probe, about 200 ms after it was sent,
-# before a slow guest (the debug kernel) had seen it held and flushed
-# the rules.
+# default routes.  A resent copy of the held request is a segment in its
+# direction: it would release the held one (coalesce_released) and be
+# held in its place, so that what the flush finds would depend on the
+# client's timers and the guest's speed.
 client_no_resend() {
 	local f r
 	tb_ns client sysctl -qw net.ipv4.tcp_early_retrans="$([ "$1" = on ] && echo 0 || echo 3)"
