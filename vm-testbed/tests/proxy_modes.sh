@@ -24,8 +24,9 @@
 #   - N's feedback: none signals nothing (its data is never ECT, so never
 #     marked); drop signals congestion events and drops that many of N's
 #     segments; dupack signals events with injected duplicate ACKs and
-#     drops nothing; dupack-rwnd clamps E's window toward N at the floor
-#     (acks_clamped) and drops nothing.
+#     drops nothing; dupack-rwnd does as dupack above the floor of two
+#     segments (its clamps at the floor are counted, acks_clamped) and
+#     drops nothing; no other mode clamps.
 # make test runs it behind the home router; the plain testbed's run is in
 # the extended suite.
 # tb-suite: extended
@@ -130,10 +131,13 @@ run() {
 			[ "$inj" = 0 ] && [ "$dr" = 0 ] ||
 			check_err 1 "events $ev, held $held, suppressed $sup, injections $inj, drops $dr" ;;
 	dupack-rwnd)
-		# at the floor a window clamp instead of the held ACKs
-		[ "$ev" -gt 0 ] && [ "$cl" -gt 0 ] && [ "$inj" = 0 ] &&
-			[ "$dr" = 0 ] ||
-			check_err 1 "events $ev, clamped $cl, injections $inj, drops $dr" ;;
+		# above the floor of two segments, as dupack; this path
+		# rarely reaches the floor (N's window stays above it), so
+		# clamps are counted, not required (the parity-floor profile
+		# measures them: acks_clamped per run)
+		[ "$ev" -gt 0 ] && [ "$held" -gt 0 ] && [ "$sup" -gt 0 ] &&
+			[ "$inj" = 0 ] && [ "$dr" = 0 ] ||
+			check_err 1 "events $ev, held $held, suppressed $sup, clamped $cl, injections $inj, drops $dr" ;;
 	esac
 	# the clamp is dupack-rwnd's alone
 	[ "$mode" = dupack-rwnd ] || [ "$cl" = 0 ] ||
