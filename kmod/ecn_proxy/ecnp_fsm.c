@@ -317,12 +317,12 @@ static u32 ecnp_win_bytes(const struct ecnp_win *w)
 	return b ? b : 1;
 }
 
-/* Bytes (a SYN's window) in @w's units, rounded up. */
-static u16 ecnp_win_units(const struct ecnp_win *w, u16 bytes)
+/* Bytes (a SYN's window, a clamp) in @w's units, rounded up. */
+static u16 ecnp_win_units(const struct ecnp_win *w, u32 bytes)
 {
 	u32 sh = w->wflags & ECNP_WF_SCALED ? w->wscale : 0;
 
-	return (u16)(((u32)bytes + (1u << sh) - 1) >> sh);
+	return (u16)min_t(u32, (bytes + (1u << sh) - 1) >> sh, U16_MAX);
 }
 
 /* Both SYNs seen: scaling is on iff both offered it (RFC 7323 2.2). */
@@ -969,16 +969,12 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 /*
  * E's window field that lets N have ECNP_FLOOR_SEGS segments in flight
  * beyond E's ACK number: rounded up to E's units (a window that ends
- * inside a segment makes Linux send a short one), at most U16_MAX; at
- * least 1, as smss is.
+ * inside a segment would hold N's last segment back); at least 1, as
+ * smss is.
  */
 static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
 {
-	u32 sh = w->wflags & ECNP_WF_SCALED ? w->wscale : 0;
-	u32 bytes = ECNP_FLOOR_SEGS * (u32)f->smss;
-	u32 units = (bytes + (1u << sh) - 1) >> sh;
-
-	return (u16)min_t(u32, units, U16_MAX);
+	return ecnp_win_units(w, ECNP_FLOOR_SEGS * (u32)f->smss);
 }
 
 /*
@@ -990,9 +986,7 @@ static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
  * a round trip with a retransmission outstanding and PRR's window at one
  * (DUPACK.md, "The floor of two segments").  With two beyond the ACK
  * (a window of three) an ECN sender does reduce, to two, and so N gets
- * the simulated loss: a clamp there left its window at three, and it
- * took more of the link than an ECN sender (dupack-rwnd's first rule,
- * results/parity-floor-20261204).  Only
+ * the simulated loss: a clamp would leave its window at three.  Only
  *  - with SACK (the rule is measured only there);
  *  - with E's window scale known from the handshake (not a flow picked
  *    up mid-stream, whose windows are liberal): else the clamp's units
