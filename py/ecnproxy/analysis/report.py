@@ -1304,6 +1304,9 @@ def session_lines(w, sessions, df):
         mods = ", ".join("%s sha256 %s" % (m, sess.get(k) or "?") for m, k in (
             ("ecn_proxy.ko", "ecn_proxy_ko_sha256"), ("impair.ko", "impair_ko_sha256"),
             ("tcpfwd.ko", "tcpfwd_ko_sha256")) if k in sess)
+        if sess.get("boot_failures"):
+            end += " after %d failed boot%s (vm-run booted again: sessions/%02d/boot-failures)" % (
+                sess["boot_failures"], "s" if sess["boot_failures"] > 1 else "", sess["n"])
         w("- session %d: %s, %s, %s; git %s%s; %s%s" % (
             sess["n"], sess.get("start", "?"), end, runs, sess.get("git_commit") or "?",
             " (uncommitted changes under kmod/, vm-testbed/, scripts/ or py/)"
@@ -1317,7 +1320,7 @@ def session_lines(w, sessions, df):
 def session_json(sessions, df):
     """The sessions for headline.json: commit and module hashes in full."""
     keep = ("n", "start", "git_commit", "git_dirty", "ecn_proxy_ko_sha256", "impair_ko_sha256",
-            "tcpfwd_ko_sha256", "exit_code", "pending_before", "pending_after")
+            "tcpfwd_ko_sha256", "exit_code", "pending_before", "pending_after", "boot_failures")
     return [dict({k: sess.get(k) for k in keep if k in sess},
                  runs_started=int((df.session == sess["n"]).sum())) for sess in sessions]
 

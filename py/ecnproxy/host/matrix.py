@@ -236,7 +236,8 @@ def pending(d, plan, shard=None):
 
 # what vm-run leaves in its output directory, moved to sessions/NN/
 VM_FILES = ("console.log", "dmesg.txt", "exit-code", "accel", "guest.txt", "kmemleak.txt",
-            "endcheck.log", "endcheck-failed")
+            "endcheck.log", "endcheck-failed", "boot-failures") + tuple(
+                "console-boot-%d.log" % i for i in range(1, 10))  # vm-run's failed boots
 
 
 def vm_runner():
@@ -403,6 +404,11 @@ def guest_session(k, todo, out, d, plan, ctx):
         with ctx["lock"]:
             absorb(d, out)
     left = sum(1 for r in todo if not os.path.exists(os.path.join(d, "runs", r["id"] + ".json")))
+    try:
+        with open(os.path.join(sdir, "boot-failures")) as f:
+            sess["boot_failures"] = sum(1 for _ in f)
+    except FileNotFoundError:
+        sess["boot_failures"] = 0
     sess.update(exit_code=rc, seconds=round(time.time() - t0), pending_after=left,
                 host_load=load,
                 host_load_mean=round(sum(x[1] for x in load) / len(load), 2) if load else None,
