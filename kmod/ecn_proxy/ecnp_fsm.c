@@ -1014,10 +1014,12 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
  * dupack-rwnd: the event's answer at the floor.  Instead of a loss, E's
  * window toward N is clamped to ECNP_FLOOR_SEGS segments beyond each of
  * E's ACKs until E acks as much beyond this one (about one round trip at
- * that rate): N keeps two segments in flight, as an ECN sender in CWR,
- * and with its window limited by E's it does not grow
- * (tcp_is_cwnd_limited()) once its cwnd exceeds that.  Each event at the
- * floor starts it again, so while marks go on N stays at two segments.
+ * that rate) with no ECE on the way: N keeps two segments in flight, as
+ * an ECN sender in CWR.  N's cwnd may still grow by a segment meanwhile
+ * (at two in flight and a cwnd of two it is cwnd-limited), which an ECN
+ * sender in CWR does not; so each ECE from E moves the end on
+ * (ecnp_clamp_step()), and while marks go on N's extra window is never
+ * used.
  */
 static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
@@ -1026,7 +1028,8 @@ static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 }
 
 /*
- * E->N: the clamp's edit of this ACK, or its end.  The clamp ends when E
+ * E->N: the clamp's edit of this ACK, or its end.  An ACK with ECE moves
+ * clamp_end to ECNP_FLOOR_SEGS segments beyond it.  The clamp ends when E
  * acks clamp_end, when E acks all N has sent, when a simulated loss
  * starts (its hold sets the window N sees), when the mode is switched,
  * and with phase 2.  Only a window larger than the clamp is edited, and
@@ -1045,6 +1048,9 @@ static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (!f->clamp_win || !(p->flags & ECNP_TCP_ACK) ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
 		return 0;
+	if ((p->flags & ECNP_TCP_ECE) &&
+	    after(p->ack + ECNP_FLOOR_SEGS * (u32)f->smss, f->clamp_end))
+		f->clamp_end = p->ack + ECNP_FLOOR_SEGS * (u32)f->smss;
 	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
 	    !before(p->ack, f->clamp_end) || !before(p->ack, f->n_nxt)) {
 		f->clamp_win = 0;

@@ -6051,11 +6051,23 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		EXPECT_EQ(edit_of(&fl, r).win, 2 * MSS);
 		/* a window already as small is left alone */
 		EXPECT_R(e_ack(&fl, 0, u + MSS, 0, 0, 2 * MSS), 0);
-		/* an ECE within the event's window: no new event */
+		/*
+		 * an ECE within the event's window: no new event, but the
+		 * clamp lasts until E acks two segments beyond it
+		 */
 		r = e_ack(&fl, ECE, u + MSS, 0, 0, 50000);
 		EXPECT_R(r, CLR_ECE | CLAMP);
-		/* E acks the clamp's end: over, the window as E sent it */
+		EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+		/* an older ACK with ECE does not move the end back */
+		EXPECT_R(e_ack(&fl, ECE, u + MSS, 0, 0, 50000), CLR_ECE | CLAMP);
+		EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
+		/* the event's own end passes: still clamped */
 		r = e_ack(&fl, 0, u + 2 * MSS, 0, 0, 50000);
+		EXPECT_R(r, CLAMP);
+		/* E acks the clamp's end: over, the window as E sent it */
+		r = e_ack(&fl, 0, u + 3 * MSS, 0, 0, 50000);
 		EXPECT_R(r, 0);
 		EXPECT_EQ(fl.f.clamp_win, 0);
 		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
@@ -6112,6 +6124,17 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 50000), CLR_ECE);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+
+	CTX("dupack-rwnd: with ECE too, an ACK of all N sent ends the clamp");
+	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(e_ack(&fl, ECE, u + MSS, 0, 0, 50000), CLR_ECE | CLAMP);
+	EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
+	/* N never waits for a window probe, whatever E echoes */
+	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 50000), CLR_ECE);
 	EXPECT_EQ(fl.f.clamp_win, 0);
 
 	CTX("dupack-rwnd: a mode switch ends the clamp");
