@@ -68,6 +68,8 @@ COMMANDS = [
      "FILE...: a fairness sender's `ss -ti` samples"),
     ("analysis", "mbtest-mptcp-table", "analysis.mptcp",
      "RESULTS... [--out FILE]: exp-mbtest-mptcp's Table 1 over directories (6.1, 6.12)"),
+    ("analysis", "mptcp-joins", "analysis.mptcp_joins",
+     "RESULTS [--json OUT]: coalesced segments against their DSS mappings (diag-mbtest-coalesce)"),
     ("analysis", "pcapflow", "analysis.pcapflow",
      "PCAP SERVER_PORT: per-flow ECN, loss and stalls of a capture (JSON)"),
     ("analysis", "stats", "analysis.stats",

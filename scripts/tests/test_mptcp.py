@@ -11,7 +11,7 @@ import pytest
 from scapy.all import IP, TCP, Ether, wrpcap
 
 from ecnproxy import impair_plan
-from ecnproxy.analysis import experiments, mptcp, mptcp_outcome, mptcpopt
+from ecnproxy.analysis import experiments, mptcp, mptcp_joins, mptcp_outcome, mptcpopt
 from ecnproxy.guest import mptcp as gmptcp
 from ecnproxy.vmtest import xfer
 
@@ -165,6 +165,58 @@ def test_mptcp_options_summary(tmp_path):
     assert a["tcprst_reasons"] == [3]
     j = s["198.18.3.2:41000>%s:%d" % (S, SP)]
     assert j["join"] is True and j["synack"] == ["mptcp:mp_join"]
+
+
+# --- coalesced segments against their DSS mappings ---------------------------
+
+def dss_at(dsn, ssn, dll, dsn8=False):
+    fl = 4 | (8 if dsn8 else 0)
+    return (30, bytes([0x20, fl]) + dsn.to_bytes(8 if dsn8 else 4, "big") +
+            ssn.to_bytes(4, "big") + dll.to_bytes(2, "big"))
+
+
+def test_dss_map_parse():
+    raw = lambda o: b"".join(bytes([k, len(v) + 2]) + v for k, v in [o])
+    assert mptcp_joins.dss_map(raw(dss_at(7, 3, 700))) == (7, 3, 700)
+    assert mptcp_joins.dss_map(raw(dss_at(1 << 40, 3, 700, True))) == (1 << 40, 3, 700)
+    assert mptcp_joins.dss_map(raw(dss())) == (2, 1, 1000)   # with a DATA_ACK first
+    assert mptcp_joins.dss_map(raw((30, bytes([0x20, 1]) + b"\0" * 4))) is None  # ACK only
+    assert mptcp_joins.dss_map(raw((30, bytes([0x20, 4]) + b"\0" * 5))) is None  # cut short
+
+
+def test_joins_against_the_senders_mappings():
+    # the sender: four 700-byte segments, each its own mapping; 1-700 and
+    # 701-1400 at DSN 1000 and 1700 (contiguous), 1401-2100 at DSN 9000
+    # (path 2 carried 1700 + 700 ... in between), 2101-2800 at 9700
+    orig = [(1, 700, (1000, 1, 700)), (701, 700, (1700, 701, 700)),
+            (1401, 700, (9000, 1401, 700)), (2101, 700, (9700, 2101, 700))]
+    # joined with the first's mapping: 1+2 (the rest continues the
+    # mapping), 2+3 (the rest was mapped elsewhere); joined with the
+    # second's: 3+4 (contiguous before it); one without a mapping; one
+    # segment as sent
+    seen = [(1, 1400, (1000, 1, 700)), (701, 1400, (1700, 701, 700)),
+            (1401, 1400, (9700, 2101, 700)), (1, 1400, None), (2101, 700, (9700, 2101, 700))]
+    c = mptcp_joins.joins(orig, seen)
+    assert c["joined"] == 4 and c["no_map"] == 1
+    assert (c["after"], c["after_contiguous"], c["after_elsewhere"]) == (2, 1, 1)
+    assert (c["before"], c["before_contiguous"], c["before_elsewhere"]) == (1, 1, 0)
+    assert c["bytes_outside"] == 3 * 700
+    # a DSN that wraps its 32 bits is still contiguous
+    w = (1 << 32) - 700
+    c = mptcp_joins.joins([(1, 700, (w, 1, 700)), (701, 700, (0, 701, 700))],
+                          [(1, 1400, (w, 1, 700))])
+    assert c["after_contiguous"] == 1
+
+
+def test_data_segments_from_a_capture(tmp_path):
+    f = str(tmp_path / "j.pcap")
+    wrpcap(f, [seg(0, C, CP, S, SP, "S", [mpc()], seq=100),
+               seg(0.1, S, SP, C, CP, "SA", [mpc()], seq=5),
+               seg(0.2, C, CP, S, SP, "PA", [dss_at(50, 1, 10)], payload=10, seq=101),
+               seg(0.3, C, CP, S, SP, "PA", [], payload=10, seq=111),
+               seg(0.4, S, SP, C, CP, "A", [], seq=6)])
+    d = mptcp_joins.data_segments(f, SP)
+    assert d == {"%s:%d>%s:%d" % (C, CP, S, SP): [(1, 10, (50, 1, 10)), (11, 10, None)]}
 
 
 # --- a run's outcome ----------------------------------------------------------

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Coalesced segments against their DSS mappings (diag-mbtest-coalesce;
+issue 44).  Standard library only.
+
+impair's coalesce joins two consecutive segments of a subflow into one
+with the first's or the second's TCP options, so the joined segment
+carries one DSS mapping (RFC 8684 3.3.1) for the bytes of two.  Where the
+sender's two segments were mapped to data sequence numbers that follow
+each other, a receiver that read the bytes outside the mapping as its
+continuation would still be right; where they were not (the scheduler
+sent other data on the other subflow in between), it would deliver the
+wrong bytes.  This module compares, per subflow of path 1, the segments
+as the middlebox received them (the client's, capture p1c, with their own
+mappings) with the segments it sent on (p1s):
+
+  data_segments(path, port)   {subflow: [(ssn, length, mapping)]} of the
+                              data segments toward port, ssn relative to
+                              the subflow's ISN (1: the first data byte),
+                              mapping (dsn, ssn, data-level length) or None
+  joins(orig, seen)           counts over one subflow: joined segments
+                              (spanning two or more of orig's), those
+                              without a mapping, those with bytes after or
+                              before their mapping, and how many of those
+                              bytes the sender had mapped right after the
+                              mapping's end (or right before its start)
+                              ("contiguous") or elsewhere ("elsewhere")
+  main: scripts/ecnproxy mptcp-joins RESULTS [--json OUT]
+"""
+import glob
+import json
+import os
+import struct
+import sys
+
+from . import pcapread
+
+DSN_MOD = 1 << 32   # a 4-byte DSN is the low 32 bits of the 8-byte one
+
+
+def dss_map(raw):
+    """(dsn, ssn, data-level length) of the DSS mapping in a TCP option
+    block, or None (no DSS option, no mapping, or one cut short)."""
+    for kind, v in pcapread.iter_options(raw):
+        if kind != 30 or len(v) < 2 or v[0] >> 4 != 2:
+            continue
+        fl = v[1]
+        if not fl & 4:
+            return None
+        o = 2 + ((8 if fl & 2 else 4) if fl & 1 else 0)
+        n = 8 if fl & 8 else 4
+        if len(v) < o + n + 6:
+            return None
+        dsn = int.from_bytes(v[o:o + n], "big")
+        ssn, dll = struct.unpack_from("!IH", v, o + n)
+        return dsn, ssn, dll
+    return None
+
+
+def data_segments(path, port):
+    """{"SRC:SPORT>DST:PORT": [(ssn, length, mapping)]}: the data segments
+    toward PORT of each connection whose SYN the capture has."""
+    isn, out = {}, {}
+    for p in pcapread.read_segments(path):
+        _t, _e, src, dst, sport, dport, seq, _a, flags, _w, plen, raw = p
+        if dport != port:
+            continue
+        key = "%s:%d>%s:%d" % (src, sport, dst, dport)
+        if flags & pcapread.SYN:
+            isn[key] = seq
+            out.setdefault(key, [])
+        elif plen and key in isn:
+            out[key].append(((seq - isn[key]) % (1 << 32), plen, dss_map(raw)))
+    return out
+
+
+def _true_dsn(maps, ssn):
+    """The DSN the sender mapped subflow byte ssn to, or None."""
+    for dsn, mssn, dll in maps:
+        if mssn <= ssn < mssn + dll:
+            return (dsn + ssn - mssn) % DSN_MOD
+    return None
+
+
+def joins(orig, seen):
+    """Counts over one subflow (see the module's docstring)."""
+    maps = sorted({m for _s, _n, m in orig if m and m[2]}, key=lambda m: m[1])
+    starts = {s for s, _n, _m in orig}
+    c = dict(joined=0, no_map=0, after=0, after_contiguous=0, after_elsewhere=0,
+             after_unknown=0, before=0, before_contiguous=0, before_elsewhere=0,
+             before_unknown=0, bytes_outside=0)
+    for s, n, m in seen:
+        if not any(s < t < s + n for t in starts):
+            continue
+        c["joined"] += 1
+        if not m or not m[2]:
+            c["no_map"] += 1
+            continue
+        dsn, ms, dll = m
+        me = ms + dll
+        for side, first, want, outside in (
+                ("after", me, dsn + dll, s + n - me),
+                ("before", s, dsn - (ms - s), ms - s)):
+            if outside <= 0:
+                continue
+            c[side] += 1
+            c["bytes_outside"] += outside
+            t = _true_dsn(maps, first)
+            c[side + ("_unknown" if t is None else "_contiguous" if t == want % DSN_MOD
+                      else "_elsewhere")] += 1
+    return c
+
+
+def run_report(d, rec, port):
+    """One run's record: its outcome and the joins of each subflow."""
+    res = rec.get("result") or {}
+    tr = rec.get("transfer") or {}
+    out = {"id": rec["id"], "config": rec["params"]["config"], "outcome": res.get("outcome"),
+           "received": (tr.get("server") or {}).get("received"),
+           "byte_exact": res.get("byte_exact"), "path_bytes": res.get("path_bytes"),
+           "subflows": {}}
+    caps = [os.path.join(d, "pcaps", "%s.p1%s.pcap" % (rec["id"], s)) for s in "cs"]
+    if not all(os.path.exists(f) for f in caps):
+        out["error"] = "no captures (KEEP_PCAPS=1)"
+        return out
+    orig, seen = (data_segments(f, port) for f in caps)
+    for key in sorted(set(orig) & set(seen)):
+        out["subflows"][key] = joins(orig[key], seen[key])
+    return out
+
+
+def report(d, port=5402):
+    recs = []
+    for f in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
+        with open(f) as fh:
+            recs.append(json.load(fh))
+    return [run_report(d, r, port) for r in recs]
+
+
+def fmt(rows):
+    lines = ["| run | outcome | bytes received | joined | after its mapping (contiguous / "
+             "elsewhere) | before it (contiguous / elsewhere) | no mapping |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("error"):
+            lines.append("| %s | %s | %s | %s | | | |" % (r["id"], r["outcome"], r["received"],
+                                                      r["error"]))
+            continue
+        t = {k: sum(s[k] for s in r["subflows"].values()) for k in (
+            "joined", "after", "after_contiguous", "after_elsewhere", "before",
+            "before_contiguous", "before_elsewhere", "no_map")}
+        lines.append("| %s | %s | %s | %d | %d (%d / %d) | %d (%d / %d) | %d |" % (
+            r["id"], r["outcome"], r["received"], t["joined"], t["after"],
+            t["after_contiguous"], t["after_elsewhere"], t["before"], t["before_contiguous"],
+            t["before_elsewhere"], t["no_map"]))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = None
+    if "--json" in argv:
+        i = argv.index("--json")
+        out = argv[i + 1] if i + 1 < len(argv) else None
+        del argv[i:i + 2]
+    if len(argv) != 1 or not os.path.isdir(os.path.join(argv[0], "runs")):
+        print("usage: mptcp-joins RESULTS [--json OUT] (a diag-mbtest-coalesce directory "
+              "made with KEEP_PCAPS=1)", file=sys.stderr)
+        return 2
+    rows = report(argv[0])
+    print(fmt(rows))
+    if out:
+        with open(out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
