@@ -708,3 +708,17 @@ def test_drop_pairs_and_one_report_per_delay(tmp_path):
         # the upload goal is judged without cross traffic too
         md = open(os.path.join(out, "summary.md")).read()
         assert "with cross traffic off (uploads)" in md
+
+
+def test_feedback_pairs_of_each_per_run_mode():
+    """parity-floor-ab: srvecn+proxy+rwnd (dupack-rwnd, set per run)
+    beside the plan's mode gets its own ratios, as drop does in parity."""
+    import pandas as pd
+    from ecnproxy.analysis import report, schema
+    assert schema.run_feedback("srvecn+proxy+rwnd", "dupack") == "dupack-rwnd"
+    assert schema.run_feedback("srvecn+proxy", "dupack") == "dupack"
+    df = pd.DataFrame({"config": ["srvecn+proxy", "srvecn+proxy+rwnd", "bothecn"]})
+    assert report.feedback_pairs(df) == [
+        (("srvecn+proxy+rwnd", "bothecn"), "feedback dupack-rwnd"),
+        (("srvecn+proxy", "srvecn+proxy+rwnd"), "feedback dupack-rwnd")]
+    assert report.feedback_pairs(df[df.config != "srvecn+proxy+rwnd"]) == []

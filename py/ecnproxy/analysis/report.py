@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import fidelity, provenance, stats  # noqa: E402
-from .schema import CONFIG_ORDER, QUICKACK, load_order, validate  # noqa: E402
+from .schema import CONFIG_FEEDBACK, CONFIG_ORDER, QUICKACK, load_order, validate  # noqa: E402
 from .stalls import CAUSES  # noqa: E402
 
 METRICS = ("ce", "ece", "cwr", "ect_share", "retrans", "fast_retrans", "dupacks",
@@ -694,15 +694,16 @@ def quickack_pairs(df):
     return list(QUICKACK_PAIRS) if QUICKACK & set(df.config) else []
 
 
-# feedback drop beside the plan's mode, in one run (PROFILE=parity): against
-# end-to-end ECN, and the plan's mode against it; only in directories that
-# have the configuration
-DROP_PAIRS = (("srvecn+proxy+drop", "bothecn"), ("srvecn+proxy", "srvecn+proxy+drop"))
-
-
-def drop_pairs(df):
-    """DROP_PAIRS if the directory has srvecn+proxy+drop."""
-    return list(DROP_PAIRS) if "srvecn+proxy+drop" in set(df.config) else []
+# another feedback mode beside the plan's, in one run (drop: PROFILE=parity;
+# dupack-rwnd: PROFILE=parity-floor-ab): against end-to-end ECN, and the
+# plan's mode against it; only in directories that have the configuration
+def feedback_pairs(df):
+    """[(pair, kind)]: for each srvecn+proxy+MODE configuration of the
+    directory (schema.CONFIG_FEEDBACK), MODE against end-to-end ECN and
+    the plan's mode against MODE, of kind "feedback MODE"."""
+    have = set(df.config)
+    return [(p, "feedback " + mode) for cfg, mode in CONFIG_FEEDBACK.items() if cfg in have
+            for p in ((cfg, "bothecn"), ("srvecn+proxy", cfg))]
 
 
 RATIO_COLUMNS = ["metric", "kind", "direction", "cross", "load", "num", "den", "ratio", "low",
@@ -719,7 +720,7 @@ def ratio_rows(df):
     pairs = [(p, "headline", None) for p in HEADLINE] + [(p, "A/A", AA_BAND) for p in AA]
     pairs += [(REFERENCE, "reference", None)]
     pairs += [(p, "quickack", None) for p in quickack_pairs(df)]
-    pairs += [(p, "feedback drop", None) for p in drop_pairs(df)]
+    pairs += [(p, kind, None) for p, kind in feedback_pairs(df)]
     for direction in sorted(df.direction.unique()):
         for cross in sorted(df.cross.unique()):
             loads = loads_of(df, direction, cross)

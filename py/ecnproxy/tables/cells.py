@@ -16,8 +16,8 @@ row per (cross traffic, added delay) and a column per load, of
     ECN itself is (issue 40's second rule), judged on the interval by the
     report's rule (met: upper end at or below the bound; NOT met: lower
     end above it; undecided otherwise);
-  - srvecn+proxy+drop / bothecn where the directory has `drop` beside
-    the plan's mode.
+  - srvecn+proxy+drop / bothecn and srvecn+proxy+rwnd / bothecn where the
+    directory has `drop` or `dupack-rwnd` beside the plan's mode.
 
 Every figure is a row of ratios.csv; nothing is recomputed here, so the
 table says what summary.md says.  With --check FILE, the table is
@@ -33,11 +33,13 @@ import os
 import re
 import sys
 
-from ..analysis.schema import load_order
+from ..analysis.schema import CONFIG_FEEDBACK, load_order
 from ..analysis.report import fmt_cov
 from ..analysis.stats import CONF, goal_verdict
 
-PROXY, ECN, PLAIN, DROP = "srvecn+proxy", "bothecn", "noecn", "srvecn+proxy+drop"
+PROXY, ECN, PLAIN = "srvecn+proxy", "bothecn", "noecn"
+# srvecn+proxy with another feedback mode, set per run (schema.CONFIG_FEEDBACK)
+MODES = tuple(CONFIG_FEEDBACK)
 GOAL = 1.05
 BEGIN = re.compile(r"^<!-- cell-table (\S+)(.*?) -->\s*$")
 END = "<!-- /cell-table -->"
@@ -99,7 +101,7 @@ def table(rows, direction, metric="completion_s"):
         return []
     loads = load_order(k[4] for k in rows if k[2] == direction and k[1] == metric
                        and k[4] != "all")
-    has_drop = any(k[5:] == (DROP, ECN) for k in rows)
+    modes = [m for m in MODES if any(k[5:] == (m, ECN) for k in rows)]
     head = ["cross traffic", "added delay", "ratio"] + [
         ("load %s" % l) if l != "series" else "series of 8" for l in loads]
     out = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
@@ -107,8 +109,7 @@ def table(rows, direction, metric="completion_s"):
         base = (delay, metric, direction, cross)
         lines = [("`%s / %s` (goal <= %.2f)" % (PROXY, ECN, GOAL), []),
                  ("no harm: `%s / %s` <= max(1, `%s / %s`)" % (PROXY, PLAIN, ECN, PLAIN), [])]
-        if has_drop:
-            lines.append(("`%s / %s`" % (DROP, ECN), []))
+        lines += [("`%s / %s`" % (m, ECN), []) for m in modes]
         for l in loads:
             k = base + (l,)
             r = cell(rows, k, PROXY, ECN)
@@ -120,9 +121,9 @@ def table(rows, direction, metric="completion_s"):
                 lines[1][1].append(bold("%s vs %.2f %s" % (fmt_ratio(pp), b, v), v))
             else:
                 lines[1][1].append("-")
-            if has_drop:
-                d = cell(rows, k, DROP, ECN)
-                lines[2][1].append(fmt_ratio(d) if d else "-")
+            for i, m in enumerate(modes):
+                d = cell(rows, k, m, ECN)
+                lines[2 + i][1].append(fmt_ratio(d) if d else "-")
         for i, (label, cells) in enumerate(lines):
             first = [cross if i == 0 else "", ("%d ms" % delay if delay is not None else "-")
                      if i == 0 else ""]
