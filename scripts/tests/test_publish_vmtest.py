@@ -97,3 +97,20 @@ def test_publish_one_test(tmp_path, tree):
     assert about["summary"] == "x alone (publish-vmtest): 1 of 2 checks passed"
     assert about["kernel"] == "6.1.0-56-amd64"
     assert (top / "results" / "README.md").exists()
+
+
+@pytest.mark.parametrize("script", ["publish-vmtest", "publish-vmtest-run"])
+def test_the_runs_own_commit(tmp_path, tree, script):
+    """A run published later, from another commit: command.txt and
+    about.json name the commit scripts/run-tests recorded (git.txt)."""
+    top = tree(script)
+    run = fake_run(tmp_path)
+    sha = "9d11751023cc769bc747469e5b022c395cc317b5"
+    (run / "git.txt").write_text(sha + "\n")
+    args = [str(run), "x"] if script == "publish-vmtest" else [str(run), "t"]
+    p = subprocess.run([str(top / "scripts" / script)] + args,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    dst = published(top)
+    assert "git: %s\n" % sha in (dst / "command.txt").read_text()
+    assert json.loads((dst / "about.json").read_text())["commit"] == sha
