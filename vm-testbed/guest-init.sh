@@ -98,7 +98,11 @@ cd "$outdir" || exit 126
 	else
 		echo "paging: 4-level"
 	fi
-} >"$outdir/guest.txt" 2>/dev/null
+} >"$outdir/guest.txt" 2>/dev/null || {
+	# vm-run takes a guest without guest.txt for one that died booting
+	echo "guest-init: cannot write $outdir/guest.txt" >&2
+	exit 126
+}
 
 # Receive timestamps stay on for the guest's life (TB_NETSTAMP_HOLD=0: they
 # do not).  Each capture turns them on and, when it ends, off; each time

@@ -182,6 +182,10 @@ def test_dss_map_parse():
     assert mptcp_joins.dss_map(raw(dss())) == (2, 1, 1000)   # with a DATA_ACK first
     assert mptcp_joins.dss_map(raw((30, bytes([0x20, 1]) + b"\0" * 4))) is None  # ACK only
     assert mptcp_joins.dss_map(raw((30, bytes([0x20, 4]) + b"\0" * 5))) is None  # cut short
+    # DATA_FIN: one octet of the data-level length, not payload
+    fin = (30, bytes([0x20, 4 | 16]) + (7).to_bytes(4, "big") + (3).to_bytes(4, "big") +
+           (701).to_bytes(2, "big"))
+    assert mptcp_joins.dss_map(raw(fin)) == (7, 3, 700)
 
 
 def test_joins_against_the_senders_mappings():
@@ -196,6 +200,9 @@ def test_joins_against_the_senders_mappings():
     # segment as sent
     seen = [(1, 1400, (1000, 1, 700)), (701, 1400, (1700, 701, 700)),
             (1401, 1400, (9700, 2101, 700)), (1, 1400, None), (2101, 700, (9700, 2101, 700))]
+    # the sender's own retransmission of 1-1400 as one segment: not a join
+    c = mptcp_joins.joins(orig + [(1, 1400, (1000, 1, 1400))], seen + [(1, 1400, None)])
+    assert c["joined"] == 2 and c["no_map"] == 0   # 701-2100, 1401-2800 still
     c = mptcp_joins.joins(orig, seen)
     assert c["joined"] == 4 and c["no_map"] == 1
     assert (c["after"], c["after_contiguous"], c["after_elsewhere"]) == (2, 1, 1)
@@ -217,6 +224,15 @@ def test_data_segments_from_a_capture(tmp_path):
                seg(0.4, S, SP, C, CP, "A", [], seq=6)])
     d = mptcp_joins.data_segments(f, SP)
     assert d == {"%s:%d>%s:%d" % (C, CP, S, SP): [(1, 10, (50, 1, 10)), (11, 10, None)]}
+    # no SYN in the capture: None; a new SYN (another ISN) starts again
+    wrpcap(f, [seg(0, C, CP, S, SP, "PA", [], payload=10, seq=101),
+               seg(1, C, 1, S, SP, "S", [mpc()], seq=100),
+               seg(1.1, C, 1, S, SP, "PA", [], payload=10, seq=101),
+               seg(2, C, 1, S, SP, "S", [mpc()], seq=500),
+               seg(2.1, C, 1, S, SP, "PA", [], payload=5, seq=501)])
+    d = mptcp_joins.data_segments(f, SP)
+    assert d["%s:%d>%s:%d" % (C, CP, S, SP)] is None
+    assert d["%s:%d>%s:%d" % (C, 1, S, SP)] == [(1, 5, None)]
 
 
 # --- a run's outcome ----------------------------------------------------------

@@ -6061,8 +6061,9 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 		/* an older ACK with ECE does not move the end back */
-		EXPECT_R(e_ack(&fl, ECE, u + MSS, 0, 0, 50000), CLR_ECE | CLAMP);
+		e_ack(&fl, ECE, u, 0, 0, 50000);
 		EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
+		EXPECT(fl.f.clamp_win);
 		/* the event's own end passes: still clamped */
 		r = e_ack(&fl, 0, u + 2 * MSS, 0, 0, 50000);
 		EXPECT_R(r, CLAMP);
@@ -6124,6 +6125,23 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 50000), CLR_ECE);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+
+	CTX("dupack-rwnd: an ECE moves the end across the sequence wrap");
+	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0xfffff800u, 5);
+	flow_sack(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	u = fl.n_seq - MSS;
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, ECE, u + MSS, 0, 0, 50000), CLR_ECE | CLAMP);
+	EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
+	EXPECT(fl.f.clamp_end < u);	/* wrapped */
+	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 50000), CLAMP);
+	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 50000), 0);
 	EXPECT_EQ(fl.f.clamp_win, 0);
 
 	CTX("dupack-rwnd: with ECE too, an ACK of all N sent ends the clamp");

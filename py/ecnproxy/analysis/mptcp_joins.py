@@ -18,7 +18,8 @@ mappings) with the segments it sent on (p1s):
                               the subflow's ISN (1: the first data byte),
                               mapping (dsn, ssn, data-level length) or None
   joins(orig, seen)           counts over one subflow: joined segments
-                              (spanning two or more of orig's), those
+                              (spanning two or more of orig's, and not
+                              one of orig's as it was sent), those
                               without a mapping, those with bytes after or
                               before their mapping, and how many of those
                               bytes the sender had mapped right after the
@@ -52,13 +53,18 @@ def dss_map(raw):
             return None
         dsn = int.from_bytes(v[o:o + n], "big")
         ssn, dll = struct.unpack_from("!IH", v, o + n)
+        # a DATA_FIN takes one octet of the data-level length, no payload
+        if fl & 16 and dll:
+            dll -= 1
         return dsn, ssn, dll
     return None
 
 
 def data_segments(path, port):
     """{"SRC:SPORT>DST:PORT": [(ssn, length, mapping)]}: the data segments
-    toward PORT of each connection whose SYN the capture has."""
+    toward PORT of each connection, from its latest SYN on (a SYN with
+    another ISN starts the list again); None for a connection whose SYN
+    the capture does not have."""
     isn, out = {}, {}
     for p in pcapread.read_segments(path):
         _t, _e, src, dst, sport, dport, seq, _a, flags, _w, plen, raw = p
@@ -66,10 +72,14 @@ def data_segments(path, port):
             continue
         key = "%s:%d>%s:%d" % (src, sport, dst, dport)
         if flags & pcapread.SYN:
+            if isn.get(key) != seq:
+                out[key] = []
             isn[key] = seq
-            out.setdefault(key, [])
-        elif plen and key in isn:
-            out[key].append(((seq - isn[key]) % (1 << 32), plen, dss_map(raw)))
+        elif key in isn:
+            if plen:
+                out[key].append(((seq - isn[key]) % (1 << 32), plen, dss_map(raw)))
+        elif plen:
+            out[key] = None
     return out
 
 
@@ -85,11 +95,13 @@ def joins(orig, seen):
     """Counts over one subflow (see the module's docstring)."""
     maps = sorted({m for _s, _n, m in orig if m and m[2]}, key=lambda m: m[1])
     starts = {s for s, _n, _m in orig}
+    sent = {(s, n) for s, n, _m in orig}
     c = dict(joined=0, no_map=0, after=0, after_contiguous=0, after_elsewhere=0,
              after_unknown=0, before=0, before_contiguous=0, before_elsewhere=0,
              before_unknown=0, bytes_outside=0)
     for s, n, m in seen:
-        if not any(s < t < s + n for t in starts):
+        # as the sender sent it (a retransmission with other bounds too)
+        if (s, n) in sent or not any(s < t < s + n for t in starts):
             continue
         c["joined"] += 1
         if not m or not m[2]:
@@ -123,8 +135,13 @@ def run_report(d, rec, port):
         out["error"] = "no captures (KEEP_PCAPS=1)"
         return out
     orig, seen = (data_segments(f, port) for f in caps)
-    for key in sorted(set(orig) & set(seen)):
-        out["subflows"][key] = joins(orig[key], seen[key])
+    for key in sorted(set(orig) | set(seen)):
+        o, n = orig.get(key), seen.get(key)
+        if o is None or n is None:
+            # a SYN before the capture began, or a subflow on one side only
+            out.setdefault("unmatched", []).append(key)
+            continue
+        out["subflows"][key] = joins(o, n)
     return out
 
 
@@ -138,20 +155,21 @@ def report(d, port=5402):
 
 def fmt(rows):
     lines = ["| run | outcome | bytes received | joined | after its mapping (contiguous / "
-             "elsewhere) | before it (contiguous / elsewhere) | no mapping |",
-             "|---|---|---|---|---|---|---|"]
+             "elsewhere) | before it (contiguous / elsewhere) | no mapping | "
+             "subflows not compared |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("error"):
-            lines.append("| %s | %s | %s | %s | | | |" % (r["id"], r["outcome"], r["received"],
-                                                      r["error"]))
+            lines.append("| %s | %s | %s | %s | | | | |" % (r["id"], r["outcome"],
+                                                        r["received"], r["error"]))
             continue
         t = {k: sum(s[k] for s in r["subflows"].values()) for k in (
             "joined", "after", "after_contiguous", "after_elsewhere", "before",
             "before_contiguous", "before_elsewhere", "no_map")}
-        lines.append("| %s | %s | %s | %d | %d (%d / %d) | %d (%d / %d) | %d |" % (
+        lines.append("| %s | %s | %s | %d | %d (%d / %d) | %d (%d / %d) | %d | %d |" % (
             r["id"], r["outcome"], r["received"], t["joined"], t["after"],
             t["after_contiguous"], t["after_elsewhere"], t["before"], t["before_contiguous"],
-            t["before_elsewhere"], t["no_map"]))
+            t["before_elsewhere"], t["no_map"], len(r.get("unmatched", []))))
     return "\n".join(lines)
 
 

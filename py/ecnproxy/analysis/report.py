@@ -1382,7 +1382,8 @@ def report(d, out=None, select=None):
     ts = timeseries(recs, df, out, configs)
     dl = delay_plot(recs, df, out, configs)
 
-    r0 = recs[0]
+    # a record of the plan's feedback mode (not one set per run)
+    r0 = next((r for r in recs if r["params"]["config"] not in CONFIG_FEEDBACK), recs[0])
     L = []
     w = L.append
     w("# Throughput matrix: profile `%s`" % prof["name"])
@@ -1672,8 +1673,11 @@ def _feedback(d):
     """The proxy's feedback mode the runs of result directory D recorded."""
     for r in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
         with open(r) as f:
-            fb = json.load(f).get("sysctls", {}).get("proxy", {}).get(
-                "net/ecn_proxy/feedback")
+            rec = json.load(f)
+        # not a mode set per run (srvecn+proxy+drop, +rwnd)
+        if rec.get("params", {}).get("config") in CONFIG_FEEDBACK:
+            continue
+        fb = rec.get("sysctls", {}).get("proxy", {}).get("net/ecn_proxy/feedback")
         if fb:
             return fb
     return "?"

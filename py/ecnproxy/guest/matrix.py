@@ -86,6 +86,10 @@ def stop_diag(diag, resdir):
     return names
 
 
+FEEDBACK_SYSCTL = "net/ecn_proxy/feedback"
+MODULE_DEFAULT = {}     # the proxy's sysctls as the module loaded them
+
+
 def do_run(tb, run, plan, env, keep, resdir):
     prof = plan["profile"]
     cli_ecn, srv_ecn, proxy_on = CONFIGS[run["config"]]
@@ -101,9 +105,14 @@ def do_run(tb, run, plan, env, keep, resdir):
     tb.client("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(cli_ecn)}))
     tb.server("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(srv_ecn)}))
     pset = {"net/ecn_proxy/enabled": "1" if proxy_on else "0"}
-    feedback = run_feedback(run["config"], plan.get("feedback"))
+    # a run without a mode of its own or the plan's gets the module's
+    # default, read before any run set one: a per-run mode (srvecn+proxy+rwnd)
+    # must not carry over to the runs after it
+    if "feedback" not in MODULE_DEFAULT:
+        MODULE_DEFAULT["feedback"] = tb.proxy("sysctl", get=[FEEDBACK_SYSCTL])[FEEDBACK_SYSCTL]
+    feedback = run_feedback(run["config"], plan.get("feedback")) or MODULE_DEFAULT["feedback"]
     if feedback:
-        pset["net/ecn_proxy/feedback"] = feedback
+        pset[FEEDBACK_SYSCTL] = feedback
     tb.proxy("sysctl", set=pset)
     # the client's default routes, quick-ACK or not (QUICKACK configurations)
     quickack = run["config"] in QUICKACK
