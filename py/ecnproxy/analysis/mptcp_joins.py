@@ -130,7 +130,11 @@ def run_report(d, rec, port):
            "received": (tr.get("server") or {}).get("received"),
            "byte_exact": res.get("byte_exact"), "path_bytes": res.get("path_bytes"),
            "subflows": {}}
-    caps = [os.path.join(d, "pcaps", "%s.p1%s.pcap" % (rec["id"], s)) for s in "cs"]
+    caps = []
+    for side in "cs":
+        # as the guest kept them, or compressed (published: .pcap.xz)
+        f = os.path.join(d, "pcaps", "%s.p1%s.pcap" % (rec["id"], side))
+        caps.append(f if os.path.exists(f) else f + ".xz")
     if not all(os.path.exists(f) for f in caps):
         out["error"] = "no captures (KEEP_PCAPS=1)"
         return out
