@@ -68,6 +68,8 @@ COMMANDS = [
      "FILE...: a fairness sender's `ss -ti` samples"),
     ("analysis", "mbtest-mptcp-table", "analysis.mptcp",
      "RESULTS... [--out FILE]: exp-mbtest-mptcp's Table 1 over directories (6.1, 6.12)"),
+    ("analysis", "cwnd-dist", "analysis.cwnd_dist",
+     "RESULTS... [--from S]: how often each fairness sender's cwnd was 1, 2, 3 ... segments"),
     ("analysis", "mptcp-joins", "analysis.mptcp_joins",
      "RESULTS [--json OUT]: coalesced segments against their DSS mappings (diag-mbtest-coalesce)"),
     ("analysis", "pcapflow", "analysis.pcapflow",

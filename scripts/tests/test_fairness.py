@@ -286,3 +286,20 @@ def test_attempts_rows():
     r = fairness.attempts_rows(recs)[0]
     assert (r["runs"], r["attempts"], r["syn"], r["kept_wrong"]) == (3, 5, 4, 1)
     assert "None" in "\n".join(fairness.attempts_section([rec("r01", [])]))
+
+
+def test_cwnd_dist_by_segments():
+    """cwnd-dist: per pair, mode and flow, the share of steady-state
+    samples at each cwnd in segments (the segment size from the gcd)."""
+    from ecnproxy.analysis import cwnd_dist
+    rec = {"params": {"pair": "proxy-vs-ecn", "feedback": "dupack-rwnd"},
+           "flows": {"A": {"series": [[5.0, 0, 1448 * 9, 0, 0]] +
+                           [[10.0 + i, 0, 1448 * (3 if i % 4 else 2), 0, 0] for i in range(8)]},
+                     "B": {"series": [[10.0, 0, 2 * 1400, 0, 0], [10.2, 0, None, 0, 0],
+                                      [10.4, 0, 9 * 1400, 0, 0]]}}}
+    d = cwnd_dist.dist([rec], 10)
+    n, sh = d[("proxy-vs-ecn", "dupack-rwnd", "A")]
+    assert n == 8 and sh == {2: 0.25, 3: 0.75}      # the 5 s sample left out
+    n, sh = d[("proxy-vs-ecn", "dupack-rwnd", "B")]
+    assert n == 2 and sh == {2: 0.5, cwnd_dist.TOP_BIN: 0.5}
+    assert cwnd_dist.main(["/nonexistent"]) == 2
