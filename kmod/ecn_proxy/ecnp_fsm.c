@@ -1010,6 +1010,12 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 	       (ECNP_FLOOR_SEGS + 1) * (u32)f->smss;
 }
 
+/* The clamp's end for an ACK: ECNP_FLOOR_SEGS segments beyond it. */
+static u32 ecnp_clamp_end(const struct ecnp_fsm *f, u32 ack)
+{
+	return ack + ECNP_FLOOR_SEGS * (u32)f->smss;
+}
+
 /*
  * dupack-rwnd: the event's answer at the floor.  Instead of a loss, E's
  * window toward N is clamped to ECNP_FLOOR_SEGS segments beyond each of
@@ -1024,7 +1030,7 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
 	f->clamp_win = ecnp_clamp_units(f, &f->win[p->dir]);
-	f->clamp_end = p->ack + ECNP_FLOOR_SEGS * (u32)f->smss;
+	f->clamp_end = ecnp_clamp_end(f, p->ack);
 }
 
 /*
@@ -1045,12 +1051,13 @@ static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			   enum ecnp_feedback mode)
 {
+	u32 end = ecnp_clamp_end(f, p->ack);
+
 	if (!f->clamp_win || !(p->flags & ECNP_TCP_ACK) ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
 		return 0;
-	if ((p->flags & ECNP_TCP_ECE) &&
-	    after(p->ack + ECNP_FLOOR_SEGS * (u32)f->smss, f->clamp_end))
-		f->clamp_end = p->ack + ECNP_FLOOR_SEGS * (u32)f->smss;
+	if ((p->flags & ECNP_TCP_ECE) && after(end, f->clamp_end))
+		f->clamp_end = end;
 	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
 	    !before(p->ack, f->clamp_end) || !before(p->ack, f->n_nxt)) {
 		f->clamp_win = 0;

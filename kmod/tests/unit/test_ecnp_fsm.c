@@ -2750,15 +2750,21 @@ static u32 one_in_flight_signal(struct flow *fl)
  * A flow with SACK in @mode: N sends @flight + 1 segments.  Return: the
  * ACK number that leaves @flight of them in flight beyond it.
  */
-static u32 sack_flight(struct flow *fl, enum ecnp_feedback mode, int flight)
+static u32 sack_flight_at(struct flow *fl, enum ecnp_feedback mode,
+			  int flight, u32 isn)
 {
 	int k;
 
-	flow_open(fl, false, mode, 0x7ffff000u, 5);
+	flow_open(fl, false, mode, isn, 5);
 	flow_sack(fl);
 	for (k = 0; k <= flight; k++)
 		EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
 	return fl->n_seq - flight * MSS;
+}
+
+static u32 sack_flight(struct flow *fl, enum ecnp_feedback mode, int flight)
+{
+	return sack_flight_at(fl, mode, flight, 0x7ffff000u);
 }
 
 /*
@@ -6087,11 +6093,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_EQ(edit_of(&fl, r).win, 16);
 
 	CTX("dupack-rwnd: a simulated loss ends the clamp");
-	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
-	flow_sack(&fl);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - MSS;
+	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
 	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
 		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
 	/* the event's window passes, N sends four, a new ECE */
@@ -6128,11 +6130,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_EQ(fl.f.clamp_win, 0);
 
 	CTX("dupack-rwnd: an ECE moves the end across the sequence wrap");
-	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0xfffff800u, 5);
-	flow_sack(&fl);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - MSS;
+	u = sack_flight_at(&fl, ECNP_FB_DUPACK_RWND, 1, 0xfffff800u);
 	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
 		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
