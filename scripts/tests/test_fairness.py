@@ -302,4 +302,6 @@ def test_cwnd_dist_by_segments():
     assert n == 8 and sh == {2: 0.25, 3: 0.75}      # the 5 s sample left out
     n, sh = d[("proxy-vs-ecn", "dupack-rwnd", "B")]
     assert n == 2 and sh == {2: 0.5, cwnd_dist.TOP_BIN: 0.5}
-    assert cwnd_dist.main(["/nonexistent"]) == 2
+    with pytest.raises(SystemExit) as e:
+        cwnd_dist.main(["/nonexistent"])
+    assert e.value.code == 2

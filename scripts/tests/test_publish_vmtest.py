@@ -21,7 +21,7 @@ def tree(tmp_path, copy_python):
         top = tmp_path / "top"
         (top / "scripts").mkdir(parents=True)
         (top / "results").mkdir()
-        for f in scripts:
+        for f in scripts + ("git-state",):
             shutil.copy(os.path.join(SCRIPTS, f), top / "scripts" / f)
         copy_python(top)
         # a git tree, so that command.txt names a commit

@@ -11,6 +11,7 @@ at 3 beside one at 2 takes 3/5.  Standard library only.
                     the greatest common divisor of its cwnd values
   main: scripts/ecnproxy cwnd-dist RESULTS... [--from S]
 """
+import argparse
 import collections
 import glob
 import json
@@ -63,27 +64,22 @@ def fmt(d, label=""):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    frm = None
-    if "--from" in argv:
-        i = argv.index("--from")
-        try:
-            frm = float(argv[i + 1])
-        except (IndexError, ValueError):
-            argv = []
-        else:
-            del argv[i:i + 2]
-    if not argv or not all(os.path.isdir(os.path.join(d, "runs")) for d in argv):
-        print("usage: cwnd-dist RESULTS... [--from S] (make fairness directories)",
-              file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(prog="cwnd-dist", description=(
+        "how often each fairness sender's cwnd was 1, 2, 3 ... segments"))
+    ap.add_argument("results", nargs="+", help="make fairness directories")
+    ap.add_argument("--from", dest="frm", type=float, metavar="S",
+                    help="from S s on (default: the profile's steady_from_s)")
+    a = ap.parse_args(argv)
+    bad = [d for d in a.results if not os.path.isdir(os.path.join(d, "runs"))]
+    if bad:
+        ap.error("no runs/ in %s" % ", ".join(bad))
     out = []
-    for d in argv:
+    for d in a.results:
         recs = []
         for f in sorted(glob.glob(os.path.join(d, "runs", "*.json"))):
             with open(f) as fh:
                 recs.append(json.load(fh))
-        start = frm if frm is not None else min(
+        start = a.frm if a.frm is not None else min(
             (r["params"].get("steady_from_s") or 0 for r in recs), default=0)
         t = fmt(dist(recs, start), os.path.basename(os.path.normpath(d)))
         out += t if not out else t[2:]

@@ -27,6 +27,7 @@ mappings) with the segments it sent on (p1s):
                               ("contiguous") or elsewhere ("elsewhere")
   main: scripts/ecnproxy mptcp-joins RESULTS [--json OUT]
 """
+import argparse
 import glob
 import json
 import os
@@ -178,20 +179,18 @@ def fmt(rows):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    out = None
-    if "--json" in argv:
-        i = argv.index("--json")
-        out = argv[i + 1] if i + 1 < len(argv) else None
-        del argv[i:i + 2]
-    if len(argv) != 1 or not os.path.isdir(os.path.join(argv[0], "runs")):
-        print("usage: mptcp-joins RESULTS [--json OUT] (a diag-mbtest-coalesce directory "
-              "made with KEEP_PCAPS=1)", file=sys.stderr)
-        return 2
-    rows = report(argv[0])
+    ap = argparse.ArgumentParser(prog="mptcp-joins", description=(
+        "coalesced segments against their DSS mappings, in a diag-mbtest-coalesce "
+        "directory made with KEEP_PCAPS=1"))
+    ap.add_argument("results")
+    ap.add_argument("--json", metavar="OUT", help="the rows as JSON too")
+    a = ap.parse_args(argv)
+    if not os.path.isdir(os.path.join(a.results, "runs")):
+        ap.error("%s has no runs/" % a.results)
+    rows = report(a.results)
     print(fmt(rows))
-    if out:
-        with open(out, "w") as f:
+    if a.json:
+        with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
     return 0
 
