@@ -110,6 +110,33 @@ def test_stale_index_fails(tree):
     assert check(tree)[0] == 1
 
 
+def test_ignored_files_are_not_indexed_and_fail_the_check(tree):
+    """Captures that results/.gitignore keeps out of git (pcaps/, *.pcap)
+    would be counted on this machine and missing from a clean checkout:
+    the index leaves them out, and --check names them."""
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    (tree / ".gitignore").write_text("pcaps/\n*.pcap\n")
+    d = tree / "vmtest-x-20260102"
+    (d / "captures").mkdir()
+    (d / "captures" / "a.pcap.xz").write_bytes(b"x")
+    run("--results", str(tree))
+    assert check(tree) == (0, "")
+    idx = (tree / "README.md").read_text()
+    assert "1 files, in `vmtest-x-20260102/` (1)" in idx
+    (d / "pcaps").mkdir()
+    (d / "pcaps" / "b.p1c.pcap.xz").write_bytes(b"x")
+    (tree / "c.pcap").write_bytes(b"x")
+    rc, err = check(tree)
+    assert rc == 1
+    assert ("vmtest-x-20260102: 1 file(s) that git ignores (results/.gitignore) and would "
+            "never be committed, e.g. vmtest-x-20260102/pcaps/b.p1c.pcap.xz") in err
+    assert "c.pcap: 1 file(s) that git ignores" in err
+    # the index itself is unchanged by them: same text as without them
+    assert "README.md is not what" not in err
+    run("--results", str(tree))
+    assert (tree / "README.md").read_text() == idx
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda a: a.pop("kernel"), "field 'kernel' missing"),
     (lambda a: a.pop("summary"), "field 'summary' missing"),

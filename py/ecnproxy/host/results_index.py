@@ -543,15 +543,32 @@ def final(name, by):
     return name
 
 
-def storage(results):
+def ignored(results):
+    """The files under RESULTS that git ignores (results/.gitignore: the
+    uncompressed captures), relative to RESULTS: they are never committed,
+    so the index must not count them.  Empty outside a git work tree."""
+    try:
+        p = subprocess.run(["git", "-C", results, "ls-files", "-z", "--others",
+                            "--ignored", "--exclude-standard", "--", "."],
+                           capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if p.returncode != 0:
+        return set()
+    return {os.path.normpath(x.decode()) for x in p.stdout.split(b"\0") if x}
+
+
+def storage(results, skip=frozenset()):
     """The generated part of "What is kept raw": the compressed files and
-    any raw file over 1 MB."""
+    any raw file over 1 MB, leaving out SKIP (the ignored files)."""
     caps, logs, configs, big = {}, [], [], []
     for root, dirs, files in os.walk(results):
         dirs.sort()
         for f in sorted(files):
             p = os.path.join(root, f)
             rel = os.path.relpath(p, results)
+            if rel in skip:
+                continue
             top = rel.split(os.sep)[0]
             if f.endswith(".xz"):
                 if "captures" in rel.split(os.sep) or re.search(r"\.pcap(ng)?\.xz$", f):
@@ -572,7 +589,7 @@ def storage(results):
     return L
 
 
-def render(results, entries):
+def render(results, entries, skip=frozenset()):
     by = {n: f.get("superseded_by") for n, f, _, _ in entries}
     L = [HEADER]
     L += ["## Contents", "",
@@ -588,7 +605,7 @@ def render(results, entries):
     L.append("| all | %s | %d |" % (" | ".join(str(sts.count(s)) for s in STATUSES), len(sts)))
     L.append("")
     files = sorted(f for f in os.listdir(results)
-                   if f != "README.md" and not f.startswith(".")
+                   if f != "README.md" and not f.startswith(".") and f not in skip
                    and os.path.isfile(os.path.join(results, f)))
     if files:
         L.append("Files: " + "; ".join(
@@ -623,7 +640,7 @@ def render(results, entries):
                 st, esc(f.get("summary") or "")))
         L.append("")
     L.append(STORAGE)
-    L += storage(results)
+    L += storage(results, skip)
     return "\n".join(L) + "\n"
 
 
@@ -688,7 +705,16 @@ def main(argv=None):
         write_about(results, a.about, a.kind, " ".join(a.summary.split()), a.status)
     entries = load(results)
     problems = ["%s: %s" % (n, p) for n, _, ps, _ in entries for p in ps]
-    text = render(results, entries)
+    skip = ignored(results)
+    tops = {}
+    for rel in skip:
+        top = rel.split(os.sep)[0]
+        tops[top] = tops.get(top, 0) + 1
+    problems += ["%s: %d file(s) that git ignores (results/.gitignore) and would never be "
+                 "committed, e.g. %s: compress captures and move them to captures/, or "
+                 "delete them" % (t, n, min(r for r in skip if r.split(os.sep)[0] == t))
+                 for t, n in sorted(tops.items())]
+    text = render(results, entries, skip)
     index = os.path.join(results, "README.md")
     if a.check:
         if read(index) != text:
