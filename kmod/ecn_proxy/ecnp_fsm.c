@@ -325,6 +325,14 @@ static u16 ecnp_win_units(const struct ecnp_win *w, u32 bytes)
 	return (u16)min_t(u32, (bytes + (1u << sh) - 1) >> sh, U16_MAX);
 }
 
+/* dupack-rwnd: no window clamp. */
+static void ecnp_clamp_off(struct ecnp_fsm *f)
+{
+	f->clamp_win = 0;
+	f->clamp_segs = 0;
+	f->clamp_fl = 0;
+}
+
 /* Both SYNs seen: scaling is on iff both offered it (RFC 7323 2.2). */
 static void ecnp_win_scaling(struct ecnp_fsm *f)
 {
@@ -565,7 +573,7 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->e_hole_end = 0;
 	f->e_rep = 0;
 	f->clamp_end = 0;
-	f->clamp_win = 0;
+	ecnp_clamp_off(f);
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
@@ -967,14 +975,14 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 }
 
 /*
- * E's window field that lets N have ECNP_FLOOR_SEGS segments in flight
- * beyond E's ACK number: rounded up to E's units (a window that ends
- * inside a segment would hold N's last segment back); at least 1, as
- * smss is.
+ * E's window field that lets N have @segs segments in flight beyond E's
+ * ACK number: rounded up to E's units (a window that ends inside a
+ * segment would hold N's last segment back); at least 1, as smss is.
  */
-static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
+static u16 ecnp_clamp_units(const struct ecnp_fsm *f,
+			    const struct ecnp_win *w, u32 segs)
 {
-	return ecnp_win_units(w, ECNP_FLOOR_SEGS * (u32)f->smss);
+	return ecnp_win_units(w, segs * (u32)f->smss);
 }
 
 /*
@@ -985,14 +993,15 @@ static u16 ecnp_clamp_units(const struct ecnp_fsm *f, const struct ecnp_win *w)
  * round trip (CWR, tcp_cong_control()).  A simulated loss costs N more:
  * a round trip with a retransmission outstanding and PRR's window at one
  * (DUPACK.md, "The floor of two segments").  With two beyond the ACK
- * (a window of three) an ECN sender does reduce, to two, and so N gets
- * the simulated loss: a clamp would leave its window at three.  Only
+ * (a window of three) N gets the simulated loss, as in dupack.  Only
  *  - with SACK (the rule is measured only there);
  *  - with E's window scale known from the handshake (not a flow picked
  *    up mid-stream, whose windows are liberal): else the clamp's units
  *    would be wrong;
  *  - when the clamp is below three segments, which a window scale of 13
- *    or 14 does not allow (units of 8-16 KiB): there the simulated loss;
+ *    or 14 does not allow (units of 8-16 KiB): there the simulated loss
+ *    (so that E's units are less than a segment, and a clamp of k
+ *    segments is less than k + 1);
  *  - on an ACK that advances E's ACK number (an older one N ignores) and
  *    leaves some of N's data in flight: N is sending, not idle (see
  *    ecnp_clamp_step() for why the clamp ends when E has acked all).
@@ -1006,62 +1015,129 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 	       !(f->dflags & ECNP_DF_HOLD) &&
 	       !(w->wflags & ECNP_WF_LIBERAL) && after(f->n_nxt, p->ack) &&
 	       f->n_nxt - p->ack <= f->smss &&
-	       ecnp_win_shift(w, ecnp_clamp_units(f, w)) <
+	       ecnp_win_shift(w, ecnp_clamp_units(f, w, ECNP_FLOOR_SEGS)) <
 	       (ECNP_FLOOR_SEGS + 1) * (u32)f->smss;
 }
 
-/* The clamp's end for an ACK: ECNP_FLOOR_SEGS segments beyond it. */
-static u32 ecnp_clamp_end(const struct ecnp_fsm *f, u32 ack)
+/* The clamp at @segs segments (E's window side is @w). */
+static void ecnp_clamp_set(struct ecnp_fsm *f, const struct ecnp_win *w,
+			   u32 segs)
 {
-	return ack + ECNP_FLOOR_SEGS * (u32)f->smss;
+	f->clamp_segs = segs;
+	f->clamp_win = ecnp_clamp_units(f, w, segs);
+}
+
+/*
+ * The emulated sender enters CWR (RFC 3168 6.1.2, tcp_enter_cwr()): its
+ * window is set now and does not grow until E acks all N has sent so far
+ * (Linux's high_seq).
+ */
+static void ecnp_clamp_cwr(struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			   u32 segs)
+{
+	ecnp_clamp_set(f, &f->win[p->dir], segs);
+	f->clamp_fl = ECNP_CF_CWR;
+	f->clamp_end = f->n_nxt;
 }
 
 /*
  * dupack-rwnd: the event's answer at the floor.  Instead of a loss, E's
- * window toward N is clamped to ECNP_FLOOR_SEGS segments beyond each of
- * E's ACKs until E acks as much beyond this one (about one round trip at
- * that rate) with no ECE on the way: N keeps two segments in flight, as
- * an ECN sender in CWR.  N's cwnd may still grow by a segment meanwhile
- * (at two in flight and a cwnd of two it is cwnd-limited), which an ECN
- * sender in CWR does not; so each ECE from E moves the end on
- * (ecnp_clamp_step()), and while marks go on N's extra window is never
- * used.
+ * window toward N is clamped to the window an ECN sender would have:
+ * ECNP_FLOOR_SEGS segments beyond E's ACK now, then what
+ * ecnp_clamp_step() and ecnp_clamp_reduce() make of it.  N's own cwnd
+ * may grow while it is clamped (at a cwnd of two and two in flight it is
+ * cwnd-limited), but that window is never used: the clamp holds N's
+ * flight to the emulated sender's until N's own window is the smaller
+ * one (DUPACK.md, "dupack-rwnd").
  */
 static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	f->clamp_win = ecnp_clamp_units(f, &f->win[p->dir]);
-	f->clamp_end = ecnp_clamp_end(f, p->ack);
+	ecnp_clamp_cwr(f, p, ECNP_FLOOR_SEGS);
 }
 
 /*
- * E->N: the clamp's edit of this ACK, or its end.  An ACK with ECE moves
- * clamp_end to ECNP_FLOOR_SEGS segments beyond it.  The clamp ends when E
- * acks clamp_end, when E acks all N has sent, when a simulated loss
- * starts (its hold sets the window N sees), when the mode is switched,
- * and with phase 2.  Only a window larger than the clamp is edited, and
- * never a SYN's or RST's.
+ * dupack-rwnd: a congestion event while clamped.  The emulated sender
+ * reduces as CUBIC, Linux's default, does on ECE (beta 717/1024,
+ * bictcp_recalc_ssthresh()), to ECNP_FLOOR_SEGS at least (tcp_cwnd_min()),
+ * and enters CWR.  No loss is simulated: N's flight is already the
+ * emulated sender's.
+ */
+static void ecnp_clamp_reduce(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	ecnp_clamp_cwr(f, p, max_t(u32, f->clamp_segs * 717u >> 10,
+				   ECNP_FLOOR_SEGS));
+}
+
+/*
+ * The ACKs, in segments, that grow the emulated sender's window of @segs
+ * by one outside CWR: CUBIC at these windows and round trips of a few ms
+ * is in its Reno-friendly region (bictcp_update(), tcp_friendliness),
+ * where it grows by one segment per @segs * 15 / 8 segments acked
+ * (beta_scale: 8 * (1024 + 3 * 717) / 3 / (1024 - 717) = 15), rounded up.
+ */
+static u32 ecnp_clamp_round(u32 segs)
+{
+	return (segs * 15 + 7) / 8;
+}
+
+/*
+ * N->E: N's data reached the clamp's edge (no room for another segment
+ * of its size beyond E's latest ACK): N's own window is at least the
+ * clamp's in this round.
+ */
+static void ecnp_clamp_note_n(struct ecnp_fsm *f, const struct ecnp_pkt *p)
+{
+	const struct ecnp_win *w = &f->win[!p->dir];
+
+	if (f->clamp_win &&
+	    after(f->n_nxt + f->smss, f->e_ack + ecnp_win_shift(w, f->clamp_win)))
+		f->clamp_fl |= ECNP_CF_FILLED;
+}
+
+/*
+ * E->N: the clamp's edit of this ACK, its next round, or its end.  When E
+ * acks clamp_end, a round of the emulated sender is over: after CWR its
+ * window stays; after a round of growth it has one segment more if N
+ * filled the clamp in that round, and the clamp ends if N did not (N's
+ * own window is then the smaller one and governs) or if it would pass
+ * ECNP_CLAMP_MAX_SEGS (there a loss costs N no more than CWR costs an
+ * ECN sender: dupack's simulated loss takes over).  The clamp also ends
+ * when E acks all N has sent, when a simulated loss starts (its hold
+ * sets the window N sees), when the mode is switched, and with phase 2.
+ * Only a window larger than the clamp is edited, and never a SYN's or
+ * RST's.
  *
  * Ending it once E has acked all N sent keeps N from waiting for a
  * window probe: smss is the largest segment N has sent so far, and a
  * segment larger than the clamp's room (tcp_snd_wnd_test() wants a
  * whole one) would not go out while nothing of N's is in flight.  With
- * something in flight, E's ACK of it comes and ends the clamp, or N
- * sends within it.
+ * something in flight, E's ACK of it comes and N sends within the room.
  */
 static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			   enum ecnp_feedback mode)
 {
-	u32 end = ecnp_clamp_end(f, p->ack);
+	u32 segs = f->clamp_segs;
 
 	if (!f->clamp_win || !(p->flags & ECNP_TCP_ACK) ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
 		return 0;
-	if ((p->flags & ECNP_TCP_ECE) && after(end, f->clamp_end))
-		f->clamp_end = end;
 	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
-	    !before(p->ack, f->clamp_end) || !before(p->ack, f->n_nxt)) {
-		f->clamp_win = 0;
+	    !before(p->ack, f->n_nxt)) {
+		ecnp_clamp_off(f);
 		return 0;
+	}
+	if (!before(p->ack, f->clamp_end)) {
+		if (!(f->clamp_fl & ECNP_CF_CWR)) {
+			if (!(f->clamp_fl & ECNP_CF_FILLED) ||
+			    segs >= ECNP_CLAMP_MAX_SEGS) {
+				ecnp_clamp_off(f);
+				return 0;
+			}
+			segs++;
+		}
+		ecnp_clamp_set(f, &f->win[p->dir], segs);
+		f->clamp_fl = 0;
+		f->clamp_end = p->ack + ecnp_clamp_round(segs) * (u32)f->smss;
 	}
 	return p->win > f->clamp_win ? ECNP_ACT_CLAMP_WIN : 0;
 }
@@ -1781,7 +1857,16 @@ static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	 * on the step that withdrew a signal: one result, one meaning)
 	 */
 	if (*signal && mode == ECNP_FB_DUPACK_RWND &&
-	    !(act & ECNP_EV_DUPACK_ABORT) && ecnp_floor_ready(f, p, advanced)) {
+	    !(act & ECNP_EV_DUPACK_ABORT) && f->clamp_win && advanced &&
+	    after(f->n_nxt, p->ack)) {
+		ecnp_clamp_reduce(f, p);
+		*signal = false;
+		f->flags |= ECNP_FL_CWR_PENDING;
+		ecnp_window_from_signal(f);
+		act |= ECNP_EV_CONG_SIGNAL;
+	} else if (*signal && mode == ECNP_FB_DUPACK_RWND &&
+		   !(act & ECNP_EV_DUPACK_ABORT) &&
+		   ecnp_floor_ready(f, p, advanced)) {
 		ecnp_start_clamp(f, p);
 		*signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
@@ -1946,6 +2031,7 @@ static void ecnp_n_track(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ecnp_n_track_gap(f, p, end);
 		if (after(end, f->n_nxt))
 			f->n_nxt = end;
+		ecnp_clamp_note_n(f, p);
 	}
 }
 

@@ -179,9 +179,23 @@ enum ecnp_state {
 #define ECNP_DUPACK_MIN_FLIGHT_SACK	2
 /*
  * dupack-rwnd: the segments in flight beyond E's ACK the window clamp
- * lets N have (ecnp_start_clamp())
+ * lets N have when it starts (ecnp_start_clamp()), and its least
  */
 #define ECNP_FLOOR_SEGS		2
+/*
+ * dupack-rwnd: the clamp follows the window an ECN sender would have,
+ * up to this many segments; a clamp that would grow beyond it ends
+ * (ecnp_clamp_step())
+ */
+#define ECNP_CLAMP_MAX_SEGS	8
+
+/* f->clamp_fl (dupack-rwnd) */
+#define ECNP_CF_CWR		0x01	/* the emulated sender is in CWR:
+					 * no growth until E acks clamp_end
+					 */
+#define ECNP_CF_FILLED		0x02	/* N used all of the clamp's room
+					 * in the current round
+					 */
 /*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss
@@ -222,7 +236,8 @@ struct ecnp_win {
 
 /*
  * Per-flow state: 14 * u32 + 2 * struct ecnp_win (12 bytes each) + 3 * u16
- * + 8 * u8 = 94 bytes, and 2 of padding at the end (asserted below).  With
+ * + 10 * u8 = 96 bytes, no padding (asserted below; clamp_segs and
+ * clamp_fl took the last 2 bytes).  With
  * the plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header,
  * four bools, 28 bytes of counters, padded to the header's 8-byte
  * alignment) that is 208 bytes on x86-64 (200 before clamp_end and
@@ -258,15 +273,16 @@ struct ecnp_fsm {
 	u32 n_gap_end;	/* ... the start of N's latest segment seen beyond
 			 * what it had sent before
 			 */
-	u32 clamp_end;	/* dupack-rwnd, with clamp_win: E's window toward
-			 * N is clamped until E acks this
+	u32 clamp_end;	/* dupack-rwnd, with clamp_win: the end of the
+			 * emulated sender's current round (its CWR, or
+			 * the ACKs that grow its window by a segment)
 			 */
 	struct ecnp_win win[2];	/* window model, by enum ecnp_dir */
 	u16 hold_win;	/* dupack: window field of E's ACK at the event */
 	u16 smss;	/* N's largest segment payload seen */
 	u16 clamp_win;	/* dupack-rwnd: the window field (E's units) E's
-			 * ACKs carry toward N at most, until clamp_end
-			 * (0: no clamp)
+			 * ACKs carry toward N at most: clamp_segs of N's
+			 * segments (0: no clamp)
 			 */
 	u8 state;	/* enum ecnp_state */
 	u8 flags;	/* ECNP_FL_* */
@@ -287,6 +303,10 @@ struct ecnp_fsm {
 	u8 claimed;	/* dupack without SACK: segments above L the
 			 * injected duplicates stand for (0 with SACK)
 			 */
+	u8 clamp_segs;	/* dupack-rwnd: the emulated ECN sender's window
+			 * in segments, the clamp's size
+			 */
+	u8 clamp_fl;	/* dupack-rwnd: ECNP_CF_* */
 };
 
 /* The sizes the comments above and docs/design.md give, on every ABI. */

@@ -36,6 +36,7 @@ typedef int64_t s64;
 
 #ifndef min_t
 #define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
+#define max_t(type, x, y) ((type)(x) > (type)(y) ? (type)(x) : (type)(y))
 #endif
 
 #ifndef U16_MAX

@@ -5178,7 +5178,8 @@ static void test_fuzz_invariants(void **state)
 				       !(r & ECNP_ACT_HOLD_ACK));
 			/*
 			 * with SACK the dupack signal is the hold alone, or
-			 * at the floor (dupack-rwnd) the window clamp
+			 * (dupack-rwnd) the window clamp's start or reduction:
+			 * the emulated sender in CWR until E acks all N sent
 			 */
 			else if (r & ECNP_EV_CONG_SIGNAL)
 				EXPECT((r & (DROP | ECNP_ACT_INJECT_DUPACKS)) ||
@@ -5188,8 +5189,24 @@ static void test_fuzz_invariants(void **state)
 				       (mode == ECNP_FB_DUPACK_RWND &&
 					f.clamp_win && ecnp_sack_ok(&f) &&
 					!(f.dflags & ECNP_DF_HOLD) &&
-					f.clamp_end == p.ack +
-					ECNP_FLOOR_SEGS * f.smss));
+					f.clamp_fl == ECNP_CF_CWR &&
+					f.clamp_end == f.n_nxt &&
+					(prev.clamp_win ?
+					 f.clamp_segs ==
+					 max_t(u32, prev.clamp_segs * 717u >> 10,
+					       ECNP_FLOOR_SEGS) :
+					 f.clamp_segs == ECNP_FLOOR_SEGS)));
+			/* the clamp's size: the emulated sender's window */
+			if (f.clamp_win)
+				EXPECT(f.clamp_segs >= ECNP_FLOOR_SEGS &&
+				       f.clamp_segs <= ECNP_CLAMP_MAX_SEGS);
+			else
+				EXPECT(!f.clamp_segs && !f.clamp_fl);
+			/* without an event it grows by one segment at most */
+			if (f.clamp_win && prev.clamp_win &&
+			    !(r & ECNP_EV_CONG_SIGNAL))
+				EXPECT(f.clamp_segs == prev.clamp_segs ||
+				       f.clamp_segs == prev.clamp_segs + 1);
 			/* the clamp: E's ACKs only, below its end, smaller */
 			if (r & CLAMP)
 				EXPECT(mode == ECNP_FB_DUPACK_RWND &&
@@ -6013,19 +6030,52 @@ static void test_complete_cwr_not_set(void **state)
 }
 
 /*
+ * dupack-rwnd: a flow (sequence numbers from @isn) whose first event, at
+ * the floor, started a clamp; N's next segment, with CWR, sent.
+ * Return: E's ACK number at the event.
+ */
+static u32 clamp_open(struct flow *fl, u32 isn)
+{
+	u32 u = sack_flight_at(fl, ECNP_FB_DUPACK_RWND, 1, isn);
+
+	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0 | SET_CWR);
+	return u;
+}
+
+/*
+ * dupack-rwnd, clamped: N sends what the clamp lets it (N's own window
+ * larger), one segment per ACK of E's, which acks one segment.
+ * Return: the result of E's ACK.
+ */
+static u32 clamp_tick(struct flow *fl, u32 *ack)
+{
+	while (!after(fl->n_seq + MSS, *ack + fl->f.clamp_segs * MSS) &&
+	       fl->f.clamp_win)
+		n_send(fl, 0, MSS);
+	*ack += MSS;
+	return e_ack(fl, 0, *ack, 0, 0, 50000);
+}
+
+/*
  * dupack-rwnd: at the floor (at most one segment in flight beyond E's
  * ACK, with SACK) the event's answer is a window clamp, not a loss: E's
  * ACKs reach N with a window of two segments beyond their ACK number
- * (rounded up to E's units) until E acks two segments beyond the ACK
- * that started it.  More in flight: the simulated loss, which ends a
- * clamp.  Without SACK, or in plain dupack mode: no clamp.
+ * (rounded up to E's units), and from then on the window an ECN sender
+ * would have: CWR until E acks all N had sent at the event, then one
+ * segment more per round of 15/8 windows acked in which N filled the
+ * clamp, reduced by CUBIC's beta at each event; it ends when N does not
+ * fill it or it would pass ECNP_CLAMP_MAX_SEGS.  More in flight at the
+ * event: the simulated loss.  Without SACK, or in plain dupack mode: no
+ * clamp.
  */
 static void test_dupack_rwnd_floor_clamp(void **state)
 {
 	struct flow fl;
 	struct ecnp_ack_edit e;
 	int flight, k;
-	u32 u, r;
+	u32 u, r, ack, top;
 
 	(void)state;
 	/* one beyond E's ACK: the floor; two or three: beyond it */
@@ -6045,40 +6095,96 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 		EXPECT(fl.f.flags & ECNP_FL_CWR_PENDING);
 		EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
-		EXPECT_EQ(fl.f.clamp_end, u + 2 * MSS);
+		/* CWR until E acks all N has sent */
+		EXPECT_EQ(fl.f.clamp_segs, 2);
+		EXPECT_EQ(fl.f.clamp_fl, ECNP_CF_CWR);
+		EXPECT_EQ(fl.f.clamp_end, u + MSS);
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, u);
 		EXPECT_EQ(e.win, 2 * MSS);
 		EXPECT(!e.sack && !e.set_tsecr && !e.lost);
-		/* N's next segment carries CWR; E's ACKs stay clamped */
+		/* N's next segment carries CWR and fills the clamp */
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
-		r = e_ack(&fl, 0, u + MSS, 0, 0, 50000);
+		EXPECT(fl.f.clamp_fl & ECNP_CF_FILLED);
+		/* an ECE within the event's window: no new event */
+		r = e_ack(&fl, ECE, u, 0, 0, 50000);
+		EXPECT_R(r, CLR_ECE | CLAMP);
+		/* CWR over: the window stays, a round of growth begins */
+		ack = u + MSS;
+		r = e_ack(&fl, 0, ack, 0, 0, 50000);
 		EXPECT_R(r, CLAMP);
 		EXPECT_EQ(edit_of(&fl, r).win, 2 * MSS);
+		EXPECT_EQ(fl.f.clamp_fl, 0);
+		EXPECT_EQ(fl.f.clamp_end, ack + 4 * MSS);	/* 2 * 15 / 8 */
 		/* a window already as small is left alone */
-		EXPECT_R(e_ack(&fl, 0, u + MSS, 0, 0, 2 * MSS), 0);
-		/*
-		 * an ECE within the event's window: no new event, but the
-		 * clamp lasts until E acks two segments beyond it
-		 */
-		r = e_ack(&fl, ECE, u + MSS, 0, 0, 50000);
-		EXPECT_R(r, CLR_ECE | CLAMP);
-		EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-		/* an older ACK with ECE does not move the end back */
-		e_ack(&fl, ECE, u, 0, 0, 50000);
-		EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
-		EXPECT(fl.f.clamp_win);
-		/* the event's own end passes: still clamped */
-		r = e_ack(&fl, 0, u + 2 * MSS, 0, 0, 50000);
+		EXPECT_R(e_ack(&fl, 0, ack, 0, 0, 2 * MSS), 0);
+		/* N fills it for the round: one segment more */
+		for (k = 0; k < 3; k++)
+			EXPECT_R(clamp_tick(&fl, &ack), CLAMP);
+		EXPECT_EQ(fl.f.clamp_segs, 2);
+		r = clamp_tick(&fl, &ack);
 		EXPECT_R(r, CLAMP);
-		/* E acks the clamp's end: over, the window as E sent it */
-		r = e_ack(&fl, 0, u + 3 * MSS, 0, 0, 50000);
-		EXPECT_R(r, 0);
+		EXPECT_EQ(fl.f.clamp_segs, 3);
+		EXPECT_EQ(edit_of(&fl, r).win, 3 * MSS);
+		EXPECT_EQ(fl.f.clamp_end, ack + 6 * MSS);	/* 3 * 15 / 8 */
+		/* a new event: CUBIC's reduction, 3 * 0.7 -> 2, CWR again */
+		n_send(&fl, 0, MSS);
+		n_send(&fl, 0, MSS);
+		ack += MSS;
+		r = e_ack(&fl, ECE, ack, 0, 0, 50000);
+		EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+		EXPECT_EQ(fl.f.clamp_segs, 2);
+		EXPECT_EQ(fl.f.clamp_fl, ECNP_CF_CWR);
+		EXPECT_EQ(fl.f.clamp_end, fl.n_seq);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		/* ... and growth up to ECNP_CLAMP_MAX_SEGS, then the end */
+		top = 0;
+		for (k = 0; k < 200 && fl.f.clamp_win; k++) {
+			r = clamp_tick(&fl, &ack);
+			EXPECT(fl.f.clamp_segs <= ECNP_CLAMP_MAX_SEGS);
+			if (fl.f.clamp_win)
+				EXPECT_EQ(edit_of(&fl, r).win,
+					  fl.f.clamp_segs * MSS);
+			if (fl.f.clamp_segs > top)
+				top = fl.f.clamp_segs;
+		}
+		EXPECT_EQ(top, ECNP_CLAMP_MAX_SEGS);
 		EXPECT_EQ(fl.f.clamp_win, 0);
+		EXPECT_R(r, 0);
+		EXPECT_EQ(fl.f.clamp_segs, 0);
 		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
 	}
+
+	CTX("dupack-rwnd: N does not fill the clamp in a round: it ends");
+	u = clamp_open(&fl, 0x7ffff000u);
+	ack = u + MSS;
+	EXPECT_R(e_ack(&fl, 0, ack, 0, 0, 50000), CLAMP);
+	for (k = 0; k < 4; k++)
+		clamp_tick(&fl, &ack);
+	EXPECT_EQ(fl.f.clamp_segs, 3);
+	/* N's own window is two: two in flight beyond E's ACK, never 3 */
+	for (k = 0; k < 6; k++) {
+		EXPECT(fl.f.clamp_win);
+		while (fl.n_seq - ack < 2 * MSS)
+			n_send(&fl, 0, MSS);
+		EXPECT(!(fl.f.clamp_fl & ECNP_CF_FILLED));
+		ack += MSS;
+		r = e_ack(&fl, 0, ack, 0, 0, 50000);
+	}
+	EXPECT_R(r, 0);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+
+	CTX("dupack-rwnd: an event while clamped at N's larger window");
+	u = clamp_open(&fl, 0x7ffff000u);
+	/* N sends four beyond the clamp's room: no simulated loss */
+	for (k = 0; k < 4; k++)
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	r = e_ack(&fl, ECE, fl.n_seq - 3 * MSS, 0, 0, 50000);
+	EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_EQ(fl.f.clamp_segs, 2);
+	EXPECT_EQ(fl.f.clamp_end, fl.n_seq);
 
 	CTX("dupack-rwnd: E's window scale");
 	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
@@ -6091,20 +6197,6 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
 	/* 2000 bytes in units of 128, rounded up: 16 (2048 bytes) */
 	EXPECT_EQ(edit_of(&fl, r).win, 16);
-
-	CTX("dupack-rwnd: a simulated loss ends the clamp");
-	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
-		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
-	/* the event's window passes, N sends four, a new ECE */
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
-	for (k = 0; k < 4; k++)
-		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	u = fl.n_seq - 3 * MSS;
-	r = e_ack(&fl, ECE, u, 0, 0, 50000);
-	EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
-	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
-	EXPECT_EQ(fl.f.clamp_win, 0);
 
 	CTX("dupack-rwnd: E acks all N sent, the clamp ends");
 	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
@@ -6119,7 +6211,6 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	 * than what it sent so far, which the clamp's room would not let
 	 * out with nothing in flight (a window probe's wait)
 	 */
-	EXPECT(before(fl.n_seq, fl.f.clamp_end));
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
 	EXPECT_EQ(fl.f.clamp_win, 0);
 	/* and nothing in flight beyond E's ACK: no clamp, still pending */
@@ -6129,35 +6220,27 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	EXPECT_EQ(fl.f.clamp_win, 0);
 
-	CTX("dupack-rwnd: an ECE moves the end across the sequence wrap");
-	u = sack_flight_at(&fl, ECNP_FB_DUPACK_RWND, 1, 0xfffff800u);
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
-		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	EXPECT_R(e_ack(&fl, ECE, u + MSS, 0, 0, 50000), CLR_ECE | CLAMP);
-	EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
+	CTX("dupack-rwnd: the rounds across the sequence wrap");
+	u = clamp_open(&fl, 0xfffff800u);
+	ack = u + MSS;
+	EXPECT_R(e_ack(&fl, 0, ack, 0, 0, 50000), CLAMP);
+	EXPECT_EQ(fl.f.clamp_end, ack + 4 * MSS);
 	EXPECT(fl.f.clamp_end < u);	/* wrapped */
-	EXPECT_R(e_ack(&fl, 0, u + 2 * MSS, 0, 0, 50000), CLAMP);
-	EXPECT_R(e_ack(&fl, 0, u + 3 * MSS, 0, 0, 50000), 0);
-	EXPECT_EQ(fl.f.clamp_win, 0);
+	for (k = 0; k < 3; k++)
+		EXPECT_R(clamp_tick(&fl, &ack), CLAMP);
+	EXPECT_EQ(fl.f.clamp_segs, 2);
+	EXPECT_R(clamp_tick(&fl, &ack), CLAMP);
+	EXPECT_EQ(fl.f.clamp_segs, 3);
 
 	CTX("dupack-rwnd: with ECE too, an ACK of all N sent ends the clamp");
-	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
-		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	u = clamp_open(&fl, 0x7ffff000u);
 	EXPECT_R(e_ack(&fl, ECE, u + MSS, 0, 0, 50000), CLR_ECE | CLAMP);
-	EXPECT_EQ(fl.f.clamp_end, u + 3 * MSS);
 	/* N never waits for a window probe, whatever E echoes */
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq, 0, 0, 50000), CLR_ECE);
 	EXPECT_EQ(fl.f.clamp_win, 0);
 
 	CTX("dupack-rwnd: a mode switch ends the clamp");
-	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
-	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
-		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
-	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	u = clamp_open(&fl, 0x7ffff000u);
 	fl.mode = ECNP_FB_DUPACK;
 	EXPECT_R(e_ack(&fl, 0, u + MSS, 0, 0, 50000), 0);
 	EXPECT_EQ(fl.f.clamp_win, 0);
@@ -6223,13 +6306,15 @@ static void test_dupack_rwnd_floor_clamp(void **state)
  * flight beyond E's ACK, so every signal is a clamp.  Checked: every byte reaches E once and in
  * order (no loss is shown, nothing is dropped), N is never without room
  * to send once E has acked all it sent (never a stall), while clamped
- * the window N sees ends two segments past E's ACK and N's flight stays
- * within it, E's echo ends (CWR after each event), and the clamps end.
+ * the window N sees ends the emulated sender's window past E's ACK and
+ * N's flight stays within it, that window grows past two in rounds
+ * without marks, E's echo ends (CWR after each event), and the clamps
+ * end.
  */
 static void rwnd_sim(bool e_is_a, u32 wmax, u32 seed)
 {
 	u32 q[8], qecn[8], qh = 0, qt = 0, r, una, wnd_end, rcv_nxt;
-	u32 events = 0, clamped = 0, marks = 0;
+	u32 events = 0, clamped = 0, marks = 0, grown = 0;
 	bool demand = false, cwr_seen;
 	struct ecnp_pkt p, seen;
 	struct flow fl;
@@ -6287,11 +6372,14 @@ static void rwnd_sim(bool e_is_a, u32 wmax, u32 seed)
 		if (r & CLAMP) {
 			clamped++;
 			wnd_end = una + edit_of(&fl, r).win;
-			EXPECT_EQ(wnd_end, una + 2 * MSS);
+			EXPECT_EQ(wnd_end, una + fl.f.clamp_segs * MSS);
+			if (fl.f.clamp_segs > ECNP_FLOOR_SEGS)
+				grown++;
 		}
 		/* while clamped, N's flight is within the clamp */
 		if (fl.f.clamp_win)
-			EXPECT(!after(fl.n_seq, una + 2 * MSS + MSS));
+			EXPECT(!after(fl.n_seq,
+				      una + (fl.f.clamp_segs + 1) * MSS));
 	}
 	/* drain: E acks everything, the clamp and the echo end */
 	while (qh != qt) {
@@ -6305,8 +6393,11 @@ static void rwnd_sim(bool e_is_a, u32 wmax, u32 seed)
 	}
 	EXPECT_EQ(rcv_nxt, fl.n_seq);
 	EXPECT(marks > 100 && events > 20 && clamped >= events);
-	printf("dupack-rwnd simulation E=%c wmax %u: %u marks, %u events, %u ACKs clamped\n",
-	       e_is_a ? 'A' : 'B', wmax, marks, events, clamped);
+	/* rounds without marks grow the emulated window past N's two */
+	EXPECT(grown > 0);
+	printf("dupack-rwnd simulation E=%c wmax %u: %u marks, %u events, %u ACKs clamped (%u above %u segments)\n",
+	       e_is_a ? 'A' : 'B', wmax, marks, events, clamped, grown,
+	       ECNP_FLOOR_SEGS);
 }
 
 static void test_dupack_rwnd_simulation(void **state)
