@@ -26,6 +26,8 @@ COMMANDS = [
      "RESULTS_DIR: the report of a results directory (summary.md, ...)"),
     ("host", "check", "host.check",
      "RESULTS_DIR: a matrix results directory is complete and well formed"),
+    ("host", "keep-captures", "host.keep_captures",
+     "RESULTS_DIR: compress pcaps/ (KEEP_PCAPS=1, never committed) into captures/"),
     ("host", "results-index", "host.results_index",
      "results/README.md from each directory's about.json (--check, --about)"),
     ("tables", "bench-hook-table", "tables.bench_hook",

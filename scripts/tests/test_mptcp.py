@@ -235,6 +235,42 @@ def test_data_segments_from_a_capture(tmp_path):
     assert d["%s:%d>%s:%d" % (C, 1, S, SP)] == [(1, 5, None)]
 
 
+def test_run_report_reads_published_captures(tmp_path):
+    """mptcp-joins reads a run's path-1 captures where the guest kept them
+    (pcaps/, never committed) and, after scripts/ecnproxy keep-captures,
+    from captures/*.xz: the same report."""
+    from ecnproxy.host import keep_captures
+    d = tmp_path / "run"
+    (d / "pcaps").mkdir(parents=True)
+    pk = [seg(0, C, CP, S, SP, "S", [mpc()], seq=100),
+          seg(0.2, C, CP, S, SP, "PA", [dss_at(50, 1, 10)], payload=10, seq=101),
+          seg(0.3, C, CP, S, SP, "PA", [dss_at(60, 11, 10)], payload=10, seq=111)]
+    wrpcap(str(d / "pcaps" / "r1.p1c.pcap"), pk)
+    # path 1 as the server side saw it: the two segments joined
+    wrpcap(str(d / "pcaps" / "r1.p1s.pcap"),
+           pk[:1] + [seg(0.2, C, CP, S, SP, "PA", [dss_at(50, 1, 10)], payload=20, seq=101)])
+    rec = {"id": "r1", "params": {"config": "coalesce"}, "result": {}, "transfer": {}}
+    before = mptcp_joins.run_report(str(d), rec, SP)
+    assert "error" not in before
+    assert before["subflows"]["%s:%d>%s:%d" % (C, CP, S, SP)]["joined"] == 1
+    moved, problems = keep_captures.keep(str(d))
+    assert (moved, problems) == (2, [])
+    assert not (d / "pcaps").exists()
+    assert sorted(os.listdir(d / "captures")) == ["r1.p1c.pcap.xz", "r1.p1s.pcap.xz"]
+    assert mptcp_joins.run_report(str(d), rec, SP) == before
+    # again: nothing kept, an error; a file in both places is not overwritten
+    assert keep_captures.keep(str(d))[1]
+    (d / "pcaps").mkdir()
+    (d / "pcaps" / "r1.p1c.pcap").write_bytes(b"x")
+    moved, problems = keep_captures.keep(str(d))
+    assert moved == 0 and "exists already" in problems[0]
+    assert (d / "pcaps" / "r1.p1c.pcap").exists()
+    # without any capture: the run says so
+    (d / "pcaps" / "r1.p1c.pcap").unlink()
+    rec2 = dict(rec, id="r2")
+    assert mptcp_joins.run_report(str(d), rec2, SP)["error"] == "no captures (KEEP_PCAPS=1)"
+
+
 # --- a run's outcome ----------------------------------------------------------
 
 def xsum(sent=0, received=0, sha_s="a", sha_r="a", err=None, is_mptcp=1):

@@ -133,9 +133,12 @@ def run_report(d, rec, port):
            "subflows": {}}
     caps = []
     for side in "cs":
-        # as the guest kept them, or compressed (published: .pcap.xz)
-        f = os.path.join(d, "pcaps", "%s.p1%s.pcap" % (rec["id"], side))
-        caps.append(f if os.path.exists(f) else f + ".xz")
+        # published (captures/, xz: scripts/ecnproxy keep-captures), else
+        # as the guest kept them (pcaps/), either compressed or not
+        name = "%s.p1%s.pcap" % (rec["id"], side)
+        cands = [os.path.join(d, sub, name + x) for sub in ("captures", "pcaps")
+                 for x in (".xz", "")]
+        caps.append(next((f for f in cands if os.path.exists(f)), cands[-1]))
     if not all(os.path.exists(f) for f in caps):
         out["error"] = "no captures (KEEP_PCAPS=1)"
         return out
