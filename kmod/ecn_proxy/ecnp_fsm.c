@@ -325,12 +325,35 @@ static u16 ecnp_win_units(const struct ecnp_win *w, u32 bytes)
 	return (u16)min_t(u32, (bytes + (1u << sh) - 1) >> sh, U16_MAX);
 }
 
-/* dupack-rwnd: no window clamp. */
+/* dupack-rwnd: no window clamp (N's peak and ECNP_CF_CA stay). */
 static void ecnp_clamp_off(struct ecnp_fsm *f)
 {
 	f->clamp_win = 0;
 	f->clamp_segs = 0;
-	f->clamp_fl = 0;
+	f->clamp_fl &= ~ECNP_CF_ROUND;
+}
+
+/* dupack-rwnd: N's peak flight since the last event, in segments. */
+static u32 ecnp_n_peak(const struct ecnp_fsm *f)
+{
+	return f->clamp_fl >> ECNP_CF_PEAK_SHIFT;
+}
+
+/*
+ * dupack-rwnd, N's data (n_nxt and smss updated): the segments it has in
+ * flight beyond E's ACK, kept if more than its peak so far.
+ */
+static void ecnp_note_peak(struct ecnp_fsm *f)
+{
+	u32 segs;
+
+	if (!f->smss)
+		return;
+	segs = min_t(u32, DIV_ROUND_UP(f->n_nxt - f->e_ack, f->smss),
+		     ECNP_CF_PEAK_MAX);
+	if (segs > ecnp_n_peak(f))
+		f->clamp_fl = (f->clamp_fl & ~(ECNP_CF_PEAK_MAX << ECNP_CF_PEAK_SHIFT)) |
+			      segs << ECNP_CF_PEAK_SHIFT;
 }
 
 /* Both SYNs seen: scaling is on iff both offered it (RFC 7323 2.2). */
@@ -574,6 +597,7 @@ static void ecnp_enter_phase2(struct ecnp_fsm *f)
 	f->e_rep = 0;
 	f->clamp_end = 0;
 	ecnp_clamp_off(f);
+	f->clamp_fl = 0;
 	f->flags &= ~(ECNP_FL_CWR_PENDING | ECNP_FL_IN_WINDOW);
 	f->dflags &= ECNP_DF_SACK_A | ECNP_DF_SACK_B;
 }
@@ -1004,7 +1028,15 @@ static u16 ecnp_clamp_units(const struct ecnp_fsm *f,
  *    segments is less than k + 1);
  *  - on an ACK that advances E's ACK number (an older one N ignores) and
  *    leaves some of N's data in flight: N is sending, not idle (see
- *    ecnp_clamp_step() for why the clamp ends when E has acked all).
+ *    ecnp_clamp_step() for why the clamp ends when E has acked all);
+ *  - after N's first simulated loss (ECNP_CF_CA): before it, N may still
+ *    be in slow start, whose cwnd grows whenever it is less than twice
+ *    the flight (tcp_is_cwnd_limited()), clamped or not, and the clamp's
+ *    end would release all of it;
+ *  - when N had at most ECNP_CLAMP_MAX_SEGS in flight since the last
+ *    event (its peak: an N with little in flight now but more before,
+ *    app-limited or after a burst, has a larger window, which the clamp
+ *    starts from, ecnp_start_clamp()).
  */
 static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 			     const struct ecnp_pkt *p, bool advanced)
@@ -1012,6 +1044,8 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 	const struct ecnp_win *w = &f->win[p->dir];
 
 	return advanced && f->smss && ecnp_sack_ok(f) &&
+	       (f->clamp_fl & ECNP_CF_CA) &&
+	       ecnp_n_peak(f) <= ECNP_CLAMP_MAX_SEGS &&
 	       !(f->dflags & ECNP_DF_HOLD) &&
 	       !(w->wflags & ECNP_WF_LIBERAL) && after(f->n_nxt, p->ack) &&
 	       f->n_nxt - p->ack <= f->smss &&
@@ -1036,36 +1070,43 @@ static void ecnp_clamp_cwr(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			   u32 segs)
 {
 	ecnp_clamp_set(f, &f->win[p->dir], segs);
-	f->clamp_fl = ECNP_CF_CWR;
+	f->clamp_fl = (f->clamp_fl & ~ECNP_CF_ROUND) | ECNP_CF_CWR;
 	f->clamp_end = f->n_nxt;
+}
+
+/*
+ * An ECN sender's window after ECE at a window of @segs: CUBIC's, Linux's
+ * default (beta 717/1024, bictcp_recalc_ssthresh()), ECNP_FLOOR_SEGS at
+ * least (tcp_cwnd_min()).
+ */
+static u32 ecnp_ecn_reduced(u32 segs)
+{
+	return max_t(u32, segs * 717u >> 10, ECNP_FLOOR_SEGS);
 }
 
 /*
  * dupack-rwnd: the event's answer at the floor.  Instead of a loss, E's
  * window toward N is clamped to the window an ECN sender would have:
- * ECNP_FLOOR_SEGS segments beyond E's ACK now, then what
- * ecnp_clamp_step() and ecnp_clamp_reduce() make of it.  N's own cwnd
- * may grow while it is clamped (at a cwnd of two and two in flight it is
- * cwnd-limited), but that window is never used: the clamp holds N's
- * flight to the emulated sender's until N's own window is the smaller
- * one (DUPACK.md, "dupack-rwnd").
+ * the reduction of N's peak flight since the last event (at the floor,
+ * ECNP_FLOOR_SEGS), then what ecnp_clamp_step() and ecnp_clamp_reduce()
+ * make of it.  N's own cwnd may grow while it is clamped (at a cwnd
+ * equal to the clamp it is cwnd-limited), but that window is never used:
+ * the clamp holds N's flight to the emulated sender's until N's own
+ * window is the smaller one (DUPACK.md, "dupack-rwnd").
  */
 static void ecnp_start_clamp(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	ecnp_clamp_cwr(f, p, ECNP_FLOOR_SEGS);
+	ecnp_clamp_cwr(f, p, ecnp_ecn_reduced(ecnp_n_peak(f)));
 }
 
 /*
  * dupack-rwnd: a congestion event while clamped.  The emulated sender
- * reduces as CUBIC, Linux's default, does on ECE (beta 717/1024,
- * bictcp_recalc_ssthresh()), to ECNP_FLOOR_SEGS at least (tcp_cwnd_min()),
- * and enters CWR.  No loss is simulated: N's flight is already the
- * emulated sender's.
+ * reduces (ecnp_ecn_reduced()) and enters CWR.  No loss is simulated:
+ * N's flight is already the emulated sender's.
  */
 static void ecnp_clamp_reduce(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
-	ecnp_clamp_cwr(f, p, max_t(u32, f->clamp_segs * 717u >> 10,
-				   ECNP_FLOOR_SEGS));
+	ecnp_clamp_cwr(f, p, ecnp_ecn_reduced(f->clamp_segs));
 }
 
 /*
@@ -1136,7 +1177,7 @@ static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			segs++;
 		}
 		ecnp_clamp_set(f, &f->win[p->dir], segs);
-		f->clamp_fl = 0;
+		f->clamp_fl &= ~ECNP_CF_ROUND;
 		f->clamp_end = p->ack + ecnp_clamp_round(segs) * (u32)f->smss;
 	}
 	return p->win > f->clamp_win ? ECNP_ACT_CLAMP_WIN : 0;
@@ -1226,6 +1267,8 @@ static void ecnp_e_track_gap(struct ecnp_fsm *f, u32 ack)
  */
 static void ecnp_window_from_signal(struct ecnp_fsm *f)
 {
+	/* dupack-rwnd: N's peak flight is counted anew from each event */
+	f->clamp_fl &= ~(ECNP_CF_PEAK_MAX << ECNP_CF_PEAK_SHIFT);
 	f->flags |= ECNP_FL_IN_WINDOW;
 	if (after(f->n_nxt, f->recover))
 		f->recover = f->n_nxt;
@@ -1233,6 +1276,7 @@ static void ecnp_window_from_signal(struct ecnp_fsm *f)
 
 static void ecnp_start_hold(struct ecnp_fsm *f, const struct ecnp_pkt *p)
 {
+	f->clamp_fl |= ECNP_CF_CA;
 	f->saved_ack = p->ack;
 	f->hold_win = p->win;
 	f->hold_end = f->n_nxt;
@@ -2031,7 +2075,6 @@ static void ecnp_n_track(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		ecnp_n_track_gap(f, p, end);
 		if (after(end, f->n_nxt))
 			f->n_nxt = end;
-		ecnp_clamp_note_n(f, p);
 	}
 }
 
@@ -2051,6 +2094,10 @@ static u32 ecnp_n_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (ecnp_n_rexmit(f, p, mode, &act, &ev))
 		return act;
 	ecnp_n_track(f, p, end);
+	if (mode == ECNP_FB_DUPACK_RWND && p->len) {
+		ecnp_note_peak(f);
+		ecnp_clamp_note_n(f, p);
+	}
 
 	/*
 	 * drop (or none, switched at run time); dupack signals in e_step.
@@ -2508,6 +2555,8 @@ static bool ecnp_quick_n(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		end = p->seq + p->len;
 		if (after(end, f->n_nxt))
 			f->n_nxt = end;
+		if (mode == ECNP_FB_DUPACK_RWND)
+			ecnp_note_peak(f);
 	}
 	*ret = f->state == ECNP_S_ECE ? ECNP_ACT_SET_ECE : 0;
 	if (new_data && mode != ECNP_FB_NONE && p->ecn == ECNP_ECN_NOT_ECT)

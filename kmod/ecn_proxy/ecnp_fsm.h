@@ -196,6 +196,18 @@ enum ecnp_state {
 #define ECNP_CF_FILLED		0x02	/* N used all of the clamp's room
 					 * in the current round
 					 */
+#define ECNP_CF_ROUND		(ECNP_CF_CWR | ECNP_CF_FILLED)
+#define ECNP_CF_CA		0x04	/* N has had a simulated loss: its
+					 * ssthresh is set, so it grows in
+					 * congestion avoidance, only when
+					 * it fills its window
+					 */
+/*
+ * The high nibble of clamp_fl: the most segments N had in flight beyond
+ * E's ACK since the last congestion event (saturating), in dupack-rwnd
+ */
+#define ECNP_CF_PEAK_SHIFT	4
+#define ECNP_CF_PEAK_MAX	15
 /*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss
@@ -306,7 +318,9 @@ struct ecnp_fsm {
 	u8 clamp_segs;	/* dupack-rwnd: the emulated ECN sender's window
 			 * in segments, the clamp's size
 			 */
-	u8 clamp_fl;	/* dupack-rwnd: ECNP_CF_* */
+	u8 clamp_fl;	/* dupack-rwnd: the ECNP_CF_ flags, and N's
+			 * peak flight (ECNP_CF_PEAK_SHIFT)
+			 */
 };
 
 /* The sizes the comments above and docs/design.md give, on every ABI. */

@@ -38,6 +38,9 @@ typedef int64_t s64;
 #define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
 #define max_t(type, x, y) ((type)(x) > (type)(y) ? (type)(x) : (type)(y))
 #endif
+#ifndef DIV_ROUND_UP
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#endif
 
 #ifndef U16_MAX
 #define U16_MAX ((u16)~0U)

@@ -5168,9 +5168,11 @@ static void test_fuzz_invariants(void **state)
 			/*
 			 * a signal withdrawn: the hold (with SACK) ends before
 			 * N's retransmission, and the signal is pending again
+			 * (in whatever mode is set now: the hold began in a
+			 * dupack mode)
 			 */
 			if (withdrawn_ev(r))
-				EXPECT(ecnp_fb_dupack(mode) && ecnp_sack_ok(&f) &&
+				EXPECT(ecnp_sack_ok(&f) &&
 				       (prev.dflags & ECNP_DF_HOLD) &&
 				       !(prev.dflags & ECNP_DF_REXMIT) &&
 				       !(f.dflags & ECNP_DF_HOLD) &&
@@ -5189,19 +5191,33 @@ static void test_fuzz_invariants(void **state)
 				       (mode == ECNP_FB_DUPACK_RWND &&
 					f.clamp_win && ecnp_sack_ok(&f) &&
 					!(f.dflags & ECNP_DF_HOLD) &&
-					f.clamp_fl == ECNP_CF_CWR &&
+					(f.clamp_fl & ECNP_CF_ROUND) ==
+					ECNP_CF_CWR &&
 					f.clamp_end == f.n_nxt &&
-					(prev.clamp_win ?
-					 f.clamp_segs ==
-					 max_t(u32, prev.clamp_segs * 717u >> 10,
-					       ECNP_FLOOR_SEGS) :
-					 f.clamp_segs == ECNP_FLOOR_SEGS)));
+					f.clamp_segs ==
+					max_t(u32, (prev.clamp_win ?
+						    prev.clamp_segs :
+						    prev.clamp_fl >>
+						    ECNP_CF_PEAK_SHIFT) *
+					      717u >> 10, ECNP_FLOOR_SEGS)));
 			/* the clamp's size: the emulated sender's window */
 			if (f.clamp_win)
 				EXPECT(f.clamp_segs >= ECNP_FLOOR_SEGS &&
 				       f.clamp_segs <= ECNP_CLAMP_MAX_SEGS);
 			else
-				EXPECT(!f.clamp_segs && !f.clamp_fl);
+				EXPECT(!f.clamp_segs &&
+				       !(f.clamp_fl & ECNP_CF_ROUND));
+			/*
+			 * a clamp starts only after a simulated loss, from a
+			 * peak within the ceiling
+			 */
+			if (f.clamp_win && !prev.clamp_win)
+				EXPECT((prev.clamp_fl & ECNP_CF_CA) &&
+				       (prev.clamp_fl >> ECNP_CF_PEAK_SHIFT) <=
+				       ECNP_CLAMP_MAX_SEGS);
+			/* a hold means N's ssthresh is set from now on */
+			if (f.dflags & ECNP_DF_HOLD)
+				EXPECT(f.clamp_fl & ECNP_CF_CA);
 			/* without an event it grows by one segment at most */
 			if (f.clamp_win && prev.clamp_win &&
 			    !(r & ECNP_EV_CONG_SIGNAL))
@@ -6030,13 +6046,25 @@ static void test_complete_cwr_not_set(void **state)
 }
 
 /*
- * dupack-rwnd: a flow (sequence numbers from @isn) whose first event, at
- * the floor, started a clamp; N's next segment, with CWR, sent.
+ * dupack-rwnd: sack_flight_at() for a flow whose N has had a simulated
+ * loss before (ECNP_CF_CA: it is past slow start).
+ */
+static u32 rwnd_flight(struct flow *fl, int flight, u32 isn)
+{
+	u32 u = sack_flight_at(fl, ECNP_FB_DUPACK_RWND, flight, isn);
+
+	fl->f.clamp_fl |= ECNP_CF_CA;
+	return u;
+}
+
+/*
+ * dupack-rwnd: a flow (sequence numbers from @isn) whose event at the
+ * floor started a clamp; N's next segment, with CWR, sent.
  * Return: E's ACK number at the event.
  */
 static u32 clamp_open(struct flow *fl, u32 isn)
 {
-	u32 u = sack_flight_at(fl, ECNP_FB_DUPACK_RWND, 1, isn);
+	u32 u = rwnd_flight(fl, 1, isn);
 
 	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 50000),
 		 CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
@@ -6082,7 +6110,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	for (flight = 1; flight <= 3; flight++) {
 		CTX("dupack-rwnd, %d segments in flight beyond E's ACK",
 		    flight);
-		u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, flight);
+		u = rwnd_flight(&fl, flight, 0x7ffff000u);
 		r = e_ack(&fl, ECE, u, 0, 0, 50000);
 		if (flight >= 2) {
 			/* beyond the floor: the simulated loss, no clamp */
@@ -6097,7 +6125,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		EXPECT(fl.f.flags & ECNP_FL_IN_WINDOW);
 		/* CWR until E acks all N has sent */
 		EXPECT_EQ(fl.f.clamp_segs, 2);
-		EXPECT_EQ(fl.f.clamp_fl, ECNP_CF_CWR);
+		EXPECT_EQ(fl.f.clamp_fl & ECNP_CF_ROUND, ECNP_CF_CWR);
 		EXPECT_EQ(fl.f.clamp_end, u + MSS);
 		e = edit_of(&fl, r);
 		EXPECT_EQ(e.ack, u);
@@ -6114,7 +6142,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		r = e_ack(&fl, 0, ack, 0, 0, 50000);
 		EXPECT_R(r, CLAMP);
 		EXPECT_EQ(edit_of(&fl, r).win, 2 * MSS);
-		EXPECT_EQ(fl.f.clamp_fl, 0);
+		EXPECT_EQ(fl.f.clamp_fl & ECNP_CF_ROUND, 0);
 		EXPECT_EQ(fl.f.clamp_end, ack + 4 * MSS);	/* 2 * 15 / 8 */
 		/* a window already as small is left alone */
 		EXPECT_R(e_ack(&fl, 0, ack, 0, 0, 2 * MSS), 0);
@@ -6135,7 +6163,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
 		EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
 		EXPECT_EQ(fl.f.clamp_segs, 2);
-		EXPECT_EQ(fl.f.clamp_fl, ECNP_CF_CWR);
+		EXPECT_EQ(fl.f.clamp_fl & ECNP_CF_ROUND, ECNP_CF_CWR);
 		EXPECT_EQ(fl.f.clamp_end, fl.n_seq);
 		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
 		/* ... and growth up to ECNP_CLAMP_MAX_SEGS, then the end */
@@ -6155,6 +6183,47 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 		EXPECT_EQ(fl.f.clamp_segs, 0);
 		EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
 	}
+
+	CTX("dupack-rwnd: before N's first simulated loss, no clamp");
+	u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
+	EXPECT(!(fl.f.clamp_fl & ECNP_CF_CA));
+	EXPECT_R(e_ack(&fl, ECE, u, 0, 0, 50000),
+		 CLR_ECE | ECNP_EV_CONG_SIGNAL);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+	/* from then on N's ssthresh is set */
+	EXPECT(fl.f.clamp_fl & ECNP_CF_CA);
+
+	/*
+	 * N's peak flight since the last event: more than the ceiling, the
+	 * simulated loss; within it, the clamp starts from its reduction
+	 */
+	for (k = 10; k >= 4; k -= 6) {
+		CTX("dupack-rwnd: one in flight, N's peak %d segments", k);
+		u = rwnd_flight(&fl, k - 1, 0x7ffff000u);
+		EXPECT_EQ(fl.f.clamp_fl >> ECNP_CF_PEAK_SHIFT, (u32)k);
+		/* E acks all but one */
+		EXPECT_R(e_ack(&fl, 0, fl.n_seq - 2 * MSS, 0, 0, 50000), 0);
+		r = e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 50000);
+		if (k > ECNP_CLAMP_MAX_SEGS) {
+			EXPECT_R(r, CLR_ECE | ECNP_EV_CONG_SIGNAL);
+			EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+			continue;
+		}
+		EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+		EXPECT_EQ(fl.f.clamp_segs, 2);	/* 4 * 0.7 */
+		/* the peak is counted anew from the event */
+		EXPECT_EQ(fl.f.clamp_fl >> ECNP_CF_PEAK_SHIFT, 0);
+		EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+		EXPECT_EQ(fl.f.clamp_fl >> ECNP_CF_PEAK_SHIFT, 2);
+	}
+	CTX("dupack-rwnd: one in flight, N's peak 6 segments");
+	u = rwnd_flight(&fl, 5, 0x7ffff000u);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq - 2 * MSS, 0, 0, 50000), 0);
+	r = e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 50000);
+	EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
+	EXPECT_EQ(fl.f.clamp_segs, 4);	/* 6 * 0.7 */
+	EXPECT_EQ(edit_of(&fl, r).win, 4 * MSS);
 
 	CTX("dupack-rwnd: N does not fill the clamp in a round: it ends");
 	u = clamp_open(&fl, 0x7ffff000u);
@@ -6188,6 +6257,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 
 	CTX("dupack-rwnd: E's window scale");
 	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	fl.f.clamp_fl |= ECNP_CF_CA;
 	flow_sack(&fl);
 	fl.f.win[B].wflags |= ECNP_WF_SCALED;
 	fl.f.win[B].wscale = 7;
@@ -6200,6 +6270,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 
 	CTX("dupack-rwnd: E acks all N sent, the clamp ends");
 	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	fl.f.clamp_fl |= ECNP_CF_CA;
 	flow_sack(&fl);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	EXPECT_R(n_send(&fl, 0, MSS / 2), SET_ECT0);
@@ -6253,7 +6324,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	for (k = 0; k < 2; k++) {
 		CTX("dupack-rwnd: %s: the simulated loss",
 		    k ? "window scale 14" : "liberal windows");
-		u = sack_flight(&fl, ECNP_FB_DUPACK_RWND, 1);
+		u = rwnd_flight(&fl, 1, 0x7ffff000u);
 		if (k) {
 			fl.f.win[B].wflags |= ECNP_WF_SCALED;
 			fl.f.win[B].wscale = 14;
@@ -6282,6 +6353,7 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 
 	CTX("no clamp without SACK, nor in dupack mode");
 	flow_open(&fl, false, ECNP_FB_DUPACK_RWND, 0x7ffff000u, 5);
+	fl.f.clamp_fl |= ECNP_CF_CA;
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 50000), CLR_ECE);
@@ -6323,6 +6395,8 @@ static void rwnd_sim(bool e_is_a, u32 wmax, u32 seed)
 	flow_open(&fl, e_is_a, ECNP_FB_DUPACK_RWND, 0xfffff000u + seed * 97,
 		  seed * 7919);
 	flow_sack(&fl);
+	/* N has had a simulated loss before: past slow start */
+	fl.f.clamp_fl |= ECNP_CF_CA;
 	una = rcv_nxt = fl.n_seq;
 	wnd_end = una + 0xffff;
 	for (i = 0; i < 6000; i++) {
