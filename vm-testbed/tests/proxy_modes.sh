@@ -155,8 +155,8 @@ run() {
 # The clamp on the wire: E's ACKs paired across the proxy
 # (ecnproxy.vmtest.pcap_clamp).  Clamped ones reach N with a window of the
 # emulated ECN sender's 2-8 segments of N's (rounded up to E's units), no
-# window is ever raised, and when the counter says the proxy clamped, the
-# captures show it.
+# window is ever raised, and the captures show a clamp whenever the counter
+# counted one, and no more than it counted.
 check_clamp_on_wire() {
 	local tag=$1 epcap=$2 npcap=$3 cl=$4 out=$TB_OUT/$1.clamp.json pc lo hi up
 	RET=0
@@ -164,6 +164,7 @@ check_clamp_on_wire() {
 		check_err 1 "pcap_clamp failed"
 	read -r pc lo hi up < <(jq -r '"\(.clamped) \(.min_segs) \(.max_segs) \(.raised)"' "$out")
 	[ "$up" = 0 ] || check_err 1 "$up of E's ACKs reached N with a larger window"
+	[ "$pc" -le "$cl" ] || check_err 1 "$pc clamped windows in the captures, acks_clamped only $cl"
 	if [ "$cl" -gt 0 ]; then
 		[ "$pc" -gt 0 ] || check_err 1 "acks_clamped $cl, but no smaller window in the captures"
 		[ "$pc" = 0 ] || awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo >= 2 && hi < 9) }' ||

@@ -7,15 +7,20 @@ they reached N.
 The ECN host E is the server (SERVER_PORT), the non-ECN host N the
 client; E_SIDE_PCAP is captured on E's side of the proxy, N_SIDE_PCAP on
 N's.  Each of E's segments (s2c) on N's side is paired with the same
-segment on E's side (same sequence and ACK numbers, in order; the proxy
-forwards E's segments in order and edits a clamped ACK's window field
-alone).  Prints JSON:
+segment on E's side (same sequence and ACK numbers and TSval, in order;
+the proxy forwards E's segments in order, edits a clamped ACK's window
+field alone, and never E's TSval; a held ACK, whose ACK number it
+changes, pairs with nothing).  Prints JSON:
 
   paired, unpaired     E's segments on N's side with and without their
                        original on E's side
   clamped              paired segments whose window reached N smaller
-                       than E sent it: the clamp (nothing else in the
-                       proxy lowers a window)
+                       than E sent it and below 9 of N's segments: the
+                       clamp
+  lowered              ... smaller, but not that small: dupack's held
+                       ACKs carry the window of the event's ACK (E's own
+                       ACK at the held number, during a real loss, pairs
+                       with one)
   raised               ... larger: never right
   wscale               the window scale of E's SYN-ACK (0 without)
   smss                 N's full-sized segment: its SYN's MSS less 12 bytes
@@ -34,8 +39,13 @@ import sys
 from ..analysis import pcapread
 
 
+# a clamp is at most ECNP_CLAMP_MAX_SEGS (8) segments, rounded up to E's
+# units (less than one segment: ecnp_floor_ready())
+CEILING = 9
+
+
 def e_segments(pcap, port):
-    """([(seq, ack, win) of each s2c segment after the handshake], E's
+    """([((seq, ack, TSval), win) of each s2c segment after the handshake], E's
     window scale, N's full-sized segment payload: the MSS of N's SYN, less
     12 bytes when both SYNs carry timestamps; not the largest payload
     captured, which GRO may have merged)."""
@@ -54,7 +64,11 @@ def e_segments(pcap, port):
                 wscale = o.get("wscale", 0)
             continue
         if not c2s:
-            out.append((seq, ack, win))
+            # E's TSval too: a held ACK (dupack) reaches N with another
+            # ACK number, which alone could pair it with an earlier ACK
+            # of E's at that number
+            tsv = pcapread.tcp_options(opts).get("ts", (None,))[0]
+            out.append(((seq, ack, tsv), win))
     return out, min(wscale, 14), max(mss - (12 if all(ts) else 0), 0)
 
 
@@ -62,24 +76,26 @@ def compare(e_pcap, n_pcap, port):
     e_side, wscale, _ = e_segments(e_pcap, port)
     n_side, _, smss = e_segments(n_pcap, port)
     orig = collections.defaultdict(collections.deque)
-    for seq, ack, win in e_side:
-        orig[(seq, ack)].append(win)
-    paired = unpaired = clamped = raised = 0
+    for key, win in e_side:
+        orig[key].append(win)
+    paired = unpaired = clamped = lowered = raised = 0
     segs = set()
-    for seq, ack, win in n_side:
-        q = orig.get((seq, ack))
+    for key, win in n_side:
+        q = orig.get(key)
         if not q:
             unpaired += 1
             continue
         w0 = q.popleft()
         paired += 1
-        if win < w0:
+        if win < w0 and (win << wscale) < CEILING * smss:
             clamped += 1
-            if smss:
-                segs.add(round((win << wscale) / smss, 2))
+            segs.add(round((win << wscale) / smss, 2))
+        elif win < w0:
+            lowered += 1
         elif win > w0:
             raised += 1
-    return {"paired": paired, "unpaired": unpaired, "clamped": clamped, "raised": raised,
+    return {"paired": paired, "unpaired": unpaired, "clamped": clamped, "lowered": lowered,
+            "raised": raised,
             "wscale": wscale, "smss": smss, "clamp_segs": sorted(segs),
             "min_segs": min(segs) if segs else None, "max_segs": max(segs) if segs else None}
 
