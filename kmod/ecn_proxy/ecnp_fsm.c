@@ -1143,27 +1143,33 @@ static void ecnp_clamp_note_n(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * own window is then the smaller one and governs) or if it would pass
  * ECNP_CLAMP_MAX_SEGS (there a loss costs N no more than CWR costs an
  * ECN sender: dupack's simulated loss takes over).  The clamp also ends
- * when E acks all N has sent, when a simulated loss starts (its hold
- * sets the window N sees), when the mode is switched, and with phase 2.
- * Only a window larger than the clamp is edited, and never a SYN's or
- * RST's.
+ * when a simulated loss starts (its hold sets the window N sees), when
+ * the mode is switched, with phase 2, and when E acks all N has sent
+ * while the clamp's room is less than ECNP_CLAMP_MIN_ROOM.  Only a
+ * window larger than the clamp is edited, and never a SYN's or RST's.
  *
- * Ending it once E has acked all N sent keeps N from waiting for a
- * window probe: smss is the largest segment N has sent so far, and a
- * segment larger than the clamp's room (tcp_snd_wnd_test() wants a
- * whole one) would not go out while nothing of N's is in flight.  With
- * something in flight, E's ACK of it comes and N sends within the room.
+ * That last end keeps N from waiting for a window probe: smss is the
+ * largest segment N has sent so far, and a segment larger than the
+ * clamp's room (tcp_snd_wnd_test() wants a whole one) would not go out
+ * while nothing of N's is in flight.  With something in flight, E's ACK
+ * of it comes and N sends within the room; with a room of a full
+ * segment of any 1500-byte path nothing waits either.  At two segments
+ * E's delayed ACK acks all N sent every other ACK: were the clamp to end
+ * there, it would hardly last (measured: about one clamped ACK per
+ * event, fairness-rtt0-rwnd-20261204-4).
  */
 static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			   enum ecnp_feedback mode)
 {
+	const struct ecnp_win *w = &f->win[p->dir];
 	u32 segs = f->clamp_segs;
 
 	if (!f->clamp_win || !(p->flags & ECNP_TCP_ACK) ||
 	    (p->flags & (ECNP_TCP_SYN | ECNP_TCP_RST)))
 		return 0;
 	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
-	    !before(p->ack, f->n_nxt)) {
+	    (!before(p->ack, f->n_nxt) &&
+	     ecnp_win_shift(w, f->clamp_win) < ECNP_CLAMP_MIN_ROOM)) {
 		ecnp_clamp_off(f);
 		return 0;
 	}
@@ -1176,7 +1182,7 @@ static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			}
 			segs++;
 		}
-		ecnp_clamp_set(f, &f->win[p->dir], segs);
+		ecnp_clamp_set(f, w, segs);
 		f->clamp_fl &= ~ECNP_CF_ROUND;
 		f->clamp_end = p->ack + ecnp_clamp_round(segs) * (u32)f->smss;
 	}

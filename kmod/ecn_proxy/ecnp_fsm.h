@@ -188,6 +188,12 @@ enum ecnp_state {
  * (ecnp_clamp_step())
  */
 #define ECNP_CLAMP_MAX_SEGS	8
+/*
+ * dupack-rwnd: a clamp whose room is at least this many bytes lets any
+ * segment of a path with a 1500-byte MTU out with nothing in flight (the
+ * largest MSS there), so it stays when E acks all N has sent
+ */
+#define ECNP_CLAMP_MIN_ROOM	1460
 
 /* f->clamp_fl (dupack-rwnd) */
 #define ECNP_CF_CWR		0x01	/* the emulated sender is in CWR:
