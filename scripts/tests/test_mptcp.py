@@ -215,6 +215,27 @@ def test_joins_against_the_senders_mappings():
     assert c["after_contiguous"] == 1
 
 
+def test_resent_mappings_and_the_received_prefix():
+    # two mappings upward, then the same 100 bytes mapped again twice at
+    # new subflow bytes (MPTCP-level retransmissions), then new data
+    orig = [(1, 700, (1000, 1, 700)), (701, 700, (1700, 701, 700)),
+            (1401, 100, (1300, 1401, 100)), (1501, 100, (1300, 1501, 100)),
+            (1601, 700, (2400, 1601, 700)), (2301, 700, (2400, 1601, 700))]
+    assert mptcp_joins.resent(orig) == (2, 200)
+    # a 4-byte DSN that wraps is still upward
+    w = (1 << 32) - 700
+    assert mptcp_joins.resent([(1, 700, (w, 1, 700)), (701, 700, (0, 701, 700))]) == (0, 0)
+    import hashlib
+    import random
+    data = random.Random(5000).randbytes(5000)
+    sha = hashlib.sha256(data[:1234]).hexdigest()
+    assert mptcp_joins.prefix_intact(5000, 1234, sha) is True
+    assert mptcp_joins.prefix_intact(5000, 1235, sha) is False
+    assert mptcp_joins.prefix_intact(5000, 1234, hashlib.sha256(b"x").hexdigest()) is False
+    assert mptcp_joins.prefix_intact(None, 1234, sha) is None
+    assert mptcp_joins.prefix_intact(5000, 6000, sha) is None
+
+
 def test_data_segments_from_a_capture(tmp_path):
     f = str(tmp_path / "j.pcap")
     wrpcap(f, [seg(0, C, CP, S, SP, "S", [mpc()], seq=100),

@@ -25,12 +25,19 @@ mappings) with the segments it sent on (p1s):
                               bytes the sender had mapped right after the
                               mapping's end (or right before its start)
                               ("contiguous") or elsewhere ("elsewhere")
+  resent(orig)                the sender's mappings that map data it had
+                              mapped before on the same subflow at other
+                              subflow bytes (MPTCP-level retransmissions)
+  prefix_intact(...)          whether the bytes the receiver got are the
+                              first bytes of those sent (their SHA-256)
   main: scripts/ecnproxy mptcp-joins RESULTS [--json OUT]
 """
 import argparse
 import glob
+import hashlib
 import json
 import os
+import random
 import struct
 import sys
 
@@ -92,6 +99,40 @@ def _true_dsn(maps, ssn):
     return None
 
 
+def resent(orig):
+    """The sender's mappings on one subflow that start below the highest
+    data sequence number it had mapped on this subflow before (it maps new
+    data upward): data re-sent at the MPTCP level over the same subflow,
+    each copy at new subflow bytes (a receiver that fell back to TCP takes
+    each as new bytes).  -> (mappings, their data-level bytes)."""
+    top, done, n, nbytes = None, set(), 0, 0
+    for _s, _n, m in orig:
+        if not m or not m[2] or m in done:
+            continue
+        done.add(m)
+        dsn, _ms, dll = m
+        mod = DSN_MOD if dsn < DSN_MOD else 1 << 64
+        if top is not None and 0 < (top - dsn) % mod < mod // 2:
+            n += 1
+            nbytes += dll
+        end = (dsn + dll) % mod
+        if top is None or 0 < (end - top) % mod < mod // 2:
+            top = end
+    return n, nbytes
+
+
+def prefix_intact(sent, received, sha):
+    """Whether the RECEIVED bytes a receiver hashed to SHA are the first
+    bytes of what the sender sent: the transfer's payload of SENT bytes is
+    ecnproxy.vmtest.xfer.payload(), random.Random(SENT).randbytes(SENT)
+    (the analysis imports nothing of the test layer); None when unknown."""
+    if not isinstance(sent, int) or not isinstance(received, int) or not sha or \
+            not 0 <= received <= sent:
+        return None
+    data = random.Random(sent).randbytes(sent)
+    return hashlib.sha256(data[:received]).hexdigest() == sha
+
+
 def joins(orig, seen):
     """Counts over one subflow (see the module's docstring)."""
     maps = sorted({m for _s, _n, m in orig if m and m[2]}, key=lambda m: m[1])
@@ -127,8 +168,11 @@ def run_report(d, rec, port):
     """One run's record: its outcome and the joins of each subflow."""
     res = rec.get("result") or {}
     tr = rec.get("transfer") or {}
+    srv, cli = tr.get("server") or {}, tr.get("client") or {}
     out = {"id": rec["id"], "config": rec["params"]["config"], "outcome": res.get("outcome"),
-           "received": (tr.get("server") or {}).get("received"),
+           "received": srv.get("received"),
+           "prefix_intact": prefix_intact(cli.get("sent"), srv.get("received"),
+                                          srv.get("received_sha256")),
            "byte_exact": res.get("byte_exact"), "path_bytes": res.get("path_bytes"),
            "subflows": {}}
     caps = []
@@ -149,7 +193,8 @@ def run_report(d, rec, port):
             # a SYN before the capture began, or a subflow on one side only
             out.setdefault("unmatched", []).append(key)
             continue
-        out["subflows"][key] = joins(o, n)
+        out["subflows"][key] = dict(joins(o, n), **dict(zip(("resent", "resent_bytes"),
+                                                             resent(o))))
     return out
 
 
@@ -162,22 +207,25 @@ def report(d, port=5402):
 
 
 def fmt(rows):
-    lines = ["| run | outcome | bytes received | joined | after its mapping (contiguous / "
-             "elsewhere) | before it (contiguous / elsewhere) | no mapping | "
-             "subflows not compared |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | outcome | bytes received | the sent bytes' prefix | joined | after its "
+             "mapping (contiguous / elsewhere) | before it (contiguous / elsewhere) | no mapping "
+             "| mappings of data re-sent on the subflow (bytes) | subflows not compared |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        intact = {True: "yes", False: "**no**", None: "?"}[r.get("prefix_intact")]
         if r.get("error"):
-            lines.append("| %s | %s | %s | %s | | | | |" % (r["id"], r["outcome"],
-                                                        r["received"], r["error"]))
+            lines.append("| %s | %s | %s | %s | %s | | | | | |" % (
+                r["id"], r["outcome"], r["received"], intact, r["error"]))
             continue
-        t = {k: sum(s[k] for s in r["subflows"].values()) for k in (
+        t = {k: sum(s.get(k, 0) for s in r["subflows"].values()) for k in (
             "joined", "after", "after_contiguous", "after_elsewhere", "before",
-            "before_contiguous", "before_elsewhere", "no_map")}
-        lines.append("| %s | %s | %s | %d | %d (%d / %d) | %d (%d / %d) | %d | %d |" % (
-            r["id"], r["outcome"], r["received"], t["joined"], t["after"],
-            t["after_contiguous"], t["after_elsewhere"], t["before"], t["before_contiguous"],
-            t["before_elsewhere"], t["no_map"], len(r.get("unmatched", []))))
+            "before_contiguous", "before_elsewhere", "no_map", "resent", "resent_bytes")}
+        lines.append("| %s | %s | %s | %s | %d | %d (%d / %d) | %d (%d / %d) | %d | %d (%d) "
+                     "| %d |" % (
+                         r["id"], r["outcome"], r["received"], intact, t["joined"], t["after"],
+                         t["after_contiguous"], t["after_elsewhere"], t["before"],
+                         t["before_contiguous"], t["before_elsewhere"], t["no_map"],
+                         t["resent"], t["resent_bytes"], len(r.get("unmatched", []))))
     return "\n".join(lines)
 
 
