@@ -88,6 +88,8 @@ COMMANDS = [
     ("vmtest", "syn-flood", "vmtest.syn_flood", "SYNs from spoofed sources for flood.sh"),
     ("vmtest", "syn-fill", "vmtest.syn_fill", "SYNs that fill the flow table (bench-flows)"),
     ("vmtest", "pcap-ecn", "vmtest.pcap_ecn", "the ECN bits of one connection in a capture"),
+    ("vmtest", "pcap-clamp", "vmtest.pcap_clamp",
+     "E_PCAP N_PCAP PORT: dupack-rwnd's window clamp, E's segments paired across the proxy"),
     ("vmtest", "pcap-delivery", "vmtest.pcap_delivery",
      "the delivery of one connection's data toward the server"),
     ("vmtest", "impair-pcap", "vmtest.impair_pcap", "the impairment tests' capture analysis"),
