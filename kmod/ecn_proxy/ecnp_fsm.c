@@ -345,15 +345,13 @@ static u32 ecnp_n_peak(const struct ecnp_fsm *f)
  */
 static void ecnp_note_peak(struct ecnp_fsm *f)
 {
-	u32 segs;
+	u32 flight = f->n_nxt - f->e_ack, peak = ecnp_n_peak(f), segs;
 
-	if (!f->smss)
+	/* the division only when the peak grows, a few times per event */
+	if (!f->smss || peak >= ECNP_CF_PEAK_MAX || flight <= peak * f->smss)
 		return;
-	segs = min_t(u32, DIV_ROUND_UP(f->n_nxt - f->e_ack, f->smss),
-		     ECNP_CF_PEAK_MAX);
-	if (segs > ecnp_n_peak(f))
-		f->clamp_fl = (f->clamp_fl & ~(ECNP_CF_PEAK_MAX << ECNP_CF_PEAK_SHIFT)) |
-			      segs << ECNP_CF_PEAK_SHIFT;
+	segs = min_t(u32, DIV_ROUND_UP(flight, f->smss), ECNP_CF_PEAK_MAX);
+	f->clamp_fl = (f->clamp_fl & ~ECNP_CF_PEAK) | segs << ECNP_CF_PEAK_SHIFT;
 }
 
 /* Both SYNs seen: scaling is on iff both offered it (RFC 7323 2.2). */
@@ -1274,7 +1272,7 @@ static void ecnp_e_track_gap(struct ecnp_fsm *f, u32 ack)
 static void ecnp_window_from_signal(struct ecnp_fsm *f)
 {
 	/* dupack-rwnd: N's peak flight is counted anew from each event */
-	f->clamp_fl &= ~(ECNP_CF_PEAK_MAX << ECNP_CF_PEAK_SHIFT);
+	f->clamp_fl &= ~ECNP_CF_PEAK;
 	f->flags |= ECNP_FL_IN_WINDOW;
 	if (after(f->n_nxt, f->recover))
 		f->recover = f->n_nxt;
@@ -1903,21 +1901,18 @@ static u32 ecnp_e_signal(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		act |= ECNP_EV_CONG_ANSWERED;
 	}
 	/*
-	 * dupack-rwnd: at the floor, a window clamp instead of a loss (not
-	 * on the step that withdrew a signal: one result, one meaning)
+	 * dupack-rwnd: at the floor, a window clamp instead of a loss, and
+	 * while clamped its reduction (not on the step that withdrew a
+	 * signal: one result, one meaning)
 	 */
 	if (*signal && mode == ECNP_FB_DUPACK_RWND &&
-	    !(act & ECNP_EV_DUPACK_ABORT) && f->clamp_win && advanced &&
-	    after(f->n_nxt, p->ack)) {
-		ecnp_clamp_reduce(f, p);
-		*signal = false;
-		f->flags |= ECNP_FL_CWR_PENDING;
-		ecnp_window_from_signal(f);
-		act |= ECNP_EV_CONG_SIGNAL;
-	} else if (*signal && mode == ECNP_FB_DUPACK_RWND &&
-		   !(act & ECNP_EV_DUPACK_ABORT) &&
-		   ecnp_floor_ready(f, p, advanced)) {
-		ecnp_start_clamp(f, p);
+	    !(act & ECNP_EV_DUPACK_ABORT) &&
+	    (f->clamp_win ? advanced && after(f->n_nxt, p->ack) :
+	     ecnp_floor_ready(f, p, advanced))) {
+		if (f->clamp_win)
+			ecnp_clamp_reduce(f, p);
+		else
+			ecnp_start_clamp(f, p);
 		*signal = false;
 		f->flags |= ECNP_FL_CWR_PENDING;
 		ecnp_window_from_signal(f);

@@ -214,6 +214,7 @@ enum ecnp_state {
  */
 #define ECNP_CF_PEAK_SHIFT	4
 #define ECNP_CF_PEAK_MAX	15
+#define ECNP_CF_PEAK		(ECNP_CF_PEAK_MAX << ECNP_CF_PEAK_SHIFT)
 /*
  * E's ACKs reporting a hole (SACK above the ACK) inside the range the
  * duplicates claimed, before the simulated loss is abandoned: a real loss
