@@ -28,8 +28,8 @@
 #     segments (its clamps at the floor are counted, acks_clamped) and
 #     drops nothing; no other mode clamps;
 #   - dupack-rwnd's clamp on the wire (E's ACKs paired across the proxy):
-#     clamped windows of 2-8 of N's segments, none raised, and some seen
-#     whenever acks_clamped counted any.
+#     clamped windows of 2-8 of N's segments, no more than acks_clamped
+#     counted, and some seen whenever it counted any.
 # make test runs it behind the home router without the experimental
 # dupack-rwnd (TB_MODES, for time); the plain testbed's run, with all four,
 # is in the extended suite.
@@ -154,23 +154,23 @@ run() {
 
 # The clamp on the wire: E's ACKs paired across the proxy
 # (ecnproxy.vmtest.pcap_clamp).  Clamped ones reach N with a window of the
-# emulated ECN sender's 2-8 segments of N's (rounded up to E's units), no
-# window is ever raised, and the captures show a clamp whenever the counter
-# counted one, and no more than it counted.
+# emulated ECN sender's 2-8 segments of N's (rounded up to E's units), and
+# the captures show a clamp whenever the counter counted one, and no more
+# than it counted.  A larger window is not checked: an ACK of E's at the
+# held number goes to N with the event's window (dupack's hold).
 check_clamp_on_wire() {
 	local tag=$1 epcap=$2 npcap=$3 cl=$4 out=$TB_OUT/$1.clamp.json pc lo hi up
 	RET=0
 	python3 -m ecnproxy.vmtest.pcap_clamp "$epcap" "$npcap" $XFER_PORT >"$out" ||
 		check_err 1 "pcap_clamp failed"
 	read -r pc lo hi up < <(jq -r '"\(.clamped) \(.min_segs) \(.max_segs) \(.raised)"' "$out")
-	[ "$up" = 0 ] || check_err 1 "$up of E's ACKs reached N with a larger window"
 	[ "$pc" -le "$cl" ] || check_err 1 "$pc clamped windows in the captures, acks_clamped only $cl"
 	if [ "$cl" -gt 0 ]; then
 		[ "$pc" -gt 0 ] || check_err 1 "acks_clamped $cl, but no smaller window in the captures"
 		[ "$pc" = 0 ] || awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo >= 2 && hi < 9) }' ||
 			check_err 1 "clamped windows of $lo-$hi segments, outside 2-8"
 	fi
-	log_test "$tag: the clamp on the wire: $pc of E's ACKs reached N with a smaller window (${lo}-${hi} segments of N's; acks_clamped $cl)"
+	log_test "$tag: the clamp on the wire: $pc of E's ACKs reached N with a smaller window (${lo}-${hi} segments of N's; acks_clamped $cl; $up larger: held ACKs carry the event's window)"
 }
 
 for mode in $modes; do

@@ -21,7 +21,8 @@ changes, pairs with nothing).  Prints JSON:
                        ACKs carry the window of the event's ACK (E's own
                        ACK at the held number, during a real loss, pairs
                        with one)
-  raised               ... larger: never right
+  raised               ... larger: also a held ACK's (E's ACK at the held
+                       number with a smaller window than the event's)
   wscale               the window scale of E's SYN-ACK (0 without)
   smss                 N's full-sized segment: its SYN's MSS less 12 bytes
                        of timestamps when both SYNs carry them
