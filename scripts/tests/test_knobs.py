@@ -243,7 +243,7 @@ def test_run_list_is_the_suite(tmp_path):
     rc, core, _ = list_runs(tmp_path)
     assert rc == 0 and len(core) >= 10
     assert ["proxy_modes@home", os.path.join(VMT, "tests", "proxy_modes.sh"),
-            "TB_ROUTER=home TB_MODES=none,drop,dupack"] in core
+            "TB_ROUTER=home TB_MODES=drop,dupack TB_MODES_BYTES=1000000"] in core
     assert all(os.path.isfile(r[1]) for r in core)
     _, ext, _ = list_runs(tmp_path, TB_SUITE="extended")
     _, every, _ = list_runs(tmp_path, TB_SUITE="all")

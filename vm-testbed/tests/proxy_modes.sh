@@ -30,12 +30,13 @@
 #   - dupack-rwnd's clamp on the wire (E's ACKs paired across the proxy):
 #     clamped windows of 2-8 of N's segments, no more than acks_clamped
 #     counted, and some seen whenever it counted any.
-# make test runs it behind the home router without the experimental
-# dupack-rwnd (TB_MODES, for time); the plain testbed's run, with all four,
-# is in the extended suite.
+# make test runs it behind the home router with the two modes a router
+# admin sets, drop and the default dupack, and 1 MB each way (TB_MODES,
+# TB_MODES_BYTES, for time); the plain testbed's run, with all four and
+# 1.5 MB, is in the extended suite.
 # tb-suite: extended
 # tb-make-test: second-kernel
-# tb-variant-core: home TB_ROUTER=home TB_MODES=none,drop,dupack
+# tb-variant-core: home TB_ROUTER=home TB_MODES=drop,dupack TB_MODES_BYTES=1000000
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
