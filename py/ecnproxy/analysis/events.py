@@ -38,6 +38,14 @@ Definitions (the data connection is the one with most payload):
                  (the release)
   long idle      events whose idle after exceeds LONG_IDLE (20 ms): their
                  count and the idle time they account for
+  mean flight    N's bytes in flight on N's side (highest sequence sent
+                 less highest ACK received), time-weighted over N's first
+                 to last data segment, in N's largest segments
+  rwnd limited   the share of that time with data in flight and less than
+                 a full segment of room below the window N was offered
+                 (the latest ACK's, scaled by the SYN-ACK's shift): N held
+                 back by the receive window, which in dupack-rwnd is the
+                 clamp's doing (an end-to-end sender is never held so here)
 
 The output is one Markdown table per run, then one per cell (cross
 traffic, configuration): the medians over its runs.  With cross traffic
@@ -177,6 +185,58 @@ def events(data_n, acks_n, acks_e, proxied):
     return evs
 
 
+def syn_ack_wscale(pkts, port, cport):
+    """The window scale of the SYN-ACK from PORT to CPORT (0 without one)."""
+    for _t, _e, _s, _d, sp, dp, _q, _a, fl, _w, _l, opts in pkts:
+        if sp == port and dp == cport and fl & SYN and fl & ACK:
+            return min(pcapread.tcp_options(opts).get("wscale", 0), 14)
+    return 0
+
+
+def window_use(data_n, acks_n, wscale):
+    """How N's flight sat against the window it was offered, on N's side of
+    the proxy, from N's first data segment to its last: at each instant
+    the flight is N's highest sequence sent less the highest ACK it got,
+    the offered edge that ACK number plus the latest ACK's window.
+    -> {"smss", "mean_flight_segs" (time-weighted), "rwnd_limited_s" (time
+    with data in flight and no room for another full segment below the
+    edge: held back by the window, the clamp's doing in dupack-rwnd),
+    "rwnd_limited_share" (of that time span)}; None without data."""
+    if not data_n:
+        return None
+    smss = max(d["len"] for d in data_n)
+    evs = sorted([(d["t"], 0, d) for d in data_n] + [(a["t"], 1, a) for a in acks_n],
+                 key=lambda e: (e[0], e[1]))
+    t0, t1 = data_n[0]["t"], data_n[-1]["t"]
+    nxt = una = edge = None
+    last_t, area, limited = t0, 0.0, 0.0
+    for t, kind, r in evs:
+        if t < t0 or t > t1:
+            if kind == 1 and t < t0:
+                una, edge = r["ack"], mod32(r["ack"] + (r["win"] << wscale))
+            continue
+        if nxt is not None and una is not None:
+            fl = mod32(nxt - una) if after(nxt, una) else 0
+            area += fl * (t - last_t)
+            room = mod32(edge - nxt) if edge is not None and after(edge, nxt) else 0
+            if fl and edge is not None and room < smss:
+                limited += t - last_t
+        last_t = t
+        if kind == 0:
+            end = mod32(r["seq"] + r["len"])
+            if nxt is None or after(end, nxt):
+                nxt = end
+        else:
+            if una is None or not after(una, r["ack"]):
+                una = r["ack"]
+                edge = mod32(r["ack"] + (r["win"] << wscale))
+    span = t1 - t0
+    return {"smss": smss,
+            "mean_flight_segs": round(area / span / smss, 3) if span > 0 else None,
+            "rwnd_limited_s": round(limited, 4),
+            "rwnd_limited_share": round(limited / span, 4) if span > 0 else None}
+
+
 def longest_gap(times, t0, t1):
     ts = [t0] + [t for t in times if t0 <= t <= t1] + [t1]
     return max(b - a for a, b in zip(ts, ts[1:])) if len(ts) > 1 else None
@@ -254,6 +314,9 @@ def analyse_run(resdir, rec):
         idle = []
     evs = events(data_n, acks_n, acks_e, rec["params"]["proxy"] and
                  rec["params"]["config"].startswith("srvecn"))
+    wu = window_use(data_n, acks_n, syn_ack_wscale(cs, port, cport) if upload else 0)
+    if wu:
+        out.update(wu)
     n_times = [d["t"] for d in data_n]
     for ev in evs:
         t0 = ev["t_trigger"] if ev.get("t_trigger") else ev["t_reduce"]
@@ -298,7 +361,8 @@ def main(argv):
     keys = ("completion_s", "connect_s", "transfer_s", "link_idle_s", "link_idle_gt_2ms_s",
             "events", "events_per_s", "idle_after_events_s", "median_detect_s",
             "median_dup_to_rexmit_s", "median_send_gap_s", "median_idle_after_s",
-            "median_release_s", "median_cwnd", "median_ssthresh", "departures_ce")
+            "median_release_s", "median_cwnd", "median_ssthresh", "departures_ce",
+            "mean_flight_segs", "rwnd_limited_share")
     print("| run | " + " | ".join(keys) + " |")
     print("|" + "---|" * (len(keys) + 1))
     for r in sorted(rows, key=lambda r: (r["cross"], r["config"], r["id"])):
@@ -308,7 +372,7 @@ def main(argv):
     for r in rows:
         cells.setdefault((r["cross"], r["config"]), []).append(r)
     ck = ("completion_s", "transfer_s", "link_idle_s", "events", "events_long_idle",
-          "long_idle_s", "median_release_s")
+          "long_idle_s", "median_release_s", "mean_flight_segs", "rwnd_limited_share")
     print()
     print("| cross | config | n | " + " | ".join("median " + k for k in ck) + " |")
     print("|" + "---|" * (len(ck) + 3))

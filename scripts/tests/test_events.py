@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0
+"""analysis/events.py: N's flight against the window it was offered."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "py"))
+
+from ecnproxy.analysis import events  # noqa: E402
+
+
+def seg(t, seq, ln):
+    return {"t": t, "seq": seq, "len": ln, "fl": 16, "ack": 0, "win": 0}
+
+
+def ack(t, a, win):
+    return {"t": t, "ack": a, "win": win, "len": 0, "fl": 16}
+
+
+def test_window_use_flight_and_limit():
+    # two segments of 1000 bytes in flight for 1 s, offered exactly two
+    # (edge at 2000): held back by the window the whole second; then the
+    # ACK opens 10 segments and one more segment goes out
+    data = [seg(0.0, 0, 1000), seg(0.0, 1000, 1000), seg(2.0, 2000, 1000)]
+    acks = [ack(-0.1, 0, 2000 >> 2), ack(1.0, 2000, 10000 >> 2)]
+    wu = events.window_use(data, acks, 2)
+    assert wu["smss"] == 1000
+    # flight 2 segments over [0, 1), 0 over [1, 2]
+    assert wu["mean_flight_segs"] == 1.0
+    assert wu["rwnd_limited_s"] == 1.0 and wu["rwnd_limited_share"] == 0.5
+
+
+def test_window_use_room_for_a_segment_is_not_limited():
+    data = [seg(0.0, 0, 1000), seg(1.0, 1000, 1000)]
+    acks = [ack(-0.1, 0, 3000)]
+    wu = events.window_use(data, acks, 0)
+    assert wu["rwnd_limited_s"] == 0 and wu["mean_flight_segs"] == 1.0
+
+
+def test_window_use_without_data():
+    assert events.window_use([], [ack(0, 0, 100)], 0) is None
+
+
+def test_syn_ack_wscale():
+    from ecnproxy.analysis import pcapread
+    opts = bytes([3, 3, 7, 0])          # window scale 7, then end of options
+    assert pcapread.tcp_options(opts).get("wscale") == 7
+    pk = (0.0, 0, "s", "d", 80, 5000, 0, 1, 0x12, 100, 0, opts)
+    assert events.syn_ack_wscale([pk], 80, 5000) == 7
+    assert events.syn_ack_wscale([pk], 80, 5001) == 0
