@@ -1142,8 +1142,10 @@ static void ecnp_clamp_note_n(struct ecnp_fsm *f, const struct ecnp_pkt *p)
  * ECNP_CLAMP_MAX_SEGS (there a loss costs N no more than CWR costs an
  * ECN sender: dupack's simulated loss takes over).  The clamp also ends
  * when a simulated loss starts (its hold sets the window N sees), when
- * the mode is switched, with phase 2, and when E acks all N has sent
- * while the clamp's room is less than ECNP_CLAMP_MIN_ROOM.  Only a
+ * the mode is switched, with phase 2, when E acks N's FIN (N sends
+ * nothing more, and E's data would carry the clamp to the end), and when
+ * E acks all N has sent while the clamp's room is less than
+ * ECNP_CLAMP_MIN_ROOM.  Only a
  * window larger than the clamp is edited, and never a SYN's or RST's.
  *
  * That last end keeps N from waiting for a window probe: smss is the
@@ -1167,7 +1169,8 @@ static u32 ecnp_clamp_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		return 0;
 	if (mode != ECNP_FB_DUPACK_RWND || (f->dflags & ECNP_DF_HOLD) ||
 	    (!before(p->ack, f->n_nxt) &&
-	     ecnp_win_shift(w, f->clamp_win) < ECNP_CLAMP_MIN_ROOM)) {
+	     ((f->flags & ecnp_fin_bit(!p->dir)) ||
+	      ecnp_win_shift(w, f->clamp_win) < ECNP_CLAMP_MIN_ROOM))) {
 		ecnp_clamp_off(f);
 		return 0;
 	}

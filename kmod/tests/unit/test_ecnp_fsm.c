@@ -6313,6 +6313,21 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), CLAMP);
 
+	/*
+	 * N's FIN: while E has not acked it the clamp stays; once E has,
+	 * N sends nothing more and the clamp ends (E's data would else carry
+	 * it to the connection's end)
+	 */
+	CTX("dupack-rwnd: E acks N's FIN: the end");
+	u = clamp_open(&fl, 0x7ffff000u);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), CLAMP);
+	EXPECT_R(n_send(&fl, FIN, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq - 1, 0, 0, 50000), CLAMP);
+	EXPECT(fl.f.clamp_win);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 50000), 0);
+	EXPECT_EQ(fl.f.clamp_win, 0);
+	EXPECT_R(e_send(&fl, 0, MSS, ECT0, fl.n_seq), CLR_ECN);
+
 	CTX("dupack-rwnd: the rounds across the sequence wrap");
 	u = clamp_open(&fl, 0xfffff800u);
 	ack = u + MSS;
