@@ -47,3 +47,20 @@ def test_syn_ack_wscale():
     pk = (0.0, 0, "s", "d", 80, 5000, 0, 1, 0x12, 100, 0, opts)
     assert events.syn_ack_wscale([pk], 80, 5000) == 7
     assert events.syn_ack_wscale([pk], 80, 5001) == 0
+
+
+def test_short_segments_leave_out_the_tail():
+    data = [seg(0, 0, 1000), seg(0, 1000, 48), seg(0, 1048, 1000), seg(0, 2048, 10)]
+    assert events.short_segments(data) == (1, 48)
+    assert events.short_segments([]) == (0, 0)
+
+
+def test_ack_delays():
+    # two segments leave E's side of the proxy at 0 and 0.001, depart the
+    # bottleneck at 0.002 and 0.004; E acks both at 0.010 (delayed)
+    de = [seg(0.0, 0, 1000), seg(0.001, 1000, 1000)]
+    db = [seg(0.002, 0, 1000), seg(0.004, 1000, 1000), seg(0.005, 0, 1000)]
+    ae = [ack(0.003, 0, 100), ack(0.010, 2000, 100)]
+    q, b = events.ack_delays(de, db, ae)
+    assert [round(x, 6) for x in q] == [0.002, 0.003]
+    assert [round(x, 6) for x in b] == [0.008, 0.006]

@@ -41,6 +41,13 @@ Definitions (the data connection is the one with most payload):
   mean flight    N's bytes in flight on N's side (highest sequence sent
                  less highest ACK received), time-weighted over N's first
                  to last data segment, in N's largest segments
+  short segs     N's data segments shorter than its largest (the last
+                 left out), and their share of its segments: a window
+                 that ends inside a segment makes N split one there
+  queue, e_ack   per segment's first transmission, the wait at the
+                 bottleneck (E's side of the proxy to the departure) and
+                 the time from the departure to E's first ACK covering it
+                 (propagation and E's delayed ACK): p50 and p90, in ms
   rwnd limited   the share of that time with data in flight and less than
                  a full segment of room below the window N was offered
                  (the latest ACK's, scaled by the SYN-ACK's shift): N held
@@ -237,6 +244,44 @@ def window_use(data_n, acks_n, wscale):
             "rwnd_limited_share": round(limited / span, 4) if span > 0 else None}
 
 
+def short_segments(data_n):
+    """N's data segments shorter than its largest, the last one left out
+    (the transfer's tail): -> (count, their bytes)."""
+    if not data_n:
+        return 0, 0
+    smss = max(d["len"] for d in data_n)
+    short = [d["len"] for d in data_n[:-1] if d["len"] < smss]
+    return len(short), sum(short)
+
+
+def quantile(xs, p):
+    xs = sorted(xs)
+    return xs[int(p * (len(xs) - 1))] if xs else None
+
+
+def ack_delays(data_e, data_b, acks_e):
+    """Where a round trip goes beyond the proxy: for each segment's first
+    transmission, its wait at the bottleneck (from E's side of the proxy,
+    data_e, to the bottleneck's departure, data_b) and the time from that
+    departure to the first ACK of E's (acks_e, on E's side) that covers
+    it: the propagation to E and back, plus E's delayed ACK.
+    -> (queue delays, ACK delays), in seconds."""
+    def first(ds):
+        m = {}
+        for d in ds:
+            m.setdefault((d["seq"], d["len"]), d["t"])
+        return m
+    fe, fb = first(data_e), first(data_b)
+    queue = [fb[k] - t for k, t in fe.items() if k in fb]
+    back, k = [], 0
+    for t, end in sorted((t, mod32(s + ln)) for (s, ln), t in fb.items()):
+        while k < len(acks_e) and (acks_e[k]["t"] < t or after(end, acks_e[k]["ack"])):
+            k += 1
+        if k < len(acks_e):
+            back.append(acks_e[k]["t"] - t)
+    return queue, back
+
+
 def longest_gap(times, t0, t1):
     ts = [t0] + [t for t in times if t0 <= t <= t1] + [t1]
     return max(b - a for a, b in zip(ts, ts[1:])) if len(ts) > 1 else None
@@ -303,8 +348,15 @@ def analyse_run(resdir, rec):
     out = {"id": rid, "config": rec["params"]["config"], "cross": rec["params"]["cross"],
            "completion_s": rec["completion_s"], "srtt": srtt,
            "connect_s": rec["transfer"]["conns"][0].get("connect_s")}
+    out["short_segs"], out["short_bytes"] = short_segments(data_n)
+    out["short_share"] = round(out["short_segs"] / len(data_n), 4) if data_n else None
     if bo:
         data_b, _ = split(bo, port, cport, upload)
+        qd, ad = ack_delays(data_e, data_b, acks_e)
+        for name, xs in (("queue", qd), ("e_ack", ad)):
+            for p in (0.5, 0.9):
+                v = quantile(xs, p)
+                out["%s_p%d_ms" % (name, p * 100)] = round(1e3 * v, 3) if v is not None else None
         idle = link_idle(data_b, rate)
         out["transfer_s"] = round(data_b[-1]["t"] - data_b[0]["t"], 4)
         out["link_idle_s"] = round(sum(g for _t, g in idle), 4)
@@ -362,7 +414,8 @@ def main(argv):
             "events", "events_per_s", "idle_after_events_s", "median_detect_s",
             "median_dup_to_rexmit_s", "median_send_gap_s", "median_idle_after_s",
             "median_release_s", "median_cwnd", "median_ssthresh", "departures_ce",
-            "mean_flight_segs", "rwnd_limited_share")
+            "mean_flight_segs", "rwnd_limited_share", "short_segs", "short_share",
+            "queue_p50_ms", "queue_p90_ms", "e_ack_p50_ms", "e_ack_p90_ms")
     print("| run | " + " | ".join(keys) + " |")
     print("|" + "---|" * (len(keys) + 1))
     for r in sorted(rows, key=lambda r: (r["cross"], r["config"], r["id"])):
@@ -372,7 +425,8 @@ def main(argv):
     for r in rows:
         cells.setdefault((r["cross"], r["config"]), []).append(r)
     ck = ("completion_s", "transfer_s", "link_idle_s", "events", "events_long_idle",
-          "long_idle_s", "median_release_s", "mean_flight_segs", "rwnd_limited_share")
+          "long_idle_s", "median_release_s", "mean_flight_segs", "rwnd_limited_share",
+          "short_share", "queue_p50_ms", "e_ack_p50_ms", "e_ack_p90_ms")
     print()
     print("| cross | config | n | " + " | ".join("median " + k for k in ck) + " |")
     print("|" + "---|" * (len(ck) + 3))

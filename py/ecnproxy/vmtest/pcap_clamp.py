@@ -27,9 +27,11 @@ changes, pairs with nothing).  Prints JSON:
   smss                 N's full-sized segment: its SYN's MSS less 12 bytes
                        of timestamps when both SYNs carry them
   clamp_segs           each clamped window in bytes over smss, as a
-                       sorted list of its distinct values (rounded up to
-                       E's units, so k segments show as a little over k)
+                       sorted list of its distinct values (rounded down
+                       to E's units, so k segments show as a little under
+                       k: by less than unit_segs)
   min_segs, max_segs   their least and largest
+  unit_segs            E's window unit (1 << wscale bytes) over smss
 
 Python 3 standard library only (analysis/pcapread.py).
 """
@@ -98,6 +100,7 @@ def compare(e_pcap, n_pcap, port):
     return {"paired": paired, "unpaired": unpaired, "clamped": clamped, "lowered": lowered,
             "raised": raised,
             "wscale": wscale, "smss": smss, "clamp_segs": sorted(segs),
+            "unit_segs": round((1 << wscale) / smss, 4) if smss else None,
             "min_segs": min(segs) if segs else None, "max_segs": max(segs) if segs else None}
 
 
