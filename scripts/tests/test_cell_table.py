@@ -102,3 +102,23 @@ def test_readme_blocks_match_their_data():
         found = cells.blocks(f.read())
     if found:
         assert cells.main(["--check", path, "--root", ROOT]) == 0
+
+
+def test_sessions_one_row_per_directory(tmp_path):
+    import json
+    for i, (r1, r3) in enumerate(((0.95, 1.04), (1.05, 1.07))):
+        d = tmp_path / ("s%d" % i)
+        write(d, [row("3", "srvecn+proxy", "bothecn", r3, r3 - 0.02, r3 + 0.02, cross="on"),
+                  row("1", "srvecn+proxy", "bothecn", r1, r1 - 0.01, r1 + 0.01, cross="on"),
+                  row("1", "srvecn+proxy+rwnd", "bothecn", 1.1, 1.0, 1.2, cross="on"),
+                  row("all", "srvecn+proxy", "bothecn", 1.0, 0.9, 1.1, cross="on")])
+        (d / "about.json").write_text(json.dumps({"commit": "abcdef0123%d" % i}))
+    out = cells.sessions([str(tmp_path / "s0"), str(tmp_path / "s1")], "upload").splitlines()
+    head = out[0]
+    # the plan's mode first, loads in numeric order, no pooled column
+    assert head.index("`srvecn+proxy / bothecn` load 1") < \
+        head.index("`srvecn+proxy / bothecn` load 3") < head.index("srvecn+proxy+rwnd")
+    assert "load all" not in head
+    assert out[2].startswith("| `s0` | abcdef01 | 0.95 [0.94, 0.96] | 1.04 [1.02, 1.06]")
+    assert out[3].startswith("| `s1` | abcdef01 | 1.05 [1.04, 1.06] | 1.07 [1.05, 1.09]")
+    assert cells.main(["--sessions", str(tmp_path / "nope")]) == 1

@@ -2,6 +2,7 @@
 """The README's per-cell tables, from a matrix directory's ratios.csv.
 
   scripts/ecnproxy cell-table RESULTS [--direction D] [--metric M] [--check FILE]
+  scripts/ecnproxy cell-table --sessions RESULTS... [--direction D] [--metric M]
 
 RESULTS is an analysed matrix directory (scripts/ecnproxy analyze): its
 ratios.csv, or one ratios.csv per added delay in RESULTS/delay-*ms/
@@ -29,6 +30,7 @@ this, so a README table cannot drift from its data).
 import argparse
 import csv
 import glob
+import json
 import os
 import re
 import sys
@@ -146,6 +148,41 @@ def render(results, directions=None, metric="completion_s"):
     return "\n".join(out) + "\n"
 
 
+def sessions(dirs, direction, metric="completion_s"):
+    """One row per directory (a guest session each): its commit (about.json,
+    else meta.json's), and per load each proxied configuration's ratio to
+    end-to-end ECN, so that sessions of one profile can be read side by
+    side (a cell that one session meets and another misses is not
+    decided by either)."""
+    per = []
+    for d in dirs:
+        rows = read_ratios(d)
+        commit = None
+        for name in ("about.json", "meta.json"):
+            path = os.path.join(d, name)
+            if os.path.exists(path) and commit is None:
+                with open(path) as f:
+                    commit = (json.load(f).get("commit") or None)
+        per.append((d, (commit or "?")[:8], rows))
+    keys = sorted({(k[0], k[3], k[4], k[5]) for _d, _c, rows in per for k in rows
+                   if k[1] == metric and k[2] == direction and k[6] == ECN
+                   and k[5] in (PROXY,) + MODES and k[4] != "all"},
+                  key=lambda k: (k[0] or 0, k[1] != "on", k[3] != PROXY, k[3],
+                                 k[2] == "series", int(k[2]) if k[2].isdigit() else 0))
+    head = ["session", "commit"] + ["%s`%s / %s` load %s%s" % (
+        "" if cross == "on" else "cross off, ", num, ECN, load,
+        "" if delay is None else ", %d ms" % delay) for delay, cross, load, num in keys]
+    out = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
+    for d, commit, rows in per:
+        cells = []
+        for delay, cross, load, num in keys:
+            r = rows.get((delay, metric, direction, cross, load, num, ECN))
+            cells.append(fmt_ratio(r) if r else "-")
+        out.append("| `%s` | %s | %s |" % (os.path.basename(os.path.normpath(d)), commit,
+                                          " | ".join(cells)))
+    return "\n".join(out) + "\n"
+
+
 def blocks(text):
     """[(results, args, start, end)] of the cell-table blocks of a file's
     lines (start: the BEGIN line's index, end: the END line's)."""
@@ -172,6 +209,8 @@ def parse(argv):
     p.add_argument("--metric", default="completion_s", choices=("completion_s", "transfer_s"))
     p.add_argument("--check", metavar="FILE")
     p.add_argument("--root", default=".", help="directory the blocks' paths are relative to")
+    p.add_argument("--sessions", nargs="+", metavar="RESULTS",
+                   help="one row per directory: its proxied ratios to bothecn per load")
     return p.parse_args(argv)
 
 
@@ -200,8 +239,15 @@ def main(argv=None):
     a = parse(sys.argv[1:] if argv is None else argv)
     if a.check:
         return check(a.check, a.root)
+    if a.sessions:
+        try:
+            sys.stdout.write(sessions(a.sessions, (a.direction or ["upload"])[0], a.metric))
+        except FileNotFoundError as e:
+            print("cell-table: %s" % e, file=sys.stderr)
+            return 1
+        return 0
     if not a.results:
-        print("cell-table: RESULTS or --check FILE", file=sys.stderr)
+        print("cell-table: RESULTS, --sessions RESULTS... or --check FILE", file=sys.stderr)
         return 2
     try:
         sys.stdout.write(render(a.results, a.direction, a.metric))
