@@ -54,7 +54,7 @@ CHECKPATCH_612 := $(CURDIR)/build/tools/checkpatch-6.12/scripts/checkpatch.pl
 CHECK_KVERS ?=
 KSRC := $(shell find $(KMOD) -name '*.[ch]' -not -name '*.mod.c' -not -path '*/tests/*' | sort)
 
-.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended vmtest-home hosttest slurmtest \
+.PHONY: all deps modules unit unit-cross cross check test vmtest vmtest-extended experiments-smoke vmtest-home hosttest slurmtest \
 	matrix fairness experiments bench-hook bench-hook-kernel bench-flows bench-lookup dkms-install dkms-remove \
 	kernel-patches install-man debugkernel debugtest clean help \
 	build-modules build-unit run-check
@@ -134,6 +134,18 @@ test: deps
 vmtest: deps
 	@$(SUBMAKE) build-modules
 	@UNIT=0 HOST=0 CROSS=0 scripts/run-tests
+
+# make experiments' pipeline end to end: the impair-smoke profile in one
+# guest and the effects it must show (scripts/matrix-selftest impair); not
+# in make test, for its time.  Its TAP goes to $(BUILD)/impair-smoke.tap,
+# its log to $(BUILD)/impair-smoke.log.
+## tests: make experiments' pipeline (impair-smoke profile)
+experiments-smoke: deps
+	@$(SUBMAKE) build-modules
+	@scripts/matrix-selftest impair | tee $(BUILD)/impair-smoke.tap; \
+	p=$$(grep -c '^ok' $(BUILD)/impair-smoke.tap); \
+	f=$$(grep -c '^not ok' $(BUILD)/impair-smoke.tap); \
+	echo "$$p passed, $$f failed"; [ "$$f" -eq 0 ] && [ "$$p" -gt 0 ]
 
 # The extended VM suite (vm-testbed/run-vm-tests.sh: what does not fit in
 # make test's time), alone in one guest; publish its log with

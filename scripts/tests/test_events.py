@@ -1,11 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """analysis/events.py: N's flight against the window it was offered."""
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "py"))
-
-from ecnproxy.analysis import events  # noqa: E402
+from ecnproxy.analysis import events
 
 
 def seg(t, seq, ln):
