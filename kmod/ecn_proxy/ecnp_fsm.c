@@ -317,7 +317,7 @@ static u32 ecnp_win_bytes(const struct ecnp_win *w)
 	return b ? b : 1;
 }
 
-/* Bytes (a SYN's window) in @w's units, rounded up. */
+/* Bytes (a SYN's window, a clamp) in @w's units, rounded up. */
 static u16 ecnp_win_units(const struct ecnp_win *w, u32 bytes)
 {
 	u32 sh = w->wflags & ECNP_WF_SCALED ? w->wscale : 0;
@@ -998,22 +998,18 @@ static bool ecnp_dupack_ready(const struct ecnp_fsm *f,
 
 /*
  * E's window field that lets N have @segs segments in flight beyond E's
- * ACK number: rounded down to E's units, so that the clamp's last segment
- * is a little short (by less than a unit, which ecnp_floor_ready() keeps
- * below a segment) and nothing follows it.  Rounded up, the window would
- * end just past N's last full segment, and N fills a window to its edge:
- * Linux splits a segment at it (tcp_mss_split_point(); with Nagle, once
- * no other short segment is unacked), so every round of the clamp would
- * carry a segment of a few bytes besides its full ones, and E's delayed
- * ACK would answer later (DUPACK.md, "dupack-rwnd").  At least 1.
+ * ACK number: rounded up to E's units (a window that ends inside a
+ * segment would hold N's last segment back); at least 1, as smss is.
+ * Neither rounding is exact with a scaled window: Linux fills a window to
+ * its edge (tcp_mss_split_point()), so rounded up N sends a segment of
+ * less than a unit after its full ones in many rounds, and rounded down
+ * its round's last segment is short and Nagle holds the next short one
+ * until it is acked: N sends less still (DUPACK.md, "Partial segments").
  */
 static u16 ecnp_clamp_units(const struct ecnp_fsm *f,
 			    const struct ecnp_win *w, u32 segs)
 {
-	u32 sh = w->wflags & ECNP_WF_SCALED ? w->wscale : 0;
-
-	return (u16)max_t(u32, min_t(u32, (segs * (u32)f->smss) >> sh,
-				     U16_MAX), 1);
+	return ecnp_win_units(w, segs * (u32)f->smss);
 }
 
 /*
@@ -1029,10 +1025,10 @@ static u16 ecnp_clamp_units(const struct ecnp_fsm *f,
  *  - with E's window scale known from the handshake (not a flow picked
  *    up mid-stream, whose windows are liberal): else the clamp's units
  *    would be wrong;
- *  - when E's window units are smaller than N's segments, which a window
- *    scale of 11 or more does not allow with a 1500-byte path (units of
- *    2 KiB and up): there the simulated loss (so that a clamp of k
- *    segments, rounded down to units, is more than k - 1);
+ *  - when the clamp is below three segments, which a window scale of 13
+ *    or 14 does not allow (units of 8-16 KiB): there the simulated loss
+ *    (so that E's units are less than a segment, and a clamp of k
+ *    segments is less than k + 1);
  *  - on an ACK that advances E's ACK number (an older one N ignores) and
  *    leaves some of N's data in flight: N is sending, not idle (see
  *    ecnp_clamp_step() for why the clamp ends when E has acked all);
@@ -1055,7 +1051,9 @@ static bool ecnp_floor_ready(const struct ecnp_fsm *f,
 	       ecnp_n_peak(f) <= ECNP_CLAMP_MAX_SEGS &&
 	       !(f->dflags & ECNP_DF_HOLD) &&
 	       !(w->wflags & ECNP_WF_LIBERAL) && after(f->n_nxt, p->ack) &&
-	       f->n_nxt - p->ack <= f->smss && ecnp_win_shift(w, 1) < f->smss;
+	       f->n_nxt - p->ack <= f->smss &&
+	       ecnp_win_shift(w, ecnp_clamp_units(f, w, ECNP_FLOOR_SEGS)) <
+	       (ECNP_FLOOR_SEGS + 1) * (u32)f->smss;
 }
 
 /* The clamp at @segs segments (E's window side is @w). */

@@ -6265,11 +6265,8 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
 	r = e_ack(&fl, ECE, fl.n_seq - MSS, 0, 0, 500);
 	EXPECT_R(r, CLR_ECE | CLAMP | ECNP_EV_CONG_SIGNAL);
-	/*
-	 * 2000 bytes in units of 128, rounded down: 15 (1920 bytes): N's
-	 * second segment 80 bytes short, and no third of 48 bytes after it
-	 */
-	EXPECT_EQ(edit_of(&fl, r).win, 15);
+	/* 2000 bytes in units of 128, rounded up: 16 (2048 bytes) */
+	EXPECT_EQ(edit_of(&fl, r).win, 16);
 
 	/*
 	 * E acks all N sent, and the clamp's room is less than a full
@@ -6351,19 +6348,16 @@ static void test_dupack_rwnd_floor_clamp(void **state)
 
 	/*
 	 * E's window scale unknown (a flow picked up mid-stream: liberal
-	 * windows), or one whose units are a segment or more (10: 1024
-	 * bytes, 14: 16 KiB, against segments of 1000), where a clamp
-	 * rounded down could hold less than one segment below its size:
-	 * the simulated loss
+	 * windows), or one that makes the clamp three segments or more
+	 * (14: units of 16 KiB): the simulated loss
 	 */
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 2; k++) {
 		CTX("dupack-rwnd: %s: the simulated loss",
-		    k == 2 ? "window scale 10" :
 		    k ? "window scale 14" : "liberal windows");
 		u = rwnd_flight(&fl, 1, 0x7ffff000u);
 		if (k) {
 			fl.f.win[B].wflags |= ECNP_WF_SCALED;
-			fl.f.win[B].wscale = k == 2 ? 10 : 14;
+			fl.f.win[B].wscale = 14;
 		} else {
 			fl.f.win[B].wflags |= ECNP_WF_LIBERAL;
 		}

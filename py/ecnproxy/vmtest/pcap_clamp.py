@@ -27,9 +27,9 @@ changes, pairs with nothing).  Prints JSON:
   smss                 N's full-sized segment: its SYN's MSS less 12 bytes
                        of timestamps when both SYNs carry them
   clamp_segs           each clamped window in bytes over smss, as a
-                       sorted list of its distinct values (rounded down
-                       to E's units, so k segments show as a little under
-                       k: by less than unit_segs)
+                       sorted list of its distinct values (rounded up to
+                       E's units, so k segments show as a little over k:
+                       by less than unit_segs)
   min_segs, max_segs   their least and largest
   unit_segs            E's window unit (1 << wscale bytes) over smss
 
