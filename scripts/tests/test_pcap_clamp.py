@@ -7,7 +7,7 @@ from ecnproxy.vmtest import pcap_clamp
 from test_pcapflow import C, CP, S, SP
 
 
-def capture(path, acks, wscale=7, mss=1460, ts=True):
+def capture(path, acks, wscale=7, mss=1460, ts=True, fin=False):
     """N's SYN (MSS, timestamps), E's SYN-ACK (window scale, timestamps),
     one data segment of N's, then E's ACKs: (ack, window field) each, the
     same TSval on both sides (the proxy leaves it)."""
@@ -18,6 +18,9 @@ def capture(path, acks, wscale=7, mss=1460, ts=True):
                                            options=[("WScale", wscale)] + o),
           Ether() / IP(src=C, dst=S) / TCP(sport=CP, dport=SP, flags="A", seq=101, ack=501)
           / (b"x" * 4000)]     # GRO-merged: not the segment size
+    if fin:     # N's FIN after its data: the sequence after it is 4102
+        pk.append(Ether() / IP(src=C, dst=S) / TCP(sport=CP, dport=SP, flags="FA", seq=4101,
+                                                   ack=501))
     for a, w in acks:
         pk.append(Ether() / IP(src=S, dst=C) / TCP(sport=SP, dport=CP, flags="A", seq=501,
                                                    ack=a, window=w))
@@ -46,3 +49,15 @@ def test_a_raised_window_and_no_timestamps(tmp_path):
     r = pcap_clamp.compare(str(e), str(n), SP)
     assert (r["clamped"], r["raised"], r["smss"]) == (0, 1, 1460)
     assert r["min_segs"] is None and r["clamp_segs"] == []
+
+
+def test_clamped_after_n_fin(tmp_path):
+    e, n = tmp_path / "e.pcap", tmp_path / "n.pcap"
+    # a clamped ACK of N's data before its FIN, and one of the FIN: only
+    # the second counts
+    capture(e, [(4101, 500), (4102, 500)], fin=True)
+    capture(n, [(4101, 23), (4102, 23)], fin=True)
+    r = pcap_clamp.compare(str(e), str(n), SP)
+    assert (r["clamped"], r["clamped_after_fin"]) == (2, 1)
+    capture(n, [(4101, 23), (4102, 500)], fin=True)
+    assert pcap_clamp.compare(str(e), str(n), SP)["clamped_after_fin"] == 0

@@ -29,7 +29,8 @@
 #     drops nothing; no other mode clamps;
 #   - dupack-rwnd's clamp on the wire (E's ACKs paired across the proxy):
 #     clamped windows of 2-8 of N's segments, no more than acks_clamped
-#     counted, and some seen whenever it counted any.
+#     counted, some seen whenever it counted any, and none once E has
+#     acked N's FIN.
 # make test runs it behind the home router with the two modes a router
 # admin sets, drop and the default dupack, and 1 MB each way (TB_MODES,
 # TB_MODES_BYTES, for time); the plain testbed's run, with all four and
@@ -156,22 +157,24 @@ run() {
 # The clamp on the wire: E's ACKs paired across the proxy
 # (ecnproxy.vmtest.pcap_clamp).  Clamped ones reach N with a window of the
 # emulated ECN sender's 2-8 segments of N's (rounded up to E's units), and
-# the captures show a clamp whenever the counter counted one, and no more
-# than it counted.  A larger window is not checked: an ACK of E's at the
+# the captures show a clamp whenever the counter counted one, no more
+# than it counted, and none on an ACK of N's FIN (the clamp ends there:
+# N sends nothing more).  A larger window is not checked: an ACK of E's at the
 # held number goes to N with the event's window (dupack's hold).
 check_clamp_on_wire() {
-	local tag=$1 epcap=$2 npcap=$3 cl=$4 out=$TB_OUT/$1.clamp.json pc lo hi up
+	local tag=$1 epcap=$2 npcap=$3 cl=$4 out=$TB_OUT/$1.clamp.json pc lo hi up af
 	RET=0
 	python3 -m ecnproxy.vmtest.pcap_clamp "$epcap" "$npcap" $XFER_PORT >"$out" ||
 		check_err 1 "pcap_clamp failed"
-	read -r pc lo hi up < <(jq -r '"\(.clamped) \(.min_segs) \(.max_segs) \(.raised)"' "$out")
+	read -r pc lo hi up af < <(jq -r '"\(.clamped) \(.min_segs) \(.max_segs) \(.raised) \(.clamped_after_fin)"' "$out")
+	[ "$af" = 0 ] || check_err 1 "$af of E's ACKs of N's FIN reached N clamped"
 	[ "$pc" -le "$cl" ] || check_err 1 "$pc clamped windows in the captures, acks_clamped only $cl"
 	if [ "$cl" -gt 0 ]; then
 		[ "$pc" -gt 0 ] || check_err 1 "acks_clamped $cl, but no smaller window in the captures"
 		[ "$pc" = 0 ] || awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo >= 2 && hi < 9) }' ||
 			check_err 1 "clamped windows of $lo-$hi segments, outside 2-8"
 	fi
-	log_test "$tag: the clamp on the wire: $pc of E's ACKs reached N with a smaller window (${lo}-${hi} segments of N's; acks_clamped $cl; $up larger: held ACKs carry the event's window)"
+	log_test "$tag: the clamp on the wire: $pc of E's ACKs reached N with a smaller window (${lo}-${hi} segments of N's; acks_clamped $cl; $af after N's FIN; $up larger: held ACKs carry the event's window)"
 }
 
 for mode in $modes; do

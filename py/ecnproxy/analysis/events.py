@@ -47,7 +47,8 @@ Definitions (the data connection is the one with most payload):
   queue, e_ack   per segment's first transmission, the wait at the
                  bottleneck (E's side of the proxy to the departure) and
                  the time from the departure to E's first ACK covering it
-                 (propagation and E's delayed ACK): p50 and p90, in ms
+                 (propagation and E's delayed ACK): the median and the
+                 nearest-rank 90th percentile, in ms
   rwnd limited   the share of that time with data in flight and less than
                  a full segment of room below the window N was offered
                  (the latest ACK's, scaled by the SYN-ACK's shift): N held
@@ -66,6 +67,7 @@ import statistics
 import sys
 
 from . import pcapread
+from .sack_rtt_scan import p50_p90
 
 ACK, ECE, CWR, SYN, FIN, RST = 16, 64, 128, 2, 1, 4
 # an event whose link idle exceeds this is a stall (E's delayed-ACK timer,
@@ -254,11 +256,6 @@ def short_segments(data_n):
     return len(short), sum(short)
 
 
-def quantile(xs, p):
-    xs = sorted(xs)
-    return xs[int(p * (len(xs) - 1))] if xs else None
-
-
 def ack_delays(data_e, data_b, acks_e):
     """Where a round trip goes beyond the proxy: for each segment's first
     transmission, its wait at the bottleneck (from E's side of the proxy,
@@ -354,9 +351,8 @@ def analyse_run(resdir, rec):
         data_b, _ = split(bo, port, cport, upload)
         qd, ad = ack_delays(data_e, data_b, acks_e)
         for name, xs in (("queue", qd), ("e_ack", ad)):
-            for p in (0.5, 0.9):
-                v = quantile(xs, p)
-                out["%s_p%d_ms" % (name, p * 100)] = round(1e3 * v, 3) if v is not None else None
+            for p, v in zip((50, 90), p50_p90(xs)):
+                out["%s_p%d_ms" % (name, p)] = round(1e3 * v, 3) if v is not None else None
         idle = link_idle(data_b, rate)
         out["transfer_s"] = round(data_b[-1]["t"] - data_b[0]["t"], 4)
         out["link_idle_s"] = round(sum(g for _t, g in idle), 4)

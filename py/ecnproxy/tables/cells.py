@@ -160,9 +160,9 @@ def sessions(dirs, direction, metric="completion_s"):
         commit = None
         for name in ("about.json", "meta.json"):
             path = os.path.join(d, name)
-            if os.path.exists(path) and commit is None:
+            if not commit and os.path.exists(path):
                 with open(path) as f:
-                    commit = (json.load(f).get("commit") or None)
+                    commit = json.load(f).get("commit")
         per.append((d, (commit or "?")[:8], rows))
     keys = sorted({(k[0], k[3], k[4], k[5]) for _d, _c, rows in per for k in rows
                    if k[1] == metric and k[2] == direction and k[6] == ECN

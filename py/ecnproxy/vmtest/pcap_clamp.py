@@ -28,10 +28,11 @@ changes, pairs with nothing).  Prints JSON:
                        of timestamps when both SYNs carry them
   clamp_segs           each clamped window in bytes over smss, as a
                        sorted list of its distinct values (rounded up to
-                       E's units, so k segments show as a little over k:
-                       by less than unit_segs)
+                       E's units, so k segments show as a little over k)
   min_segs, max_segs   their least and largest
-  unit_segs            E's window unit (1 << wscale bytes) over smss
+  clamped_after_fin    clamped segments of E's whose ACK number covers
+                       N's FIN: none should be (the clamp ends when E acks
+                       it; N sends nothing more)
 
 Python 3 standard library only (analysis/pcapread.py).
 """
@@ -51,9 +52,10 @@ def e_segments(pcap, port):
     """([((seq, ack, TSval), win) of each s2c segment after the handshake], E's
     window scale, N's full-sized segment payload: the MSS of N's SYN, less
     12 bytes when both SYNs carry timestamps; not the largest payload
-    captured, which GRO may have merged)."""
-    out, wscale, mss, ts = [], 0, 0, [False, False]
-    for (_t, _ecn, _src, _dst, sport, dport, seq, ack, flags, win, _plen,
+    captured, which GRO may have merged; the sequence number after N's
+    FIN, None without one)."""
+    out, wscale, mss, ts, fin = [], 0, 0, [False, False], None
+    for (_t, _ecn, _src, _dst, sport, dport, seq, ack, flags, win, plen,
          opts) in pcapread.read_segments(pcap):
         if port not in (sport, dport):
             continue
@@ -66,22 +68,24 @@ def e_segments(pcap, port):
             else:
                 wscale = o.get("wscale", 0)
             continue
+        if c2s and flags & 0x01:
+            fin = (seq + plen + 1) & 0xFFFFFFFF
         if not c2s:
             # E's TSval too: a held ACK (dupack) reaches N with another
             # ACK number, which alone could pair it with an earlier ACK
             # of E's at that number
             tsv = pcapread.tcp_options(opts).get("ts", (None,))[0]
             out.append(((seq, ack, tsv), win))
-    return out, min(wscale, 14), max(mss - (12 if all(ts) else 0), 0)
+    return out, min(wscale, 14), max(mss - (12 if all(ts) else 0), 0), fin
 
 
 def compare(e_pcap, n_pcap, port):
-    e_side, wscale, _ = e_segments(e_pcap, port)
-    n_side, _, smss = e_segments(n_pcap, port)
+    e_side, wscale, _, _ = e_segments(e_pcap, port)
+    n_side, _, smss, fin = e_segments(n_pcap, port)
     orig = collections.defaultdict(collections.deque)
     for key, win in e_side:
         orig[key].append(win)
-    paired = unpaired = clamped = lowered = raised = 0
+    paired = unpaired = clamped = lowered = raised = after_fin = 0
     segs = set()
     for key, win in n_side:
         q = orig.get(key)
@@ -93,6 +97,8 @@ def compare(e_pcap, n_pcap, port):
         if win < w0 and (win << wscale) < CEILING * smss:
             clamped += 1
             segs.add(round((win << wscale) / smss, 2))
+            if fin is not None and ((key[1] - fin) & 0xFFFFFFFF) < 0x80000000:
+                after_fin += 1
         elif win < w0:
             lowered += 1
         elif win > w0:
@@ -100,7 +106,7 @@ def compare(e_pcap, n_pcap, port):
     return {"paired": paired, "unpaired": unpaired, "clamped": clamped, "lowered": lowered,
             "raised": raised,
             "wscale": wscale, "smss": smss, "clamp_segs": sorted(segs),
-            "unit_segs": round((1 << wscale) / smss, 4) if smss else None,
+            "clamped_after_fin": after_fin,
             "min_segs": min(segs) if segs else None, "max_segs": max(segs) if segs else None}
 
 
