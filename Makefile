@@ -207,7 +207,7 @@ kernel-patches: deps
 
 # The throughput matrix (docs/testbed.md): PROFILE=quick (default), paper,
 # paper-drop, aa-upload, ackclock, thesis, smoke (scripts/profiles/*.json),
-# FEEDBACK=none|drop|dupack|dupack-rwnd (default: the module's), KEEP_PCAPS=1,
+# FEEDBACK=none|drop|dupack|dupack-rwnd|dupack-fast (default: the module's), KEEP_PCAPS=1,
 # MATRIX_OUT=DIR; an interrupted matrix resumes.  SHARD=i/N runs one shard,
 # JOBS=n n guests side by side, SUBMIT=slurm SHARDS=N a Slurm job array
 # (also for fairness and experiments; docs/testbed.md).

@@ -154,6 +154,8 @@ struct tcpfwd_flowtab {
 	atomic_t count;		/* flows in the table, or about to be */
 	size_t flow_size;	/* the user's struct, tcpfwd_flow first */
 	struct kmem_cache *cache;	/* or NULL: kmalloc() */
+	/* the user's flow_free (struct tcpfwd_ops), or NULL */
+	void (*flow_free)(struct tcpfwd_flow *f);
 	struct rhashtable_iter gc_iter;	/* the collector's place */
 	bool gc_walking;	/* gc_iter is entered */
 };
@@ -332,6 +334,12 @@ struct tcpfwd_ops {
 	void (*stats_show)(struct seq_file *seq, struct tcpfwd_net *tn);
 	/* optional: the collector unlinked @f (under f->lock, f->dead set) */
 	void (*flow_gone)(struct tcpfwd_net *tn, struct tcpfwd_flow *f);
+	/*
+	 * optional: @f is freed without passing the collector (the table is
+	 * destroyed, or a flow lost the race to be added): free what it
+	 * holds.  No packet path can reach it.
+	 */
+	void (*flow_free)(struct tcpfwd_flow *f);
 };
 
 /* One user module in one network namespace; embedded in its pernet data. */

@@ -23,6 +23,7 @@ int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size,
 	atomic_set(&t->count, 0);
 	t->flow_size = flow_size;
 	t->cache = cache;
+	t->flow_free = NULL;
 	t->gc_walking = false;
 	return rhashtable_init(&t->ht, &tcpfwd_ht_params);
 }
@@ -31,6 +32,8 @@ static void tcpfwd_flow_free(void *ptr, void *arg)
 {
 	struct tcpfwd_flowtab *t = arg;
 
+	if (t->flow_free)
+		t->flow_free(ptr);
 	if (t->cache)
 		kmem_cache_free(t->cache, ptr);
 	else

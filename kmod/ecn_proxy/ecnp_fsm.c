@@ -1683,6 +1683,48 @@ static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
 }
 
 /*
+ * dupack-fast: N's retransmission of L when E has acked everything N had
+ * sent before it (ECNP_PF_STASHED: the plumbing holds E's ACK of
+ * f->n_nxt).  Trimmed (ecnp_rexmit_trim()), the copy's byte reaches E
+ * behind N's later segments and E's answer ends the hold a round trip
+ * later: at Linux's floor of two segments N spends that round trip with
+ * one segment of new data in flight beside the retransmission, where an
+ * ECN sender keeps two (DUPACK.md, "dupack-fast").  E's ACK is already at
+ * the proxy, so it answers the retransmission itself: the copy is dropped
+ * and E's ACK goes to N in its place, its TSecr cleared (an echo older
+ * than the retransmission would undo N's reduction, and a TSecr of 0
+ * gives N no RTT sample from it).  N sees everything up to its recovery
+ * point acknowledged and leaves recovery with cwnd = ssthresh; E never
+ * sees a duplicate, so no D-SACK follows.  With SACK only: without it the
+ * copy is dropped whole as before (ecnp_rexmit_trim()).
+ */
+static bool ecnp_rexmit_release(const struct ecnp_fsm *f,
+				const struct ecnp_pkt *p,
+				enum ecnp_feedback mode)
+{
+	return mode == ECNP_FB_DUPACK_FAST && ecnp_sack_ok(f) &&
+	       (p->pflags & ECNP_PF_STASHED) && f->e_ack == f->n_nxt;
+}
+
+/*
+ * dupack-fast: an E->N ACK held in a simulated loss before N's
+ * retransmission that acks all N has sent, and nothing else: a pure ACK
+ * without SACK blocks (E has no hole; a D-SACK would undo N's reduction)
+ * and no gap in N's stream at the proxy.  The plumbing keeps a copy of it
+ * (ECNP_ACT_STASH) for ecnp_rexmit_release().
+ */
+static bool ecnp_stash_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
+			  enum ecnp_feedback mode)
+{
+	return mode == ECNP_FB_DUPACK_FAST && ecnp_sack_ok(f) &&
+	       ecnp_fsm_stash_wanted(f) && !p->len &&
+	       (p->flags & (ECNP_TCP_ACK | ECNP_TCP_FIN | ECNP_TCP_SYN |
+			    ECNP_TCP_RST)) == ECNP_TCP_ACK &&
+	       !(p->opt & (ECNP_OPT_SACK | ECNP_OPT_DSACK)) &&
+	       p->ack == f->n_nxt && !(f->dflags & ECNP_DF_GAP);
+}
+
+/*
  * With SACK, N retransmits a segment X above L after its suppressed
  * retransmission of L (RACK took X for lost: reordering behind the
  * proxy).  A held ACK that shows X SACKed while L is not acked makes RACK
@@ -1986,6 +2028,8 @@ static u32 ecnp_e_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	if (p->ecn == ECNP_ECN_CE && p->len)
 		echo = true;
 	act = ecnp_e_signal(f, p, mode, advanced, &signal, act);
+	if ((act & ECNP_ACT_HOLD_ACK) && ecnp_stash_ok(f, p, mode))
+		act |= ECNP_ACT_STASH;
 	f->state = ecnp_p2_state(echo, signal);
 	clamp = ecnp_clamp_step(f, p, mode);
 	if (act & ECNP_ACT_DROP)
@@ -2044,6 +2088,13 @@ static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->hold_end = f->n_nxt;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
+		if (ecnp_rexmit_release(f, p, mode)) {
+			/* E's ACK of hold_end goes to N now: the hold ends */
+			f->dflags &= ~ECNP_DF_HOLD;
+			*ret = ECNP_ACT_DROP | ECNP_ACT_STASH |
+			       ECNP_EV_REXMIT_SUPPRESSED;
+			return true;
+		}
 		*ret = ecnp_rexmit_trim(f, p, mode);
 		return true;
 	}

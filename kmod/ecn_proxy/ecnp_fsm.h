@@ -59,6 +59,11 @@ enum ecnp_dir {
 					 * segmentation failed): it must not
 					 * be dropped whole
 					 */
+#define ECNP_PF_STASHED		0x02	/* dupack-fast: the plumbing holds a
+					 * copy of E's ACK of everything N
+					 * has sent (f->n_nxt): see
+					 * ECNP_ACT_STASH
+					 */
 
 /* What the plumbing observed on one segment (or one GSO/GRO packet). */
 struct ecnp_pkt {
@@ -89,12 +94,18 @@ enum ecnp_feedback {
 				  * segments a window clamp instead of a
 				  * loss (ecnp_floor_ready())
 				  */
+	ECNP_FB_DUPACK_FAST = 4, /* dupack, but when E has acked all N had
+				  * sent, N's retransmission of L is
+				  * answered at once with E's ACK of it
+				  * (ecnp_rexmit_release())
+				  */
 };
 
 /* The dupack modes: a simulated loss (with a window clamp at the floor). */
 static inline bool ecnp_fb_dupack(enum ecnp_feedback mode)
 {
-	return mode == ECNP_FB_DUPACK || mode == ECNP_FB_DUPACK_RWND;
+	return mode == ECNP_FB_DUPACK || mode == ECNP_FB_DUPACK_RWND ||
+	       mode == ECNP_FB_DUPACK_FAST;
 }
 
 /*
@@ -427,6 +438,15 @@ struct ecnp_conn_id {
  * (f->clamp_win, ecnp_floor_ready()): the window field alone is edited.
  */
 #define ECNP_ACT_CLAMP_WIN	0x00004000
+/*
+ * dupack-fast.  On an E->N ACK held in a simulated loss: keep a copy of it
+ * as E sent it (after the flag edits, before the hold's edits; it acks
+ * all N has sent), and tell the state machine so with ECNP_PF_STASHED on
+ * N's segments.  On N's retransmission of L, with ECNP_ACT_DROP: send that
+ * copy to N in its place, its TSecr cleared (ecnp_rexmit_release()); if
+ * there is none, trim the retransmission as ECNP_ACT_TRIM would.
+ */
+#define ECNP_ACT_STASH		0x00008000
 #define ECNP_ACT_MASK		0x0000ffff
 /* the header flag / ECN field edits, and the dupack ACK edits */
 #define ECNP_ACT_FLAG_EDITS	0x0000003f
@@ -588,6 +608,15 @@ static inline bool ecnp_fsm_wants_opts(const struct ecnp_fsm *f,
 	return ecnp_fb_dupack(mode) &&
 	       ((flags & ECNP_TCP_ECE) || f->state == ECNP_S_DUPACK ||
 		f->state == ECNP_S_ECE_DUPACK);
+}
+
+/*
+ * dupack-fast: a copy of E's ACK is of use while a simulated loss waits for
+ * N's retransmission of L; the plumbing frees one kept past that.
+ */
+static inline bool ecnp_fsm_stash_wanted(const struct ecnp_fsm *f)
+{
+	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD;
 }
 
 /* Roles are decided and the proxy plays N's part toward E. */

@@ -122,6 +122,9 @@ MODULE_PARM_DESC(enable_init_net,
 
 #define ECNP_FB_SLOTS		256
 #define ECNP_FB_NAME_MAX	16
+/* dupack-fast: ACK copies per netns at most, and their headroom */
+#define ECNP_STASH_MAX		1024
+#define ECNP_STASH_HEADROOM	128
 /* proxied connections whose flow expired, remembered for pickup */
 #define ECNP_TOMB_SECS		432000	/* conntrack's established timeout */
 
@@ -171,6 +174,7 @@ enum ecnp_stat {
 	ECNP_STAT_FLOWS_CT_MARKED,
 	ECNP_STAT_SIGNALS_WITHDRAWN,
 	ECNP_STAT_ACKS_CLAMPED,
+	ECNP_STAT_REXMIT_ANSWERED,
 	ECNP_STAT_NR,
 };
 
@@ -220,6 +224,7 @@ static const char * const ecnp_stat_names[ECNP_STAT_NR] = {
 	[ECNP_STAT_FLOWS_CT_MARKED]		= "flows_ct_marked",
 	[ECNP_STAT_SIGNALS_WITHDRAWN]		= "signals_withdrawn",
 	[ECNP_STAT_ACKS_CLAMPED]		= "acks_clamped",
+	[ECNP_STAT_REXMIT_ANSWERED]		= "rexmit_answered",
 };
 
 static const char * const ecnp_fb_names[] = {
@@ -227,6 +232,7 @@ static const char * const ecnp_fb_names[] = {
 	[ECNP_FB_DROP]		= "drop",
 	[ECNP_FB_DUPACK]	= "dupack",
 	[ECNP_FB_DUPACK_RWND]	= "dupack-rwnd",
+	[ECNP_FB_DUPACK_FAST]	= "dupack-fast",
 };
 
 /*
@@ -273,6 +279,8 @@ struct ecnp_net {
 	u32 fb_seed;
 	struct ecnp_fb_slot fb[ECNP_FB_SLOTS];
 
+	atomic_t stashed;		/* dupack-fast: flows' ACK copies */
+
 	spinlock_t tomb_lock;		/* protects *tombs (hints read without) */
 	struct mutex tomb_mutex;	/* serialises replacing it */
 	struct ecnp_tomb_tab __rcu *tombs;
@@ -289,8 +297,9 @@ struct ecnp_flow_counters {
 };
 
 /*
- * Per-flow state: the shared flow header, the FSM and counters; 208 bytes
- * on x86-64, from the module's own slab cache (see struct ecnp_fsm).
+ * Per-flow state: the shared flow header, the FSM, counters and
+ * dupack-fast's ACK copy; 216 bytes on x86-64, from the module's own slab
+ * cache (see struct ecnp_fsm).
  */
 struct ecnp_flow {
 	struct tcpfwd_flow base;	/* base.fast: decided and not closed */
@@ -302,15 +311,18 @@ struct ecnp_flow {
 	bool offloaded;		/* seen offloaded in phase 2 (counted once) */
 	bool stepped;		/* its first segment was stepped */
 	struct ecnp_flow_counters cnt;
+	struct sk_buff *stash;	/* dupack-fast: a copy of E's ACK of all N
+				 * had sent, or NULL (ecnp_stash_keep())
+				 */
 };
 
 /*
- * docs/design.md: 208 bytes on x86-64 and arm64, 188-192 on 32-bit arm,
+ * docs/design.md: 216 bytes on x86-64 and arm64, 192-196 on 32-bit arm,
  * without lock debugging (which grows the header's spinlock); a flow and
  * its share of the table's buckets (27 bytes at the most) within 256.
  */
 #if !defined(CONFIG_DEBUG_SPINLOCK) && !defined(CONFIG_DEBUG_LOCK_ALLOC)
-static_assert(sizeof(struct ecnp_flow) <= (BITS_PER_LONG == 64 ? 208 : 192),
+static_assert(sizeof(struct ecnp_flow) <= (BITS_PER_LONG == 64 ? 216 : 196),
 	      "struct ecnp_flow: the size docs/design.md gives");
 static_assert(sizeof(struct ecnp_flow) + 27 <= 256,
 	      "struct ecnp_flow: a flow within 256 bytes");
@@ -324,7 +336,7 @@ struct ecnp_flow_view {
 };
 
 static unsigned int ecnp_net_id __read_mostly;
-/* 188-208 B: kmalloc-256 where 6.1 has no kmalloc-192 (arm64, ath79) */
+/* 192-216 B: kmalloc-256 where 6.1 has no kmalloc-192 (arm64, ath79) */
 static struct kmem_cache *ecnp_flow_cache __read_mostly;
 
 static struct ecnp_net *ecnp_pernet(const struct net *net)
@@ -495,6 +507,23 @@ static void ecnp_tomb_forget(struct ecnp_net *en,
 	spin_unlock_bh(&en->tomb_lock);
 }
 
+/* An ACK copy of dupack-fast that is not sent: freed and uncounted. */
+static void ecnp_stash_free(struct ecnp_net *en, struct sk_buff *skb)
+{
+	if (!skb)
+		return;
+	atomic_dec(&en->stashed);
+	consume_skb(skb);
+}
+
+/* the table is destroyed: no packet path reaches @f, no count to keep */
+static void ecnp_flow_free(struct tcpfwd_flow *f)
+{
+	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
+
+	consume_skb(ef->stash);
+}
+
 /* the collector unlinked @f (under f->lock) */
 static void ecnp_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
@@ -502,6 +531,8 @@ static void ecnp_flow_gone(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
 	struct ecnp_conn_id id;
 
+	ecnp_stash_free(en, ef->stash);
+	ef->stash = NULL;
 	if (!ecnp_fsm_in_phase2(&ef->fsm) || ef->closed)
 		return;
 	/* a connection still open: half-ECN if it wakes up unrecognised */
@@ -1146,7 +1177,25 @@ struct ecnp_step {
 	u32 ret;			/* ECNP_ACT_* | ECNP_EV_* */
 	struct ecnp_ack_edit edit;	/* with ECNP_ACT_ACK_EDITS */
 	struct ecnp_pkt ep;		/* the segment as stepped */
+	struct sk_buff *stash;		/* the flow's ACK copy, taken out
+					 * once no longer wanted (or NULL)
+					 */
 };
+
+/*
+ * Under the flow's lock, after a step: dupack-fast's copy of E's ACK once
+ * the simulated loss no longer waits for N's retransmission goes to @st,
+ * to be sent in that retransmission's place (ECNP_ACT_STASH with
+ * ECNP_ACT_DROP) or freed (ecnp_act()).
+ */
+static inline void ecnp_stash_detach(struct ecnp_flow *ef,
+				     struct ecnp_step *st)
+{
+	if (unlikely(ef->stash) && !ecnp_fsm_stash_wanted(&ef->fsm)) {
+		st->stash = ef->stash;
+		ef->stash = NULL;
+	}
+}
 
 /*
  * Under the flow's lock, after a step: the ACK edits, the counters, the
@@ -1219,9 +1268,14 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	 * _bh only after an NFQUEUE verdict, when nf_reinject() runs the rest
 	 * of the FORWARD hooks in process context (tcpfwd_flow_lock()).
 	 */
+	st->stash = NULL;
 	if (!tcpfwd_flow_lock_live(&ef->base, &bh))
 		return false;
 	ecnp_fill_pkt(ef, skb, p, mode, ep);
+	/* dupack-fast: the copy kept acks all N has sent */
+	if (unlikely(ef->stash) &&
+	    ntohl(tcp_hdr(ef->stash)->ack_seq) == ef->fsm.n_nxt)
+		ep->pflags |= ECNP_PF_STASHED;
 	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, ep, mode)) {
 		if (may_segment && !tcpfwd_bridged(skb)) {
 			*segment = true;
@@ -1241,6 +1295,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 		st->ret = ecnp_fsm_step(&ef->fsm, ep, mode, false);
 		if (!ecnp_step_steady(en, ef, skb, p, st->ret))
 			ecnp_step_tail(en, ef, skb, p, st, true, was_state);
+		ecnp_stash_detach(ef, st);
 		tcpfwd_flow_unlock(&ef->base, bh);
 		return true;
 	}
@@ -1262,6 +1317,7 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	was_state = first ? ECNP_S_INIT : ef->fsm.state;
 	st->ret = ecnp_fsm_step(&ef->fsm, ep, mode, no_upgrade);
 	ecnp_step_tail(en, ef, skb, p, st, was_p2, was_state);
+	ecnp_stash_detach(ef, st);
 	tcpfwd_flow_unlock(&ef->base, bh);
 	return true;
 }
@@ -1348,6 +1404,119 @@ static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
 	return NF_ACCEPT;
 }
 
+/*
+ * dupack-fast, ECNP_ACT_STASH on an E->N ACK held in a simulated loss (it
+ * acks all N has sent): keep a copy of it, ECE already cleared, before
+ * the hold's edits, in place of the flow's last one.  Its route is not
+ * kept (a route holds its device: a flow gone quiet in a hold would keep
+ * an interface from going away); ecnp_stash_send() looks it up again.  At
+ * most ECNP_STASH_MAX per netns; not for a bridged or GSO packet.  What
+ * could not be kept is counted in edit_failed, and N's retransmission is
+ * then trimmed as in dupack.
+ */
+static void ecnp_stash_keep(struct ecnp_net *en, struct ecnp_flow *ef,
+			    const struct sk_buff *skb,
+			    const struct tcpfwd_pkt *p)
+{
+	struct sk_buff *copy, *old = NULL;
+	bool bh;
+
+	if (tcpfwd_bridged(skb) || skb_is_gso(skb))
+		return;
+	if (atomic_inc_return(&en->stashed) > ECNP_STASH_MAX) {
+		atomic_dec(&en->stashed);
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		return;
+	}
+	copy = skb_copy_expand(skb, min_t(int, skb_headroom(skb),
+					  ECNP_STASH_HEADROOM), 0, GFP_ATOMIC);
+	if (!copy) {
+		atomic_dec(&en->stashed);
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+		return;
+	}
+	skb_dst_drop(copy);
+	skb_set_transport_header(copy, p->thoff);
+	if (tcpfwd_flow_lock_live(&ef->base, &bh)) {
+		/* N's retransmission may have come on another CPU since */
+		if (ecnp_fsm_stash_wanted(&ef->fsm) &&
+		    ntohl(p->th.ack_seq) == ef->fsm.n_nxt) {
+			old = ef->stash;
+			ef->stash = copy;
+			copy = NULL;
+		}
+		tcpfwd_flow_unlock(&ef->base, bh);
+	}
+	ecnp_stash_free(en, old);
+	ecnp_stash_free(en, copy);
+}
+
+/*
+ * Make dupack-fast's copy of E's ACK ready to go to N from the hook of N's
+ * retransmission (@state): its TSecr cleared (ecnp_rexmit_release() in
+ * ecnp_fsm.c), a route to N looked up as for a locally sent packet
+ * (nf_route(): by destination and mark), and E's side as the device it
+ * came in on, as POSTROUTING would see it.
+ */
+static int ecnp_stash_ready(struct sk_buff *ack,
+			    const struct nf_hook_state *state)
+{
+	struct tcphdr *th = tcp_hdr(ack);
+	unsigned int olen = th->doff * 4 - sizeof(*th);
+	struct dst_entry *dst = NULL;
+	u32 tsval, tsecr, diff = 0;
+	struct flowi fl;
+
+	/* a private, linear copy (skb_copy_expand()) */
+	if (tcpfwd_opt_get_ts((u8 *)(th + 1), olen, &tsval, &tsecr) == 1 &&
+	    tsecr &&
+	    tcpfwd_opt_set_ts((u8 *)(th + 1), olen, tsval, 0, &diff) == 1) {
+		tcpfwd_th_csum_diff(ack, th, diff);
+		if (ack->ip_summed == CHECKSUM_COMPLETE)
+			ack->ip_summed = CHECKSUM_NONE;
+	}
+	memset(&fl, 0, sizeof(fl));
+	if (state->pf == NFPROTO_IPV4) {
+		fl.u.ip4.daddr = ip_hdr(ack)->daddr;
+		fl.u.ip4.flowi4_mark = ack->mark;
+	} else {
+		fl.u.ip6.daddr = ipv6_hdr(ack)->daddr;
+		fl.u.ip6.flowi6_mark = ack->mark;
+	}
+	if (nf_route(state->net, &dst, &fl, false, state->pf) || !dst)
+		return -EHOSTUNREACH;
+	skb_dst_set(ack, dst);
+	ack->dev = state->out;
+	return 0;
+}
+
+/*
+ * dupack-fast, ECNP_ACT_STASH with ECNP_ACT_DROP on N's retransmission of
+ * L: E's ACK of everything N had sent goes to N in its place (the state
+ * machine ended the hold).  Without a copy (not kept, or no route), the
+ * retransmission is trimmed as ECNP_ACT_TRIM does and E's answer to its
+ * byte acks it: the hold's end comes a round trip later, as in dupack.
+ */
+static unsigned int ecnp_stash_send(struct ecnp_net *en, struct sk_buff *skb,
+				    const struct nf_hook_state *state,
+				    const struct tcpfwd_pkt *p,
+				    struct sk_buff *ack)
+{
+	if (ack && !tcpfwd_bridged(skb) && !ecnp_stash_ready(ack, state)) {
+		atomic_dec(&en->stashed);
+		ecnp_count(en, ECNP_STAT_REXMIT_ANSWERED);
+		tcpfwd_pass_on(ack, state);
+		return NF_DROP;
+	}
+	ecnp_stash_free(en, ack);
+	ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	if (ecnp_trim_payload(skb, p))
+		return NF_DROP;
+	if (p->ecn == INET_ECN_NOT_ECT && tcpfwd_set_ecn(skb, p, INET_ECN_ECT_0))
+		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
+	return NF_ACCEPT;
+}
+
 /* Apply a step to the packet: drop, edit, or send it on with duplicates. */
 static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 			     struct sk_buff *skb,
@@ -1359,6 +1528,11 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	bool flags_done = true;
 	unsigned int verdict = NF_ACCEPT, shown = 0;
 
+	/* dupack-fast: the ACK copy goes in place of N's retransmission */
+	if (unlikely(ret & ECNP_ACT_STASH) && (ret & ECNP_ACT_DROP))
+		return ecnp_stash_send(en, skb, state, p, st->stash);
+	if (unlikely(st->stash))
+		ecnp_stash_free(en, st->stash);
 	/* most steps: nothing to do, or N's new data's ECT(0) alone */
 	switch (ret & (ECNP_ACT_MASK | ECNP_EV_SYN_FALLBACK)) {
 	case 0:
@@ -1383,6 +1557,9 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 		flags_done = false;
 	}
+	/* E's ACK as N is to see it after the hold: before the hold's edits */
+	if ((ret & ECNP_ACT_STASH) && flags_done)
+		ecnp_stash_keep(en, ef, skb, p);
 	if (ret & ECNP_ACT_ACK_EDITS)
 		verdict = ecnp_act_acks(en, skb, state, p, st, &shown);
 	ecnp_complete(ef, st, flags_done, shown);
@@ -1631,7 +1808,7 @@ static int ecnp_proc_feedback(tcpfwd_ctl_table_const struct ctl_table *table,
 	mode = match_string(ecnp_fb_names, ARRAY_SIZE(ecnp_fb_names),
 			    strim(val));
 	if (mode < 0) {
-		pr_info_ratelimited("net.ecn_proxy.feedback: rejected '%s': must be none, drop, dupack or dupack-rwnd\n",
+		pr_info_ratelimited("net.ecn_proxy.feedback: rejected '%s': must be none, drop, dupack, dupack-rwnd or dupack-fast\n",
 				    val);
 		return -EINVAL;
 	}
@@ -1918,6 +2095,7 @@ static const struct tcpfwd_ops ecnp_tcpfwd_ops = {
 	.flow_show	= ecnp_flow_show,
 	.flows_mode	= 0440,
 	.flow_gone	= ecnp_flow_gone,
+	.flow_free	= ecnp_flow_free,
 };
 
 /*
@@ -1934,6 +2112,7 @@ static void ecnp_net_defaults(struct ecnp_net *en)
 	 * queue (DUPACK.md, "Which mode")
 	 */
 	en->feedback = ECNP_FB_DUPACK;
+	atomic_set(&en->stashed, 0);
 	en->max_flows = ecnp_limit_default(en, &init_en->max_flows,
 					   tcpfwd_default_max_flows());
 	/*

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The four feedback modes on the wire, IPv4 and IPv6, on the plain
+# The five feedback modes on the wire, IPv4 and IPv6, on the plain
 # testbed and (tb-variant home) behind the home router's NAT and fw4
 # firewall (issue 10: the proxy must work unchanged there, in every mode).
 # The non-ECN client N and the ECN server E exchange TB_MODES_BYTES each
@@ -26,14 +26,16 @@
 #     segments; dupack signals events with injected duplicate ACKs and
 #     drops nothing; dupack-rwnd does as dupack above the floor of two
 #     segments (its clamps at the floor are counted, acks_clamped) and
-#     drops nothing; no other mode clamps;
+#     drops nothing; no other mode clamps; dupack-fast does as dupack,
+#     and N's retransmissions it answered with E's ACK (rexmit_answered)
+#     are some of those suppressed; no other mode answers one;
 #   - dupack-rwnd's clamp on the wire (E's ACKs paired across the proxy):
 #     clamped windows of 2-8 of N's segments, no more than acks_clamped
 #     counted, some seen whenever it counted any, and none once E has
 #     acked N's FIN.
 # make test runs it behind the home router with the two modes a router
 # admin sets, drop and the default dupack, and 1 MB each way (TB_MODES,
-# TB_MODES_BYTES, for time); the plain testbed's run, with all four and
+# TB_MODES_BYTES, for time); the plain testbed's run, with all five and
 # 1.5 MB, is in the extended suite.
 # tb-suite: extended
 # tb-make-test: second-kernel
@@ -42,7 +44,7 @@ set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 trap tb_cleanup EXIT
 tb_knob_int bytes TB_MODES_BYTES 1500000 1
-tb_knob_list modes TB_MODES none,drop,dupack,dupack-rwnd 'none|drop|dupack|dupack-rwnd' "feedback modes"
+tb_knob_list modes TB_MODES none,drop,dupack,dupack-rwnd,dupack-fast 'none|drop|dupack|dupack-rwnd|dupack-fast' "feedback modes"
 require_cmd tcpdump jq python3
 
 tb_proxy_load
@@ -60,7 +62,7 @@ expect_hs() {
 }
 
 declare -A c0 c1
-STATS="congestion_events segs_dropped dupacks_injected acks_held rexmit_suppressed acks_clamped"
+STATS="congestion_events segs_dropped dupacks_injected acks_held rexmit_suppressed acks_clamped rexmit_answered"
 
 run() {
 	local mode=$1 fam=$2 tag=$1-v$2 n e attempt k err
@@ -123,7 +125,8 @@ run() {
 	RET=0
 	local ev=${c0[congestion_events]} dr=${c0[segs_dropped]} inj=${c0[dupacks_injected]}
 	local held=${c0[acks_held]} sup=${c0[rexmit_suppressed]} cl=${c0[acks_clamped]}
-	log_info "$tag: congestion events $ev, segments dropped $dr, duplicate ACKs injected $inj, ACKs held $held, retransmissions suppressed $sup, ACKs clamped $cl"
+	local ans=${c0[rexmit_answered]}
+	log_info "$tag: congestion events $ev, segments dropped $dr, duplicate ACKs injected $inj, ACKs held $held, retransmissions suppressed $sup (answered with E's ACK $ans), ACKs clamped $cl"
 	case $mode in
 	none)
 		[ "$ev/$dr/$inj" = 0/0/0 ] ||
@@ -137,6 +140,12 @@ run() {
 		[ "$ev" -gt 0 ] && [ "$held" -gt 0 ] && [ "$sup" -gt 0 ] &&
 			[ "$inj" = 0 ] && [ "$dr" = 0 ] ||
 			check_err 1 "events $ev, held $held, suppressed $sup, injections $inj, drops $dr" ;;
+	dupack-fast)
+		# as dupack; N's retransmission is answered at once only
+		# where E had acked all N sent (at the floor, rare here)
+		[ "$ev" -gt 0 ] && [ "$held" -gt 0 ] && [ "$sup" -gt 0 ] &&
+			[ "$inj" = 0 ] && [ "$dr" = 0 ] && [ "$ans" -le "$sup" ] ||
+			check_err 1 "events $ev, held $held, suppressed $sup, answered $ans, injections $inj, drops $dr" ;;
 	dupack-rwnd)
 		# above the floor of two segments, as dupack; this path
 		# rarely reaches the floor (N's window stays above it), so
@@ -146,10 +155,12 @@ run() {
 			[ "$inj" = 0 ] && [ "$dr" = 0 ] ||
 			check_err 1 "events $ev, held $held, suppressed $sup, clamped $cl, injections $inj, drops $dr" ;;
 	esac
-	# the clamp is dupack-rwnd's alone
+	# the clamp is dupack-rwnd's alone, the answer dupack-fast's
 	[ "$mode" = dupack-rwnd ] || [ "$cl" = 0 ] ||
 		check_err 1 "ACKs clamped $cl in mode $mode"
-	log_test "$tag: N's feedback as the mode says (events $ev, drops $dr, injected $inj, held $held, suppressed $sup, clamped $cl)"
+	[ "$mode" = dupack-fast ] || [ "$ans" = 0 ] ||
+		check_err 1 "retransmissions answered $ans in mode $mode"
+	log_test "$tag: N's feedback as the mode says (events $ev, drops $dr, injected $inj, held $held, suppressed $sup, answered $ans, clamped $cl)"
 	[ "$mode" = dupack-rwnd ] && check_clamp_on_wire "$tag" "$e.pcap" "$n.pcap" "$cl"
 	return 0
 }

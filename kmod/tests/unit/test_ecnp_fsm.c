@@ -85,6 +85,7 @@ static u32 checked_step(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 #define DROP		ECNP_ACT_DROP
 #define TRIM		ECNP_ACT_TRIM
 #define CLAMP		ECNP_ACT_CLAMP_WIN
+#define STASH		ECNP_ACT_STASH
 /*
  * N's (Not-ECT) retransmission of L during a hold: with SACK its first
  * byte goes on, without SACK none of it
@@ -2730,20 +2731,25 @@ static void test_dupack_waits_for_flight(void **state)
 }
 
 /*
- * A SACK flow, 2 of N's segments out, E's ECE ACK for the first: the
- * signal with L alone in flight.  Return: L's start.
+ * A SACK flow in @mode, 2 of N's segments out, E's ECE ACK for the first:
+ * the signal with L alone in flight.  Return: L's start.
  */
-static u32 one_in_flight_signal(struct flow *fl)
+static u32 one_in_flight_signal_in(struct flow *fl, enum ecnp_feedback mode)
 {
 	u32 u;
 
-	flow_open(fl, false, ECNP_FB_DUPACK, 0x7ffff000u, 5);
+	flow_open(fl, false, mode, 0x7ffff000u, 5);
 	flow_sack(fl);
 	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
 	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0);
 	u = fl->n_seq - MSS;
 	EXPECT_R(e_ack(fl, ECE, u, 0, 0, 500), CLR_ECE | ECNP_EV_CONG_SIGNAL);
 	return u;
+}
+
+static u32 one_in_flight_signal(struct flow *fl)
+{
+	return one_in_flight_signal_in(fl, ECNP_FB_DUPACK);
 }
 
 /*
@@ -2920,6 +2926,117 @@ static void test_dupack_sack_small_window(void **state)
 	EXPECT_R(e_ack(&fl, ECE, fl.n_seq - 3 * MSS, 0, 0, 500), CLR_ECE);
 	EXPECT_STATE(&fl.f, ECNP_S_DUPACK);
 	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+}
+
+static u32 nosack_window_signal(struct flow *fl);
+
+/* N retransmits @len bytes at @seq; the plumbing's flags @pflags. */
+static u32 n_retx_pf(struct flow *fl, u32 seq, u32 len, u8 pflags)
+{
+	struct ecnp_pkt p = mkp(n_dir(fl), ACK, seq, fl->e_seq, len, NOT_ECT);
+
+	p.pflags = pflags;
+	return step(fl, p);
+}
+
+/*
+ * dupack-fast at Linux's floor (a SACK flow, L and one more segment sent,
+ * E's ECE ACK leaves L alone in flight): N sends one segment on the
+ * signal, E's ACK of L is held as a plain duplicate, E's ACK of all N sent
+ * is held and kept (ECNP_ACT_STASH).  Return: L's start.
+ */
+static u32 fast_floor_held(struct flow *fl)
+{
+	struct ecnp_ack_edit e;
+	u32 u, r;
+
+	u = one_in_flight_signal_in(fl, ECNP_FB_DUPACK_FAST);
+	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0 | SET_CWR);
+	/* acks L, not all N sent: held, not kept */
+	EXPECT_R(e_ack(fl, 0, u + MSS, ECNP_OPT_TS, 40, 500), ECNP_ACT_HOLD_ACK);
+	r = e_ack(fl, 0, fl->n_seq, ECNP_OPT_TS, 41, 500);
+	EXPECT_R(r, ECNP_ACT_HOLD_ACK | STASH);
+	e = edit_of(fl, r);
+	EXPECT(e.ack == u && e.sack && e.sack_end == fl->n_seq);
+	return u;
+}
+
+/*
+ * dupack-fast: with SACK, when E has acked all N had sent by its
+ * retransmission of L, the proxy answers that retransmission itself with
+ * E's ACK of it (kept from the held ACK): the copy is dropped and the hold
+ * ends at once, not a round trip later with E's answer to a trimmed byte.
+ * Everything else as dupack.
+ */
+static void test_dupack_fast_release(void **state)
+{
+	struct flow fl;
+	u32 u, r;
+	int i;
+
+	(void)state;
+	CTX("dupack-fast: the floor, E's ACK kept, released at the copy");
+	u = fast_floor_held(&fl);
+	/* E's ACK repeated: kept again (the newest copy stands) */
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 41, 500),
+		 ECNP_ACT_HOLD_ACK | STASH);
+	r = n_retx_pf(&fl, u, MSS, ECNP_PF_STASHED);
+	EXPECT_R(r, DROP | STASH | ECNP_EV_REXMIT_SUPPRESSED);
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT(fl.f.dflags & ECNP_DF_REXMIT);
+	EXPECT_EQ(fl.f.hold_end, fl.n_seq);
+	EXPECT(!ecnp_fsm_stash_wanted(&fl.f));
+	/* N sends on; E's ACK of it goes as E sent it, nothing held */
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 50, 500), 0);
+	/* a second copy of L from N: its own, passed as it is */
+	EXPECT_R(n_retx_pf(&fl, u, MSS, ECNP_PF_STASHED), 0);
+
+	CTX("dupack-fast: no copy kept, so the copy is trimmed");
+	u = fast_floor_held(&fl);
+	EXPECT_R(n_retx_pf(&fl, u, MSS, 0), SUPPRESS);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+
+	CTX("dupack-fast: N sent more after E's ACK, so the copy is trimmed");
+	u = fast_floor_held(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	EXPECT_R(n_retx_pf(&fl, u, MSS, ECNP_PF_STASHED), SUPPRESS);
+	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+
+	CTX("dupack-fast: what is not kept");
+	for (i = 0; i < 4; i++) {
+		u = fast_floor_held(&fl);
+		switch (i) {
+		case 0:	/* a SACK block: E has a hole */
+			r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_SACK, 0, 500);
+			break;
+		case 1:	/* a D-SACK would undo N's reduction */
+			r = e_ack(&fl, 0, fl.n_seq, ECNP_OPT_DSACK, 0, 500);
+			break;
+		case 2:	/* E's FIN */
+			r = e_ack(&fl, FIN, fl.n_seq, 0, 0, 500);
+			break;
+		default: /* after N's retransmission */
+			EXPECT_R(n_retx_pf(&fl, u, MSS, 0), SUPPRESS);
+			r = e_ack(&fl, 0, fl.n_seq - MSS, 0, 0, 500);
+			break;
+		}
+		EXPECT(!(r & STASH));
+	}
+
+	CTX("dupack: nothing kept, the copy trimmed");
+	u = one_in_flight_signal(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, 0, 0, 500), ECNP_ACT_HOLD_ACK);
+	EXPECT_R(n_retx_pf(&fl, u, MSS, ECNP_PF_STASHED), SUPPRESS);
+
+	CTX("dupack-fast without SACK: as dupack, the copy dropped whole");
+	u = nosack_window_signal(&fl);
+	fl.mode = ECNP_FB_DUPACK_FAST;
+	r = e_ack(&fl, 0, fl.n_seq, 0, 0, 500);
+	EXPECT(!(r & STASH));
+	EXPECT_R(n_retx_pf(&fl, u, MSS, ECNP_PF_STASHED),
+		 DROP | ECNP_EV_REXMIT_SUPPRESSED);
 }
 
 /* A SACK flow, 3 of N's segments out, E's ECE ACK for the first: signal. */
@@ -5027,7 +5144,7 @@ static void test_fuzz_invariants(void **state)
 				nxt[dir] += p.len;
 			if (!p.ack)
 				p.ack = nxt[!dir] - ((y >> 8) & 3) * MSS;
-			mode = (enum ecnp_feedback)((y >> 24) % 4);
+			mode = (enum ecnp_feedback)((y >> 24) % 5);
 			/* mostly a full window, sometimes any */
 			p.win = (x >> 28) ? 0xffff : (u16)(y >> 4);
 			p.opt = (u8)((x >> 24) & 7);
@@ -5042,6 +5159,9 @@ static void test_fuzz_invariants(void **state)
 			/* a GSO packet the plumbing cannot segment */
 			if (p.len > MSS && !(x & 0x3c00))
 				p.pflags = ECNP_PF_NO_DROP;
+			/* dupack-fast: the plumbing may hold E's ACK or not */
+			if (y & 0x4000)
+				p.pflags |= ECNP_PF_STASHED;
 
 			prev = f;
 			wd = ecnp_fsm_wants_drop(&f, &p, mode);
@@ -5119,7 +5239,32 @@ static void test_fuzz_invariants(void **state)
 				EXPECT(p.ecn != NOT_ECT);
 			EXPECT_EQ(r & ECNP_ACT_MASK &
 				  ~(0x3ffu | ECNP_ACT_COPY_MASK |
-				    ECNP_ACT_NO_DSACK | TRIM | CLAMP), 0);
+				    ECNP_ACT_NO_DSACK | TRIM | CLAMP | STASH), 0);
+			/*
+			 * dupack-fast's copy of E's ACK: kept from a held pure
+			 * ACK that acks all N sent, sent in place of N's
+			 * retransmission of L (dropped), which ends the hold
+			 */
+			if (r & STASH)
+				EXPECT(mode == ECNP_FB_DUPACK_FAST &&
+				       ecnp_sack_ok(&f));
+			if ((r & STASH) && (r & DROP))
+				EXPECT(!ecnp_from_e(&prev, &p) && p.len &&
+				       (p.pflags & ECNP_PF_STASHED) &&
+				       (r & ECNP_EV_REXMIT_SUPPRESSED) &&
+				       (prev.dflags & ECNP_DF_HOLD) &&
+				       !(f.dflags & ECNP_DF_HOLD) &&
+				       (f.dflags & ECNP_DF_REXMIT) &&
+				       p.seq == prev.saved_ack &&
+				       f.e_ack == f.n_nxt &&
+				       f.hold_end == f.n_nxt);
+			else if (r & STASH)
+				EXPECT(ecnp_from_e(&prev, &p) && !p.len &&
+				       (r & ECNP_ACT_HOLD_ACK) &&
+				       ecnp_fsm_stash_wanted(&f) &&
+				       p.ack == f.n_nxt &&
+				       !(p.opt & (ECNP_OPT_SACK |
+						  ECNP_OPT_DSACK)));
 			/* trimmed: N's suppressed retransmission, never dropped */
 			if (r & TRIM)
 				EXPECT((r & ECNP_EV_REXMIT_SUPPRESSED) &&
@@ -5158,7 +5303,7 @@ static void test_fuzz_invariants(void **state)
 			if (r & ECNP_EV_NOT_DROPPED)
 				EXPECT(p.pflags & ECNP_PF_NO_DROP);
 			if ((r & DROP) && !(r & ECNP_EV_ACK_ABSORBED)) {
-				EXPECT_EQ(r & ECNP_ACT_MASK, DROP);
+				EXPECT_EQ(r & ECNP_ACT_MASK & ~STASH, DROP);
 				/* a drop-mode signal, or dupack's suppression */
 				EXPECT(!!(r & ECNP_EV_CONG_SIGNAL) ^
 				       !!(r & ECNP_EV_REXMIT_SUPPRESSED));
@@ -6641,6 +6786,7 @@ int main(void)
 		cmocka_unit_test(test_dupack_no_sack_no_ts),
 		cmocka_unit_test(test_dupack_waits_for_flight),
 		cmocka_unit_test(test_dupack_sack_small_window),
+		cmocka_unit_test(test_dupack_fast_release),
 		cmocka_unit_test(test_dupack_rwnd_floor_clamp),
 		cmocka_unit_test(test_dupack_rwnd_simulation),
 		cmocka_unit_test(test_dupack_late_rexmit),

@@ -27,12 +27,15 @@ CONFIGS = {
 }
 # srvecn+proxy with the proxy's feedback mode set per run, whatever the
 # plan's (FEEDBACK): the parity profile compares dupack and drop side by
-# side in one run, parity-floor-ab dupack and dupack-rwnd
+# side in one run, parity-floor-ab dupack and dupack-rwnd, parity-fast-ab
+# dupack and dupack-fast
 CONFIGS["srvecn+proxy+drop"] = (0, 1, True)
 CONFIGS["srvecn+proxy+rwnd"] = (0, 1, True)
+CONFIGS["srvecn+proxy+fast"] = (0, 1, True)
 CONFIG_ORDER = list(CONFIGS)
 QUICKACK = {"srvecn+proxy+quickack"}
-CONFIG_FEEDBACK = {"srvecn+proxy+drop": "drop", "srvecn+proxy+rwnd": "dupack-rwnd"}
+CONFIG_FEEDBACK = {"srvecn+proxy+drop": "drop", "srvecn+proxy+rwnd": "dupack-rwnd",
+                   "srvecn+proxy+fast": "dupack-fast"}
 
 
 def load_order(loads):

@@ -37,8 +37,8 @@ vm-testbed/vm-run (scripts/tests/standin-vm-run boots nothing).
 SUBMIT=slurm SHARDS=N submits the N shards as a Slurm job array and their
 merge as a job after it (host/slurm.py), and returns.
 
-FEEDBACK: the proxy's feedback mode (none, drop, dupack, dupack-rwnd); empty = the
-module's default.  KEEP_PCAPS=1 keeps the captures under RESULTS/pcaps/.
+FEEDBACK: the proxy's feedback mode (none, drop, dupack, dupack-rwnd,
+dupack-fast); empty = the module's default.  KEEP_PCAPS=1 keeps the captures under RESULTS/pcaps/.
 Exit: 0 when the matrix is complete and analysed, 1 otherwise.
 """
 import datetime

@@ -17,8 +17,9 @@ row per (cross traffic, added delay) and a column per load, of
     ECN itself is (issue 40's second rule), judged on the interval by the
     report's rule (met: upper end at or below the bound; NOT met: lower
     end above it; undecided otherwise);
-  - srvecn+proxy+drop / bothecn and srvecn+proxy+rwnd / bothecn where the
-    directory has `drop` or `dupack-rwnd` beside the plan's mode.
+  - srvecn+proxy+drop / bothecn, srvecn+proxy+rwnd / bothecn and
+    srvecn+proxy+fast / bothecn where the directory has `drop`,
+    `dupack-rwnd` or `dupack-fast` beside the plan's mode.
 
 Every figure is a row of ratios.csv; nothing is recomputed here, so the
 table says what summary.md says.  With --check FILE, the table is
