@@ -269,14 +269,13 @@ struct ecnp_win {
  * + 10 * u8 = 96 bytes, no padding (asserted below; clamp_segs and
  * clamp_fl took the last 2 bytes).  With
  * the plumbing's struct ecnp_flow around it (tcpfwd's 80-byte flow header,
- * four bools, 28 bytes of counters, padded to the header's 8-byte
- * alignment) that is 208 bytes on x86-64 (200 before clamp_end and
- * clamp_win, 192 before n_gap and n_gap_end), from the module's own slab
- * cache
+ * four bools, 28 bytes of counters and dupack-fast's pointer to a kept
+ * ACK) that is 216 bytes on x86-64 (208 before that pointer, 200 before
+ * clamp_end and clamp_win), from the module's own slab cache
  * (flow_struct_bytes, flow_alloc_bytes in /proc/net/ecn_proxy/stats;
  * without lock debugging, which grows the spinlock in the flow header);
  * with the rhashtable's bucket array (11 to 27 bytes per flow at its load
- * factors of 0.3-0.75) a flow costs at most 235 bytes.  All-zero is
+ * factors of 0.3-0.75) a flow costs at most 243 bytes.  All-zero is
  * ECNP_S_INIT.
  */
 struct ecnp_fsm {
