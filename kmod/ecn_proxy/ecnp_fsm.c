@@ -1683,35 +1683,43 @@ static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
 }
 
 /*
- * dupack-fast: N's retransmission of L when E has acked everything N had
- * sent before it (ECNP_PF_STASHED: the plumbing holds E's ACK of
- * f->n_nxt).  Trimmed (ecnp_rexmit_trim()), the copy's byte reaches E
- * behind N's later segments and E's answer ends the hold a round trip
- * later: at Linux's floor of two segments N spends that round trip with
- * one segment of new data in flight beside the retransmission, where an
- * ECN sender keeps two (DUPACK.md, "dupack-fast").  E's ACK is already at
- * the proxy, so it answers the retransmission itself: the copy is dropped
- * and E's ACK goes to N in its place, its TSecr cleared (an echo older
- * than the retransmission would undo N's reduction, and a TSecr of 0
- * gives N no RTT sample from it).  N sees everything up to its recovery
- * point acknowledged and leaves recovery with cwnd = ssthresh; E never
- * sees a duplicate, so no D-SACK follows.  With SACK only: without it the
- * copy is dropped whole as before (ecnp_rexmit_trim()).
+ * dupack-fast: N's retransmission of L when the plumbing holds a copy of
+ * E's newest ACK (ECNP_PF_STASHED), which acks L.  Trimmed
+ * (ecnp_rexmit_trim()), the copy's byte reaches E behind N's later
+ * segments and E's answer ends the hold a round trip later: at Linux's
+ * floor of two segments N spends that round trip with the retransmission
+ * taking one of its two segments of window, where an ECN sender keeps two
+ * segments of new data in flight (DUPACK.md, "dupack-fast").  E's ACK is
+ * already at the proxy, so it answers the retransmission itself: the copy
+ * is dropped, E's ACK goes to N in its place with its TSecr cleared (an
+ * echo older than the retransmission would undo N's reduction, and a
+ * TSecr of 0 gives N no RTT sample from it), and the hold ends.  Where E
+ * had acked all N had sent, N leaves recovery with cwnd = ssthresh; where
+ * N sent more after E's ACK, that ACK is partial: N stays in recovery,
+ * PRR goes on with what it acks, and E's ACKs of the rest end it (their
+ * stale TSecrs cleared, ecnp_fixup()).  It ends at the last range N was
+ * shown SACKed, never inside it: E's newest ACK without SACK blocks means
+ * E holds nothing above it.  Linux's RACK does not take an ACK of a
+ * retransmission within min_rtt of sending it for that retransmission's
+ * delivery (tcp_rack_advance()), so the segments N sent before it are not
+ * marked lost.  E never sees a duplicate, so no D-SACK follows.  With
+ * SACK only: without it the copy is dropped whole (ecnp_rexmit_trim()).
  */
 static bool ecnp_rexmit_release(const struct ecnp_fsm *f,
 				const struct ecnp_pkt *p,
 				enum ecnp_feedback mode)
 {
 	return mode == ECNP_FB_DUPACK_FAST && ecnp_sack_ok(f) &&
-	       (p->pflags & ECNP_PF_STASHED) && f->e_ack == f->n_nxt;
+	       (p->pflags & ECNP_PF_STASHED) &&
+	       !before(f->e_ack, ecnp_fake_end(f));
 }
 
 /*
  * dupack-fast: an E->N ACK held in a simulated loss before N's
- * retransmission that acks all N has sent, and nothing else: a pure ACK
- * without SACK blocks (E has no hole; a D-SACK would undo N's reduction)
- * and no gap in N's stream at the proxy.  The plumbing keeps a copy of it
- * (ECNP_ACT_STASH) for ecnp_rexmit_release().
+ * retransmission that is E's newest and acks L, and nothing else: a pure
+ * ACK without SACK blocks (E holds nothing above it; a D-SACK would undo
+ * N's reduction) and no gap in N's stream at the proxy.  The plumbing
+ * keeps a copy of it (ECNP_ACT_STASH) for ecnp_rexmit_release().
  */
 static bool ecnp_stash_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			  enum ecnp_feedback mode)
@@ -1721,7 +1729,8 @@ static bool ecnp_stash_ok(const struct ecnp_fsm *f, const struct ecnp_pkt *p,
 	       (p->flags & (ECNP_TCP_ACK | ECNP_TCP_FIN | ECNP_TCP_SYN |
 			    ECNP_TCP_RST)) == ECNP_TCP_ACK &&
 	       !(p->opt & (ECNP_OPT_SACK | ECNP_OPT_DSACK)) &&
-	       p->ack == f->n_nxt && !(f->dflags & ECNP_DF_GAP);
+	       p->ack == f->e_ack && !before(p->ack, ecnp_fake_end(f)) &&
+	       !(f->dflags & ECNP_DF_GAP);
 }
 
 /*
@@ -2089,7 +2098,7 @@ static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
 		if (ecnp_rexmit_release(f, p, mode)) {
-			/* E's ACK of hold_end goes to N now: the hold ends */
+			/* E's newest ACK goes to N now: the hold ends */
 			f->dflags &= ~ECNP_DF_HOLD;
 			*ret = ECNP_ACT_DROP | ECNP_ACT_STASH |
 			       ECNP_EV_REXMIT_SUPPRESSED;

@@ -60,9 +60,8 @@ enum ecnp_dir {
 					 * be dropped whole
 					 */
 #define ECNP_PF_STASHED		0x02	/* dupack-fast: the plumbing holds a
-					 * copy of E's ACK of everything N
-					 * has sent (f->n_nxt): see
-					 * ECNP_ACT_STASH
+					 * copy of E's newest ACK (f->e_ack):
+					 * see ECNP_ACT_STASH
 					 */
 
 /* What the plumbing observed on one segment (or one GSO/GRO packet). */
@@ -94,9 +93,9 @@ enum ecnp_feedback {
 				  * segments a window clamp instead of a
 				  * loss (ecnp_floor_ready())
 				  */
-	ECNP_FB_DUPACK_FAST = 4, /* dupack, but when E has acked all N had
-				  * sent, N's retransmission of L is
-				  * answered at once with E's ACK of it
+	ECNP_FB_DUPACK_FAST = 4, /* dupack, but N's retransmission of L is
+				  * answered at once with E's newest ACK,
+				  * kept from the hold
 				  * (ecnp_rexmit_release())
 				  */
 };
@@ -439,11 +438,12 @@ struct ecnp_conn_id {
 #define ECNP_ACT_CLAMP_WIN	0x00004000
 /*
  * dupack-fast.  On an E->N ACK held in a simulated loss: keep a copy of it
- * as E sent it (after the flag edits, before the hold's edits; it acks
- * all N has sent), and tell the state machine so with ECNP_PF_STASHED on
- * N's segments.  On N's retransmission of L, with ECNP_ACT_DROP: send that
- * copy to N in its place, its TSecr cleared (ecnp_rexmit_release()); if
- * there is none, trim the retransmission as ECNP_ACT_TRIM would.
+ * as E sent it (after the flag edits, before the hold's edits; E's newest
+ * ACK, past L), and tell the state machine so with ECNP_PF_STASHED on
+ * N's segments while it is still E's newest.  On N's retransmission of
+ * L, with ECNP_ACT_DROP: send that copy to N in its place, its TSecr
+ * cleared (ecnp_rexmit_release()); if there is none, trim the
+ * retransmission as ECNP_ACT_TRIM would.
  */
 #define ECNP_ACT_STASH		0x00008000
 #define ECNP_ACT_MASK		0x0000ffff

@@ -311,8 +311,8 @@ struct ecnp_flow {
 	bool offloaded;		/* seen offloaded in phase 2 (counted once) */
 	bool stepped;		/* its first segment was stepped */
 	struct ecnp_flow_counters cnt;
-	struct sk_buff *stash;	/* dupack-fast: a copy of E's ACK of all N
-				 * had sent, or NULL (ecnp_stash_keep())
+	struct sk_buff *stash;	/* dupack-fast: a copy of E's newest ACK
+				 * in a hold, or NULL (ecnp_stash_keep())
 				 */
 };
 
@@ -1272,9 +1272,9 @@ static bool ecnp_step(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (!tcpfwd_flow_lock_live(&ef->base, &bh))
 		return false;
 	ecnp_fill_pkt(ef, skb, p, mode, ep);
-	/* dupack-fast: the copy kept acks all N has sent */
+	/* dupack-fast: the copy kept is E's newest ACK */
 	if (unlikely(ef->stash) &&
-	    ntohl(tcp_hdr(ef->stash)->ack_seq) == ef->fsm.n_nxt)
+	    ntohl(tcp_hdr(ef->stash)->ack_seq) == ef->fsm.e_ack)
 		ep->pflags |= ECNP_PF_STASHED;
 	if (skb_is_gso(skb) && ecnp_fsm_wants_drop(&ef->fsm, ep, mode)) {
 		if (may_segment && !tcpfwd_bridged(skb)) {
@@ -1405,8 +1405,8 @@ static unsigned int ecnp_act_acks(struct ecnp_net *en, struct sk_buff *skb,
 }
 
 /*
- * dupack-fast, ECNP_ACT_STASH on an E->N ACK held in a simulated loss (it
- * acks all N has sent): keep a copy of it, ECE already cleared, before
+ * dupack-fast, ECNP_ACT_STASH on an E->N ACK held in a simulated loss (E's
+ * newest, past L): keep a copy of it, ECE already cleared, before
  * the hold's edits, in place of the flow's last one.  Its route is not
  * kept (a route holds its device: a flow gone quiet in a hold would keep
  * an interface from going away); ecnp_stash_send() looks it up again.  At
@@ -1440,7 +1440,7 @@ static void ecnp_stash_keep(struct ecnp_net *en, struct ecnp_flow *ef,
 	if (tcpfwd_flow_lock_live(&ef->base, &bh)) {
 		/* N's retransmission may have come on another CPU since */
 		if (ecnp_fsm_stash_wanted(&ef->fsm) &&
-		    ntohl(p->th.ack_seq) == ef->fsm.n_nxt) {
+		    ntohl(p->th.ack_seq) == ef->fsm.e_ack) {
 			old = ef->stash;
 			ef->stash = copy;
 			copy = NULL;
@@ -1492,8 +1492,8 @@ static int ecnp_stash_ready(struct sk_buff *ack,
 
 /*
  * dupack-fast, ECNP_ACT_STASH with ECNP_ACT_DROP on N's retransmission of
- * L: E's ACK of everything N had sent goes to N in its place (the state
- * machine ended the hold).  Without a copy (not kept, or no route), the
+ * L: E's newest ACK goes to N in its place (the state machine ended the
+ * hold).  Without a copy (not kept, or no route), the
  * retransmission is trimmed as ECNP_ACT_TRIM does and E's answer to its
  * byte acks it: the hold's end comes a round trip later, as in dupack.
  */

@@ -142,7 +142,7 @@ run() {
 			check_err 1 "events $ev, held $held, suppressed $sup, injections $inj, drops $dr" ;;
 	dupack-fast)
 		# as dupack; N's retransmission is answered at once only
-		# where E had acked all N sent (at the floor, rare here)
+		# where E's newest ACK, past L, was kept
 		[ "$ev" -gt 0 ] && [ "$held" -gt 0 ] && [ "$sup" -gt 0 ] &&
 			[ "$inj" = 0 ] && [ "$dr" = 0 ] && [ "$ans" -le "$sup" ] ||
 			check_err 1 "events $ev, held $held, suppressed $sup, answered $ans, injections $inj, drops $dr" ;;

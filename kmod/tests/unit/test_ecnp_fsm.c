@@ -2942,8 +2942,8 @@ static u32 n_retx_pf(struct flow *fl, u32 seq, u32 len, u8 pflags)
 /*
  * dupack-fast at Linux's floor (a SACK flow, L and one more segment sent,
  * E's ECE ACK leaves L alone in flight): N sends one segment on the
- * signal, E's ACK of L is held as a plain duplicate, E's ACK of all N sent
- * is held and kept (ECNP_ACT_STASH).  Return: L's start.
+ * signal; E's ACK of L, then its ACK of all N sent, are held, each kept
+ * (ECNP_ACT_STASH) as E's newest.  Return: L's start.
  */
 static u32 fast_floor_held(struct flow *fl)
 {
@@ -2952,8 +2952,9 @@ static u32 fast_floor_held(struct flow *fl)
 
 	u = one_in_flight_signal_in(fl, ECNP_FB_DUPACK_FAST);
 	EXPECT_R(n_send(fl, 0, MSS), SET_ECT0 | SET_CWR);
-	/* acks L, not all N sent: held, not kept */
-	EXPECT_R(e_ack(fl, 0, u + MSS, ECNP_OPT_TS, 40, 500), ECNP_ACT_HOLD_ACK);
+	/* acks L, not all N sent: held, kept as E's newest */
+	EXPECT_R(e_ack(fl, 0, u + MSS, ECNP_OPT_TS, 40, 500),
+		 ECNP_ACT_HOLD_ACK | STASH);
 	r = e_ack(fl, 0, fl->n_seq, ECNP_OPT_TS, 41, 500);
 	EXPECT_R(r, ECNP_ACT_HOLD_ACK | STASH);
 	e = edit_of(fl, r);
@@ -2972,6 +2973,7 @@ static void test_dupack_fast_release(void **state)
 {
 	struct flow fl;
 	u32 u, r;
+	bool wd;
 	int i;
 
 	(void)state;
@@ -2997,11 +2999,39 @@ static void test_dupack_fast_release(void **state)
 	EXPECT_R(n_retx_pf(&fl, u, MSS, 0), SUPPRESS);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
 
-	CTX("dupack-fast: N sent more after E's ACK, so the copy is trimmed");
+	/*
+	 * N sent more after E's newest ACK: that ACK goes to N all the same,
+	 * a partial ACK (N stays in recovery); E's ACK of the rest passes,
+	 * its echo of a segment sent before the retransmission cleared
+	 */
+	CTX("dupack-fast: N sent more after E's ACK: a partial answer");
 	u = fast_floor_held(&fl);
 	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
-	EXPECT_R(n_retx_pf(&fl, u, MSS, ECNP_PF_STASHED), SUPPRESS);
+	r = n_retx_ts(&fl, u, 60, &wd);
+	EXPECT(wd);
+	EXPECT_R(r, SUPPRESS);
 	EXPECT(fl.f.dflags & ECNP_DF_HOLD);
+	u = fast_floor_held(&fl);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0);
+	{
+		struct ecnp_pkt p = mkp(n_dir(&fl), ACK, u, fl.e_seq, MSS,
+					NOT_ECT);
+
+		p.opt = ECNP_OPT_TS;
+		p.tsval = 60;
+		p.pflags = ECNP_PF_STASHED;
+		EXPECT_R(step(&fl, p), DROP | STASH | ECNP_EV_REXMIT_SUPPRESSED);
+	}
+	EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+	EXPECT_EQ(fl.f.hold_end, fl.n_seq);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 50, 500),
+		 ECNP_ACT_SET_TSECR);
+	EXPECT_R(e_ack(&fl, 0, fl.n_seq, ECNP_OPT_TS, 60, 500), 0);
+
+	CTX("dupack-fast: E's ACK not past L is not kept");
+	u = one_in_flight_signal_in(&fl, ECNP_FB_DUPACK_FAST);
+	EXPECT_R(n_send(&fl, 0, MSS), SET_ECT0 | SET_CWR);
+	EXPECT_R(e_ack(&fl, 0, u, ECNP_OPT_TS, 40, 500) & STASH, 0);
 
 	CTX("dupack-fast: what is not kept");
 	for (i = 0; i < 4; i++) {
@@ -3018,7 +3048,7 @@ static void test_dupack_fast_release(void **state)
 			break;
 		default: /* after N's retransmission */
 			EXPECT_R(n_retx_pf(&fl, u, MSS, 0), SUPPRESS);
-			r = e_ack(&fl, 0, fl.n_seq - MSS, 0, 0, 500);
+			r = e_ack(&fl, 0, fl.n_seq, 0, 0, 500);
 			break;
 		}
 		EXPECT(!(r & STASH));
@@ -5256,13 +5286,14 @@ static void test_fuzz_invariants(void **state)
 				       !(f.dflags & ECNP_DF_HOLD) &&
 				       (f.dflags & ECNP_DF_REXMIT) &&
 				       p.seq == prev.saved_ack &&
-				       f.e_ack == f.n_nxt &&
+				       !before(f.e_ack, ecnp_fake_end(&prev)) &&
 				       f.hold_end == f.n_nxt);
 			else if (r & STASH)
 				EXPECT(ecnp_from_e(&prev, &p) && !p.len &&
 				       (r & ECNP_ACT_HOLD_ACK) &&
 				       ecnp_fsm_stash_wanted(&f) &&
-				       p.ack == f.n_nxt &&
+				       p.ack == f.e_ack &&
+				       !before(p.ack, ecnp_fake_end(&f)) &&
 				       !(p.opt & (ECNP_OPT_SACK |
 						  ECNP_OPT_DSACK)));
 			/* trimmed: N's suppressed retransmission, never dropped */
