@@ -4202,11 +4202,13 @@ static bool withdrawn_ev(u32 r)
 
 /* retransmissions of L trimmed to one byte (ecnp_rexmit_trim()), all runs */
 static u32 sim_trimmed;
+/* and answered with E's kept ACK (dupack-fast, ecnp_rexmit_release()) */
+static u32 sim_released;
 /* and signals withdrawn (ecnp_hold_void()) */
 static u32 sim_withdrawn;
 
 static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
-		       u32 seed)
+		       bool fast, u32 seed)
 {
 	struct seg q[64];
 	unsigned int qh = 0, qt = 0;
@@ -4218,14 +4220,15 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 	u32 rexmit_ts = 0, dups = 0, absorbed = 0, ooo = 0, n_dups = 0;
 	u32 late = 0, dl_left[2] = { 0 }, answered = 0;
 	u32 trimmed = 0, stub_acks = 0, withdrawn = 0;
-	bool stub;
+	u32 released = 0, stash_ack = 0;
+	bool stub, stashed = false;
 	bool demand = false, retx_due = false, rexmit_seen = false, wd;
 	bool sig_pending = false;
 	bool dl_on[2] = { false }, have;
 	int i, j;
 
-	flow_open(&fl, e_is_a, ECNP_FB_DUPACK, 0xffffe000u + seed * 4099,
-		  seed * 7919);
+	flow_open(&fl, e_is_a, fast ? ECNP_FB_DUPACK_FAST : ECNP_FB_DUPACK,
+		  0xffffe000u + seed * 4099, seed * 7919);
 	if (sack)
 		flow_sack(&fl);
 	rcv_nxt = n_ack = fl.n_seq;
@@ -4235,13 +4238,40 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 		clock++;
 		have = false;
 		if (retx_due) {
-			r = n_retx_ts(&fl, n_ack, clock, &wd);
+			/* dupack-fast: the plumbing's copy, E's newest ACK */
+			p = mkp(n_dir(&fl), ACK, n_ack, fl.e_seq, MSS, NOT_ECT);
+			p.opt = ts ? ECNP_OPT_TS : 0;
+			p.tsval = clock;
+			if (stashed && stash_ack == fl.f.e_ack)
+				p.pflags = ECNP_PF_STASHED;
+			wd = ecnp_fsm_wants_drop(&fl.f, &p, fl.mode);
+			r = step(&fl, p);
+			EXPECT(wd);
+			if (r & STASH) {
+				/*
+				 * answered with E's kept ACK, TSecr cleared:
+				 * past L, never back, never past what E has
+				 */
+				EXPECT(fast && sack);
+				EXPECT_R(r, DROP | STASH |
+					 ECNP_EV_REXMIT_SUPPRESSED);
+				EXPECT(!(fl.f.dflags & ECNP_DF_HOLD));
+				EXPECT(after(stash_ack, n_ack));
+				EXPECT(!after(stash_ack, rcv_nxt));
+				n_ack = stash_ack;
+				stashed = false;
+				released++;
+				suppressed++;
+				rexmit_seen = true;
+				rexmit_ts = clock;
+				retx_due = false;
+				continue;
+			}
 			/*
 			 * trimmed with SACK, also when E had acked all N sent
 			 * (E answers the byte), dropped without
 			 */
 			EXPECT(r & (sack ? TRIM : DROP));
-			EXPECT(wd);
 			EXPECT_R(r, suppressed(&fl));
 			/* behind all N sent before it (ECT, unmarked) */
 			if (r & TRIM) {
@@ -4351,6 +4381,14 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 				a.opt |= ECNP_OPT_DSACK;
 			last_e = a;
 			r = step(&fl, a);
+			/* the plumbing keeps the copy, or drops one not wanted */
+			if (r & STASH) {
+				EXPECT(fast && !(r & DROP));
+				stashed = true;
+				stash_ack = a.ack;
+			}
+			if (!ecnp_fsm_stash_wanted(&fl.f))
+				stashed = false;
 		}
 		e = edit_of(&fl, r);
 		/* the D-SACK for the byte never reaches N */
@@ -4475,10 +4513,15 @@ static void dupack_sim(bool e_is_a, bool sack, bool ts, bool reorder,
 	EXPECT(events > 10);
 	EXPECT(events + answered <= marks);
 	EXPECT_EQ(suppressed, events);
-	/* with SACK every suppressed copy went on as one byte, E answered */
-	EXPECT_EQ(trimmed, sack ? suppressed : 0);
+	/*
+	 * with SACK every suppressed copy went on as one byte, E answered, or
+	 * (dupack-fast) E's kept ACK answered it
+	 */
+	EXPECT_EQ(trimmed + released, sack ? suppressed : 0);
+	EXPECT(!released || (fast && sack));
 	EXPECT_EQ(stub_acks, trimmed);
 	sim_trimmed += trimmed;
+	sim_released += released;
 	sim_withdrawn += withdrawn;
 	EXPECT_EQ(injected, sack ? 0 : events);
 	EXPECT_EQ(cwrs, events + answered);
@@ -4497,19 +4540,20 @@ static void test_dupack_simulation(void **state)
 	int v;
 
 	(void)state;
-	for (v = 0; v < 16; v++) {
+	for (v = 0; v < 32; v++) {
 		for (seed = 1; seed < 4; seed++) {
-			CTX("dupack simulation E=%c sack %d ts %d reorder %d seed %u",
-			    v & 1 ? 'A' : 'B', !!(v & 2), !!(v & 4),
-			    !!(v & 8), seed);
-			dupack_sim(v & 1, v & 2, v & 4, v & 8, seed);
+			CTX("dupack%s simulation E=%c sack %d ts %d reorder %d seed %u",
+			    v & 16 ? "-fast" : "", v & 1 ? 'A' : 'B',
+			    !!(v & 2), !!(v & 4), !!(v & 8), seed);
+			dupack_sim(v & 1, v & 2, v & 4, v & 8, v & 16, seed);
 		}
 	}
-	/* the trimmed copy of L was exercised */
-	CTX("dupack simulation: retransmissions trimmed");
+	/* the trimmed copy of L and dupack-fast's answer were exercised */
+	CTX("dupack simulation: retransmissions trimmed and answered");
 	EXPECT(sim_trimmed > 0);
-	printf("dupack simulation: %u copies trimmed, %u signals withdrawn\n",
-	       sim_trimmed, sim_withdrawn);
+	EXPECT(sim_released > 0);
+	printf("dupack simulation: %u copies trimmed, %u answered (dupack-fast), %u signals withdrawn\n",
+	       sim_trimmed, sim_released, sim_withdrawn);
 }
 
 /*

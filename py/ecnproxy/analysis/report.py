@@ -43,7 +43,8 @@ METRICS = ("ce", "ece", "cwr", "ect_share", "retrans", "fast_retrans", "dupacks"
 PROXY_KEYS = ("congestion_events", "segs_dropped", "segs_ect_set", "segs_ce_cleared",
               "segs_ece_set", "segs_cwr_set", "flows_proxied_ecn_responder",
               "flows_proxied_ecn_initiator", "flows_fallback", "syn_fallbacks",
-              "fallback_cache_hits", "flows_seen")
+              "fallback_cache_hits", "flows_seen", "rexmit_suppressed", "rexmit_answered",
+              "acks_clamped")
 COLORS = {"noecn": "#bbbbbb", "noecn+proxy": "#777777", "srvecn": "#f4a582",
           "srvecn+proxy": "#d6604d", "bothecn": "#92c5de", "bothecn+proxy": "#2166ac",
           "srvecn+proxy+quickack": "#b2182b"}
