@@ -154,8 +154,6 @@ struct tcpfwd_flowtab {
 	atomic_t count;		/* flows in the table, or about to be */
 	size_t flow_size;	/* the user's struct, tcpfwd_flow first */
 	struct kmem_cache *cache;	/* or NULL: kmalloc() */
-	/* the user's flow_free (struct tcpfwd_ops), or NULL */
-	void (*flow_free)(struct tcpfwd_flow *f);
 	struct rhashtable_iter gc_iter;	/* the collector's place */
 	bool gc_walking;	/* gc_iter is entered */
 };

@@ -23,7 +23,6 @@ int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size,
 	atomic_set(&t->count, 0);
 	t->flow_size = flow_size;
 	t->cache = cache;
-	t->flow_free = NULL;
 	t->gc_walking = false;
 	return rhashtable_init(&t->ht, &tcpfwd_ht_params);
 }
@@ -31,9 +30,12 @@ int tcpfwd_flowtab_init(struct tcpfwd_flowtab *t, size_t flow_size,
 static void tcpfwd_flow_free(void *ptr, void *arg)
 {
 	struct tcpfwd_flowtab *t = arg;
+	/* every table is a tcpfwd_net's */
+	const struct tcpfwd_ops *ops = container_of(t, struct tcpfwd_net,
+						    ft)->ops;
 
-	if (t->flow_free)
-		t->flow_free(ptr);
+	if (ops->flow_free)
+		ops->flow_free(ptr);
 	if (t->cache)
 		kmem_cache_free(t->cache, ptr);
 	else

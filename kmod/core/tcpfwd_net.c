@@ -328,7 +328,6 @@ int tcpfwd_net_init(struct tcpfwd_net *tn, struct net *net,
 				  ops->flow_cache ? *ops->flow_cache : NULL);
 	if (err)
 		goto err_stats;
-	tn->ft.flow_free = ops->flow_free;
 	err = -ENOMEM;
 	tn->proc_dir = proc_net_mkdir(net, ops->name, net->proc_net);
 	if (!tn->proc_dir)

@@ -2097,14 +2097,15 @@ static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->hold_end = f->n_nxt;
 		if (after(f->hold_end, f->recover))
 			f->recover = f->hold_end;
-		if (ecnp_rexmit_release(f, p, mode)) {
-			/* E's newest ACK goes to N now: the hold ends */
-			f->dflags &= ~ECNP_DF_HOLD;
-			*ret = ECNP_ACT_DROP | ECNP_ACT_STASH |
-			       ECNP_EV_REXMIT_SUPPRESSED;
-			return true;
-		}
 		*ret = ecnp_rexmit_trim(f, p, mode);
+		/*
+		 * E's newest ACK goes to N in its place, the hold ends (the
+		 * trim is what the plumbing does if it cannot send it)
+		 */
+		if (ecnp_rexmit_release(f, p, mode)) {
+			f->dflags &= ~ECNP_DF_HOLD;
+			*ret |= ECNP_ACT_STASH;
+		}
 		return true;
 	}
 	return false;

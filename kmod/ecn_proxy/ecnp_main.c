@@ -1186,7 +1186,7 @@ struct ecnp_step {
  * Under the flow's lock, after a step: dupack-fast's copy of E's ACK once
  * the simulated loss no longer waits for N's retransmission goes to @st,
  * to be sent in that retransmission's place (ECNP_ACT_STASH with
- * ECNP_ACT_DROP) or freed (ecnp_act()).
+ * ECNP_ACT_TRIM) or freed (ecnp_stash_send()).
  */
 static inline void ecnp_stash_detach(struct ecnp_flow *ef,
 				     struct ecnp_step *st)
@@ -1491,30 +1491,29 @@ static int ecnp_stash_ready(struct sk_buff *ack,
 }
 
 /*
- * dupack-fast, ECNP_ACT_STASH with ECNP_ACT_DROP on N's retransmission of
- * L: E's newest ACK goes to N in its place (the state machine ended the
- * hold).  Without a copy (not kept, or no route), the
- * retransmission is trimmed as ECNP_ACT_TRIM does and E's answer to its
- * byte acks it: the hold's end comes a round trip later, as in dupack.
+ * dupack-fast: the flow's copy of E's ACK, taken out by the step
+ * (ecnp_stash_detach()).  With ECNP_ACT_STASH and ECNP_ACT_TRIM (@answer,
+ * on N's retransmission of L) it goes to N in that retransmission's place
+ * (the state machine ended the hold) and the caller drops the
+ * retransmission.  Otherwise it is freed; if it was to answer (no route,
+ * or a bridged packet), that is counted in edit_failed and the step's
+ * trim goes ahead: E's answer to the byte acks the retransmission, a
+ * round trip later, as in dupack.  Return: true if sent.
  */
-static unsigned int ecnp_stash_send(struct ecnp_net *en, struct sk_buff *skb,
-				    const struct nf_hook_state *state,
-				    const struct tcpfwd_pkt *p,
-				    struct sk_buff *ack)
+static bool ecnp_stash_send(struct ecnp_net *en, struct sk_buff *skb,
+			    const struct nf_hook_state *state,
+			    struct sk_buff *ack, bool answer)
 {
-	if (ack && !tcpfwd_bridged(skb) && !ecnp_stash_ready(ack, state)) {
+	if (answer && !tcpfwd_bridged(skb) && !ecnp_stash_ready(ack, state)) {
 		atomic_dec(&en->stashed);
 		ecnp_count(en, ECNP_STAT_REXMIT_ANSWERED);
 		tcpfwd_pass_on(ack, state);
-		return NF_DROP;
+		return true;
 	}
-	ecnp_stash_free(en, ack);
-	ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	if (ecnp_trim_payload(skb, p))
-		return NF_DROP;
-	if (p->ecn == INET_ECN_NOT_ECT && tcpfwd_set_ecn(skb, p, INET_ECN_ECT_0))
+	if (answer)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
-	return NF_ACCEPT;
+	ecnp_stash_free(en, ack);
+	return false;
 }
 
 /* Apply a step to the packet: drop, edit, or send it on with duplicates. */
@@ -1529,10 +1528,11 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	unsigned int verdict = NF_ACCEPT, shown = 0;
 
 	/* dupack-fast: the ACK copy goes in place of N's retransmission */
-	if (unlikely(ret & ECNP_ACT_STASH) && (ret & ECNP_ACT_DROP))
-		return ecnp_stash_send(en, skb, state, p, st->stash);
-	if (unlikely(st->stash))
-		ecnp_stash_free(en, st->stash);
+	if (unlikely(st->stash) &&
+	    ecnp_stash_send(en, skb, state, st->stash,
+			    (ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) ==
+			    (ECNP_ACT_STASH | ECNP_ACT_TRIM)))
+		return NF_DROP;
 	/* most steps: nothing to do, or N's new data's ECT(0) alone */
 	switch (ret & (ECNP_ACT_MASK | ECNP_EV_SYN_FALLBACK)) {
 	case 0:
