@@ -1690,10 +1690,10 @@ static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
  * floor of two segments N spends that round trip with the retransmission
  * taking one of its two segments of window, where an ECN sender keeps two
  * segments of new data in flight (DUPACK.md, "dupack-fast").  E's ACK is
- * already at the proxy, so it answers the retransmission itself: the copy
- * is dropped, E's ACK goes to N in its place with its TSecr cleared (an
- * echo older than the retransmission would undo N's reduction, and a
- * TSecr of 0 gives N no RTT sample from it), and the hold ends.  Where E
+ * already at the proxy, so it answers the retransmission itself: E's ACK
+ * goes to N at once with its TSecr cleared (an echo older than the
+ * retransmission would undo N's reduction, and a TSecr of 0 gives N no
+ * RTT sample from it), and the hold ends.  Where E
  * had acked all N had sent, N leaves recovery with cwnd = ssthresh; where
  * N sent more after E's ACK, that ACK is partial: N stays in recovery,
  * PRR goes on with what it acks, and E's ACKs of the rest end it (their
@@ -1702,8 +1702,13 @@ static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
  * E holds nothing above it.  Linux's RACK does not take an ACK of a
  * retransmission within min_rtt of sending it for that retransmission's
  * delivery (tcp_rack_advance()), so the segments N sent before it are not
- * marked lost.  E never sees a duplicate, so no D-SACK follows.  With
- * SACK only: without it the copy is dropped whole (ecnp_rexmit_trim()).
+ * marked lost.  The copy still goes to E trimmed to one byte, as in
+ * dupack: E answers a duplicate at once and enters quick-ACK mode, so
+ * its ACK clock (and so its next ECE) is the one it has under dupack;
+ * without that byte E delays its ACKs of N's single segments (DUPACK.md,
+ * "dupack-fast").  Its answer reaches N as a duplicate ACK without its
+ * D-SACK (ecnp_fixup()).  With SACK only: without it the copy is dropped
+ * whole (ecnp_rexmit_trim()).
  */
 static bool ecnp_rexmit_release(const struct ecnp_fsm *f,
 				const struct ecnp_pkt *p,
@@ -2099,8 +2104,8 @@ static bool ecnp_n_rexmit(struct ecnp_fsm *f, const struct ecnp_pkt *p,
 			f->recover = f->hold_end;
 		*ret = ecnp_rexmit_trim(f, p, mode);
 		/*
-		 * E's newest ACK goes to N in its place, the hold ends (the
-		 * trim is what the plumbing does if it cannot send it)
+		 * E's newest ACK goes to N at once and the hold ends; the
+		 * trimmed byte still goes to E
 		 */
 		if (ecnp_rexmit_release(f, p, mode)) {
 			f->dflags &= ~ECNP_DF_HOLD;

@@ -441,9 +441,9 @@ struct ecnp_conn_id {
  * as E sent it (after the flag edits, before the hold's edits; E's newest
  * ACK, past L), and tell the state machine so with ECNP_PF_STASHED on
  * N's segments while it is still E's newest.  On N's retransmission of
- * L, with ECNP_ACT_TRIM: send that copy to N in its place, its TSecr
- * cleared (ecnp_rexmit_release()), and drop the retransmission; if the
- * copy cannot be sent, apply the rest of the step (the trim) instead.
+ * L, with ECNP_ACT_TRIM: send that copy to N, its TSecr cleared
+ * (ecnp_rexmit_release()), and apply the rest of the step (the trim) as
+ * well, whether or not the copy could be sent.
  */
 #define ECNP_ACT_STASH		0x00008000
 #define ECNP_ACT_MASK		0x0000ffff

@@ -1493,14 +1493,16 @@ static int ecnp_stash_ready(struct sk_buff *ack,
 /*
  * dupack-fast: the flow's copy of E's ACK, taken out by the step
  * (ecnp_stash_detach()).  With ECNP_ACT_STASH and ECNP_ACT_TRIM (@answer,
- * on N's retransmission of L) it goes to N in that retransmission's place
- * (the state machine ended the hold) and the caller drops the
- * retransmission.  Otherwise it is freed; if it was to answer (no route,
- * or a bridged packet), that is counted in edit_failed and the step's
- * trim goes ahead: E's answer to the byte acks the retransmission, a
- * round trip later, as in dupack.  Return: true if sent.
+ * on N's retransmission of L) it goes to N at once (the state machine
+ * ended the hold); the retransmission still goes on to E trimmed to one
+ * byte, whose answer E sends at once as it would in dupack (a duplicate
+ * puts E in quick-ACK mode), and which N then sees as an ordinary ACK
+ * without its D-SACK (ecnp_fixup()).  Otherwise the copy is freed; if it
+ * was to answer (no route, or a bridged packet), that is counted in
+ * edit_failed, and E's answer to the byte acks the retransmission a
+ * round trip later, as in dupack.
  */
-static bool ecnp_stash_send(struct ecnp_net *en, struct sk_buff *skb,
+static void ecnp_stash_send(struct ecnp_net *en, struct sk_buff *skb,
 			    const struct nf_hook_state *state,
 			    struct sk_buff *ack, bool answer)
 {
@@ -1508,12 +1510,11 @@ static bool ecnp_stash_send(struct ecnp_net *en, struct sk_buff *skb,
 		atomic_dec(&en->stashed);
 		ecnp_count(en, ECNP_STAT_REXMIT_ANSWERED);
 		tcpfwd_pass_on(ack, state);
-		return true;
+		return;
 	}
 	if (answer)
 		ecnp_count(en, ECNP_STAT_EDIT_FAILED);
 	ecnp_stash_free(en, ack);
-	return false;
 }
 
 /* Apply a step to the packet: drop, edit, or send it on with duplicates. */
@@ -1527,12 +1528,11 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	bool flags_done = true;
 	unsigned int verdict = NF_ACCEPT, shown = 0;
 
-	/* dupack-fast: the ACK copy goes in place of N's retransmission */
-	if (unlikely(st->stash) &&
-	    ecnp_stash_send(en, skb, state, st->stash,
-			    (ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) ==
-			    (ECNP_ACT_STASH | ECNP_ACT_TRIM)))
-		return NF_DROP;
+	/* dupack-fast: the ACK copy answers N's retransmission, trimmed below */
+	if (unlikely(st->stash))
+		ecnp_stash_send(en, skb, state, st->stash,
+				(ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) ==
+				(ECNP_ACT_STASH | ECNP_ACT_TRIM));
 	/* most steps: nothing to do, or N's new data's ECT(0) alone */
 	switch (ret & (ECNP_ACT_MASK | ECNP_EV_SYN_FALLBACK)) {
 	case 0:
@@ -1558,7 +1558,8 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		flags_done = false;
 	}
 	/* E's ACK as N is to see it after the hold: before the hold's edits */
-	if ((ret & ECNP_ACT_STASH) && flags_done)
+	if ((ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) == ECNP_ACT_STASH &&
+	    flags_done)
 		ecnp_stash_keep(en, ef, skb, p);
 	if (ret & ECNP_ACT_ACK_EDITS)
 		verdict = ecnp_act_acks(en, skb, state, p, st, &shown);
