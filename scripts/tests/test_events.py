@@ -59,3 +59,10 @@ def test_ack_delays():
     q, b = events.ack_delays(de, db, ae)
     assert [round(x, 6) for x in q] == [0.002, 0.003]
     assert [round(x, 6) for x in b] == [0.008, 0.006]
+
+
+def test_ack_clock_counts_acks_per_segment_and_trimmed_bytes():
+    data = [seg(0.0, 0, 1000), seg(0.1, 1000, 1000), seg(0.2, 999, 1), seg(0.3, 2000, 1000)]
+    acks = [ack(0.05, 2000, 100), ack(0.25, 2000, 100)]
+    assert events.ack_clock(data, acks) == (0.5, 1)
+    assert events.ack_clock([], acks) == (None, 0)

@@ -38,6 +38,10 @@ Definitions (the data connection is the one with most payload):
                  (the release)
   long idle      events whose idle after exceeds LONG_IDLE (20 ms): their
                  count and the idle time they account for
+  e_acks_per_seg E's ACKs over the data segments sent to it, both on E's
+                 side of the proxy (E's ACK clock; one_byte_at_e: the
+                 one-byte segments among those, the proxy's trimmed
+                 copies of L)
   mean flight    N's bytes in flight on N's side (highest sequence sent
                  less highest ACK received), time-weighted over N's first
                  to last data segment, in N's largest segments
@@ -256,6 +260,17 @@ def short_segments(data_n):
     return len(short), sum(short)
 
 
+def ack_clock(data_e, acks_e):
+    """E's ACK clock on E's side of the proxy: -> (E's ACKs per data
+    segment it was sent, the one-byte segments among those: the proxy's
+    trimmed copies of L).  A receiver that delays its ACKs sends about
+    one per two segments; one in quick-ACK mode (after a CE mark, after
+    a duplicate segment) one per segment."""
+    if not data_e:
+        return None, 0
+    return round(len(acks_e) / len(data_e), 3), sum(1 for d in data_e if d["len"] == 1)
+
+
 def ack_delays(data_e, data_b, acks_e):
     """Where a round trip goes beyond the proxy: for each segment's first
     transmission, its wait at the bottleneck (from E's side of the proxy,
@@ -347,6 +362,7 @@ def analyse_run(resdir, rec):
            "connect_s": rec["transfer"]["conns"][0].get("connect_s")}
     out["short_segs"], out["short_bytes"] = short_segments(data_n)
     out["short_share"] = round(out["short_segs"] / len(data_n), 4) if data_n else None
+    out["e_acks_per_seg"], out["one_byte_at_e"] = ack_clock(data_e, acks_e)
     if bo:
         data_b, _ = split(bo, port, cport, upload)
         qd, ad = ack_delays(data_e, data_b, acks_e)
@@ -411,7 +427,8 @@ def main(argv):
             "median_dup_to_rexmit_s", "median_send_gap_s", "median_idle_after_s",
             "median_release_s", "median_cwnd", "median_ssthresh", "departures_ce",
             "mean_flight_segs", "rwnd_limited_share", "short_segs", "short_share",
-            "queue_p50_ms", "queue_p90_ms", "e_ack_p50_ms", "e_ack_p90_ms")
+            "queue_p50_ms", "queue_p90_ms", "e_ack_p50_ms", "e_ack_p90_ms",
+            "e_acks_per_seg", "one_byte_at_e")
     print("| run | " + " | ".join(keys) + " |")
     print("|" + "---|" * (len(keys) + 1))
     for r in sorted(rows, key=lambda r: (r["cross"], r["config"], r["id"])):
@@ -422,7 +439,7 @@ def main(argv):
         cells.setdefault((r["cross"], r["config"]), []).append(r)
     ck = ("completion_s", "transfer_s", "link_idle_s", "events", "events_long_idle",
           "long_idle_s", "median_release_s", "mean_flight_segs", "rwnd_limited_share",
-          "short_share", "queue_p50_ms", "e_ack_p50_ms", "e_ack_p90_ms")
+          "short_share", "queue_p50_ms", "e_ack_p50_ms", "e_ack_p90_ms", "e_acks_per_seg")
     print()
     print("| cross | config | n | " + " | ".join("median " + k for k in ck) + " |")
     print("|" + "---|" * (len(ck) + 3))
