@@ -337,7 +337,7 @@ struct tcpfwd_ops {
 	 * destroyed, or a flow lost the race to be added): free what it
 	 * holds.  No packet path can reach it.
 	 */
-	void (*flow_free)(struct tcpfwd_flow *f);
+	void (*flow_free)(struct tcpfwd_net *tn, struct tcpfwd_flow *f);
 };
 
 /* One user module in one network namespace; embedded in its pernet data. */

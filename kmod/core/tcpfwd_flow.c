@@ -31,11 +31,10 @@ static void tcpfwd_flow_free(void *ptr, void *arg)
 {
 	struct tcpfwd_flowtab *t = arg;
 	/* every table is a tcpfwd_net's */
-	const struct tcpfwd_ops *ops = container_of(t, struct tcpfwd_net,
-						    ft)->ops;
+	struct tcpfwd_net *tn = container_of(t, struct tcpfwd_net, ft);
 
-	if (ops->flow_free)
-		ops->flow_free(ptr);
+	if (tn->ops->flow_free)
+		tn->ops->flow_free(tn, ptr);
 	if (t->cache)
 		kmem_cache_free(t->cache, ptr);
 	else

@@ -516,12 +516,17 @@ static void ecnp_stash_free(struct ecnp_net *en, struct sk_buff *skb)
 	consume_skb(skb);
 }
 
-/* the table is destroyed: no packet path reaches @f, no count to keep */
-static void ecnp_flow_free(struct tcpfwd_flow *f)
+/*
+ * @f is freed without the collector (the table is destroyed, or @f lost
+ * the race to be added): no packet path reaches it.  Its ACK copy is
+ * uncounted too, so that ecnp_net_exit() can check that none is left.
+ */
+static void ecnp_flow_free(struct tcpfwd_net *tn, struct tcpfwd_flow *f)
 {
+	struct ecnp_net *en = container_of(tn, struct ecnp_net, tn);
 	struct ecnp_flow *ef = container_of(f, struct ecnp_flow, base);
 
-	consume_skb(ef->stash);
+	ecnp_stash_free(en, ef->stash);
 }
 
 /* the collector unlinked @f (under f->lock) */
@@ -2201,6 +2206,8 @@ static void __net_exit ecnp_net_exit(struct net *net)
 
 	/* after the collector, whose flow_gone() fills the tombstones */
 	tcpfwd_net_exit(&en->tn);
+	/* every dupack-fast ACK copy was sent or freed with its flow */
+	WARN_ON_ONCE(atomic_read(&en->stashed));
 	kvfree(rcu_dereference_protected(en->tombs, true));
 }
 
