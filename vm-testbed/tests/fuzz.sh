@@ -12,12 +12,15 @@
 #                                 fuzzgen side B    prefix
 #
 # TB_FUZZ_PACKETS packets in all (default 30000; make debugtest: 10^6):
-# 30 % per feedback mode, 10 % for the unload round.  TB_FUZZ_MODES picks
-# the modes: `dupack` in the core suite (make test; the module's default
-# and the mode with the most per-flow code: holds, trims, ACK edits), all
-# three (none, drop, dupack) in the extended suite (fuzz@modes) and in
-# make debugtest.  A mode's seed is TB_FUZZ_SEED plus its index in
-# "none drop dupack", whichever modes run.  Per mode, in order:
+# 30 % per feedback mode, 10 % for the unload round (so more than
+# TB_FUZZ_PACKETS with more than three modes).  TB_FUZZ_MODES picks the
+# modes: `dupack` in the core suite (make test; the module's default and
+# the mode with the most per-flow code: holds, trims, ACK edits), all
+# five (none, drop, dupack, dupack-rwnd, dupack-fast) in the extended
+# suite (fuzz@modes), none, drop and dupack in make debugtest.  A mode's
+# seed is TB_FUZZ_SEED plus its index in "none drop dupack unload
+# dupack-rwnd dupack-fast" (the unload round's is 3), whichever modes
+# run.  Per mode, in order:
 #   M  header damage (vmtest/fuzzgen.py): both modules count exactly the
 #      packets whose TCP header is broken and that reach the FORWARD hook
 #      (`malformed`), nothing else: IP-level damage dies in IP input,
@@ -42,12 +45,12 @@
 # Every frame must reach the proxy for the exact counts: the backlog is
 # raised (net.core.netdev_max_backlog) and the softnet drops checked.
 #
-# tb-variant-extended: modes TB_FUZZ_MODES=none,drop,dupack
+# tb-variant-extended: modes TB_FUZZ_MODES=none,drop,dupack,dupack-rwnd,dupack-fast
 set -e
 . "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/../lib/impair_lib.sh"
 tb_knob_int total TB_FUZZ_PACKETS 30000 100
-tb_knob_list modes TB_FUZZ_MODES dupack 'none|drop|dupack' 'feedback modes (none, drop, dupack)'
+tb_knob_list modes TB_FUZZ_MODES dupack 'none|drop|dupack|dupack-rwnd|dupack-fast' 'feedback modes (none, drop, dupack, dupack-rwnd, dupack-fast)'
 tb_knob_int seed TB_FUZZ_SEED 20261126 0
 require_cmd python3 jq
 
@@ -190,7 +193,13 @@ endpoint() {
 fuzz_mode() {
 	local mode=$1 out m0 i0 w0 d0 p0 tcpbad v c0 s0 j0 k
 	local -A line0 port
-	case $mode in none) gseed=$seed ;; drop) gseed=$((seed + 1)) ;; dupack) gseed=$((seed + 2)) ;; esac
+	case $mode in
+	none) gseed=$seed ;;
+	drop) gseed=$((seed + 1)) ;;
+	dupack) gseed=$((seed + 2)) ;;
+	dupack-rwnd) gseed=$((seed + 4)) ;;
+	dupack-fast) gseed=$((seed + 5)) ;;
+	esac
 	tb_proxy on "$mode"
 	tb_red_reset
 	bulk_start "$mode"
