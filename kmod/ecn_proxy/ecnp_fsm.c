@@ -1693,8 +1693,8 @@ static u32 ecnp_rexmit_trim(const struct ecnp_fsm *f,
  * already at the proxy, so it answers the retransmission itself: E's ACK
  * goes to N at once with its TSecr cleared (an echo older than the
  * retransmission would undo N's reduction, and a TSecr of 0 gives N no
- * RTT sample from it), and the hold ends.  Where E
- * had acked all N had sent, N leaves recovery with cwnd = ssthresh; where
+ * RTT sample from it), and the hold ends.  Where E had acked all N had
+ * sent, N leaves recovery with cwnd = ssthresh; where
  * N sent more after E's ACK, that ACK is partial: N stays in recovery,
  * PRR goes on with what it acks, and E's ACKs of the rest end it (their
  * stale TSecrs cleared, ecnp_fixup()).  It ends at the last range N was

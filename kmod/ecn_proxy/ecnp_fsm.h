@@ -618,6 +618,17 @@ static inline bool ecnp_fsm_stash_wanted(const struct ecnp_fsm *f)
 	return (f->dflags & (ECNP_DF_HOLD | ECNP_DF_REXMIT)) == ECNP_DF_HOLD;
 }
 
+/*
+ * dupack-fast: a step's ECNP_ACT_STASH means "send the kept copy to N" on
+ * N's retransmission of L (with ECNP_ACT_TRIM), "keep a copy of this
+ * ACK" otherwise.
+ */
+static inline bool ecnp_act_stash_answers(u32 ret)
+{
+	return (ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) ==
+	       (ECNP_ACT_STASH | ECNP_ACT_TRIM);
+}
+
 /* Roles are decided and the proxy plays N's part toward E. */
 static inline bool ecnp_fsm_proxied(const struct ecnp_fsm *f)
 {

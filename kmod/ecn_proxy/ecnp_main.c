@@ -1190,8 +1190,8 @@ struct ecnp_step {
 /*
  * Under the flow's lock, after a step: dupack-fast's copy of E's ACK once
  * the simulated loss no longer waits for N's retransmission goes to @st,
- * to be sent in that retransmission's place (ECNP_ACT_STASH with
- * ECNP_ACT_TRIM) or freed (ecnp_stash_send()).
+ * to be sent to N when that retransmission comes
+ * (ecnp_act_stash_answers()) or freed (ecnp_stash_send()).
  */
 static inline void ecnp_stash_detach(struct ecnp_flow *ef,
 				     struct ecnp_step *st)
@@ -1536,8 +1536,7 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 	/* dupack-fast: the ACK copy answers N's retransmission, trimmed below */
 	if (unlikely(st->stash))
 		ecnp_stash_send(en, skb, state, st->stash,
-				(ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) ==
-				(ECNP_ACT_STASH | ECNP_ACT_TRIM));
+				ecnp_act_stash_answers(ret));
 	/* most steps: nothing to do, or N's new data's ECT(0) alone */
 	switch (ret & (ECNP_ACT_MASK | ECNP_EV_SYN_FALLBACK)) {
 	case 0:
@@ -1563,7 +1562,7 @@ static unsigned int ecnp_act(struct ecnp_net *en, struct ecnp_flow *ef,
 		flags_done = false;
 	}
 	/* E's ACK as N is to see it after the hold: before the hold's edits */
-	if ((ret & (ECNP_ACT_STASH | ECNP_ACT_TRIM)) == ECNP_ACT_STASH &&
+	if ((ret & ECNP_ACT_STASH) && !ecnp_act_stash_answers(ret) &&
 	    flags_done)
 		ecnp_stash_keep(en, ef, skb, p);
 	if (ret & ECNP_ACT_ACK_EDITS)

@@ -34,10 +34,14 @@
 #     without the proxy, and is reported, not failed;
 #   - no undo: TCPFullUndo + TCPPartialUndo + TCPDSACKUndo + TCPLossUndo +
 #     TCPSpuriousRTOs <= max(1, events / 20), as in proxy_dupack;
+#   - every suppressed retransmission of L reaches E as one byte (capture
+#     on the proxy's E side), and N receives no D-SACK (TCPDSACKRecv):
+#     E's answer to that byte carries one, which the proxy leaves out;
 #   - N sees no ECT, CE, ECE or CWR.
 # With TB_BURST_MODE=dupack-fast (DUPACK.md, "dupack-fast") the proxy
 # answers that retransmission itself with E's ACK of the burst, which it
-# kept: the same assertions, and some retransmissions answered so
+# kept: the same assertions (the byte still goes on to E, so that E
+# answers at once as under dupack), and some retransmissions answered so
 # (rexmit_answered > 0; each is one of rexmit_suppressed).  The case where
 # nothing else could end the hold is this test's, so a copy that does not
 # reach N shows as an RTO.
@@ -85,6 +89,7 @@ burst_once() {
 	tb_wait_port server $XFER_PORT
 	counters 0
 	tb_capture_start cs proxy eth0 "$TB_OUT/burst.cs.pcap" tcp port $XFER_PORT
+	tb_capture_start es proxy eth1 "$TB_OUT/burst.es.pcap" tcp dst port $XFER_PORT
 	# N: the payload xfer.py's server checks (seeded by the total), in bursts
 	tb_ns client python3 - "$(tb_addr server 4)" $XFER_PORT "$total" "$((segs * mss))" \
 		"$pause" >"$TB_OUT/burst.client.json" <<'EOF' || check_err 1 "the client failed"
@@ -106,6 +111,7 @@ EOF
 	wait "$(cat "$TB_STATE/burst-srv.pid")" 2>/dev/null || true
 	rm -f "$TB_STATE/burst-srv.pid"
 	tb_capture_stop cs
+	tb_capture_stop es
 	counters 1
 	cp "$TB_STATE/burst-srv.log" "$TB_OUT/burst.server.json"
 }
@@ -170,6 +176,14 @@ RET=0
 log_test "no RTO on data ($rto; $syn SYN retransmissions; the bottleneck dropped $drops packets, N's are ECT)"
 
 check_undos "" "$ev" "$undo"
+
+RET=0
+ones=$(tcpdump -nr "$TB_OUT/burst.es.pcap" 2>/dev/null | grep -c ', length 1$' || true)
+dsack=$(tb_snap_delta burst TcpExtTCPDSACKRecv)
+[ "$ones" -ge "$sup" ] ||
+	check_err 1 "$ones one-byte segments reached E for $sup suppressed retransmissions"
+[ "$dsack" = 0 ] || check_err 1 "N received $dsack D-SACKs"
+log_test "the $sup suppressed retransmissions reached E as one byte ($ones one-byte segments), N got no D-SACK"
 
 RET=0
 pcap_ecn "$TB_OUT/burst.cs.pcap" >"$TB_OUT/burst.cs.json"

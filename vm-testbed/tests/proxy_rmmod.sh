@@ -55,7 +55,7 @@ RET=0
 for i in $(seq "$(tb_slow 300)"); do
 	flows=$(tb_ns proxy cat /proc/net/ecn_proxy/flows)
 	segs=$(echo "$flows" | sed -n 's/.*e=B phase=2 .* segs=\([0-9]*\).*/\1/p')
-	ans=$(tb_ns proxy cat /proc/net/ecn_proxy/stats | awk '$1 == "rexmit_answered" { print $2 }')
+	[ "$mode" = drop ] || ans=$(tb_proxy_stat rexmit_answered)
 	[ "${segs:-0}" -ge 500 ] && { [ "$mode" = drop ] || [ "${ans:-0}" -ge 20 ]; } && break
 	sleep 0.1
 done

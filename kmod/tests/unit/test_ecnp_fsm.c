@@ -5323,13 +5323,14 @@ static void test_fuzz_invariants(void **state)
 				    ECNP_ACT_NO_DSACK | TRIM | CLAMP | STASH), 0);
 			/*
 			 * dupack-fast's copy of E's ACK: kept from a held pure
-			 * ACK that acks all N sent, sent in place of N's
-			 * retransmission of L (dropped), which ends the hold
+			 * ACK that is E's newest and acks L, sent to N on N's
+			 * retransmission of L (trimmed, on to E), which ends
+			 * the hold
 			 */
 			if (r & STASH)
 				EXPECT(mode == ECNP_FB_DUPACK_FAST &&
 				       ecnp_sack_ok(&f));
-			if ((r & STASH) && (r & TRIM))
+			if (ecnp_act_stash_answers(r))
 				EXPECT(!ecnp_from_e(&prev, &p) && p.len &&
 				       (p.pflags & ECNP_PF_STASHED) &&
 				       (r & ECNP_EV_REXMIT_SUPPRESSED) &&
