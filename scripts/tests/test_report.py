@@ -722,3 +722,25 @@ def test_feedback_pairs_of_each_per_run_mode():
         (("srvecn+proxy+rwnd", "bothecn"), "feedback dupack-rwnd"),
         (("srvecn+proxy", "srvecn+proxy+rwnd"), "feedback dupack-rwnd")]
     assert report.feedback_pairs(df[df.config != "srvecn+proxy+rwnd"]) == []
+
+
+def test_prompt_configurations():
+    """parity-prompt: a client that enters recovery on the first duplicate
+    ACK, with dupack and with dupack-fast, each against end-to-end ECN and
+    the plan's mode against it; the sysctls set its loss detection and put
+    the defaults back for every other configuration."""
+    import pandas as pd
+    from ecnproxy.analysis import report, schema
+    assert schema.run_feedback("srvecn+proxy+prompt", "dupack-fast") == "dupack"
+    assert schema.run_feedback("srvecn+proxy+fast+prompt", None) == "dupack-fast"
+    assert schema.PROMPT <= set(schema.CONFIGS)
+    assert set(schema.PROMPT_SYSCTLS) == set(schema.LOSS_SYSCTLS)
+    assert schema.PROMPT_SYSCTLS["net/ipv4/tcp_recovery"] == "0"
+    assert schema.LOSS_SYSCTLS["net/ipv4/tcp_recovery"] == "1"
+    df = pd.DataFrame({"config": ["srvecn+proxy", "srvecn+proxy+prompt",
+                                  "srvecn+proxy+fast+prompt", "bothecn"]})
+    assert report.feedback_pairs(df) == [
+        (("srvecn+proxy+prompt", "bothecn"), "feedback dupack, prompt client"),
+        (("srvecn+proxy", "srvecn+proxy+prompt"), "feedback dupack, prompt client"),
+        (("srvecn+proxy+fast+prompt", "bothecn"), "feedback dupack-fast, prompt client"),
+        (("srvecn+proxy", "srvecn+proxy+fast+prompt"), "feedback dupack-fast, prompt client")]

@@ -119,6 +119,26 @@ def test_ackclock_profile():
     assert schema.CONFIGS["srvecn+proxy+quickack"] == schema.CONFIGS["srvecn+proxy"]
 
 
+def test_prompt_profiles():
+    """parity-prompt: the two prompt configurations beside dupack and ECN;
+    fairness-rtt0-prompt: the proxied pair with each MODE+prompt, and the
+    control once, with the first mode and without "+prompt"."""
+    drv = matrix_driver
+    plan = drv.make_plan(drv.load_profile("parity-prompt"), 2026, "dupack")
+    assert schema.check_plan(plan) == []
+    assert {r["config"] for r in plan["runs"]} == {
+        "srvecn+proxy", "srvecn+proxy+prompt", "srvecn+proxy+fast+prompt", "bothecn"}
+    assert len(plan["runs"]) == 64
+    fair = drv.make_plan(drv.load_profile("fairness-rtt0-prompt"), 2026, "")
+    got = sorted({(r["pair"], r["feedback"]) for r in fair["runs"]})
+    assert got == [("ecn-vs-ecn", "dupack"), ("proxy-vs-ecn", "dupack+prompt"),
+                   ("proxy-vs-ecn", "dupack-fast+prompt")]
+    assert len(fair["runs"]) == 12
+    assert schema.split_feedback("dupack-fast+prompt") == ("dupack-fast", True)
+    assert schema.split_feedback("dupack") == ("dupack", False)
+    assert schema.split_feedback(None) == (None, False)
+
+
 def test_matrix_refuses_arguments():
     # "--help" once started the default profile's guest
     path = os.path.join(os.path.dirname(HERE), "matrix")

@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import fidelity, provenance, stats  # noqa: E402
-from .schema import CONFIG_FEEDBACK, CONFIG_ORDER, QUICKACK, load_order, validate  # noqa: E402
+from .schema import CONFIG_FEEDBACK, CONFIG_ORDER, PROMPT, QUICKACK, load_order, validate  # noqa: E402
 from .stalls import CAUSES  # noqa: E402
 
 METRICS = ("ce", "ece", "cwr", "ect_share", "retrans", "fast_retrans", "dupacks",
@@ -701,9 +701,11 @@ def quickack_pairs(df):
 def feedback_pairs(df):
     """[(pair, kind)]: for each srvecn+proxy+MODE configuration of the
     directory (schema.CONFIG_FEEDBACK), MODE against end-to-end ECN and
-    the plan's mode against MODE, of kind "feedback MODE"."""
+    the plan's mode against MODE, of kind "feedback MODE" ("feedback MODE,
+    prompt client" for the PROMPT configurations)."""
     have = set(df.config)
-    return [(p, "feedback " + mode) for cfg, mode in CONFIG_FEEDBACK.items() if cfg in have
+    return [(p, "feedback " + mode + (", prompt client" if cfg in PROMPT else ""))
+            for cfg, mode in CONFIG_FEEDBACK.items() if cfg in have
             for p in ((cfg, "bothecn"), ("srvecn+proxy", cfg))]
 
 

@@ -32,10 +32,37 @@ CONFIGS = {
 CONFIGS["srvecn+proxy+drop"] = (0, 1, True)
 CONFIGS["srvecn+proxy+rwnd"] = (0, 1, True)
 CONFIGS["srvecn+proxy+fast"] = (0, 1, True)
+# a proxied client that does not wait before it takes the simulated loss
+# for one: RACK's reordering window off (PROMPT_SYSCTLS), so it enters
+# recovery on the proxy's first duplicate ACK, as an ECN sender reduces
+# on the first ECE; with dupack and with dupack-fast.  A host setting the
+# proxy cannot make: it measures what the loss signal would give if N
+# reacted at once (PROFILE=parity-prompt, issue 40's limit)
+CONFIGS["srvecn+proxy+prompt"] = (0, 1, True)
+CONFIGS["srvecn+proxy+fast+prompt"] = (0, 1, True)
 CONFIG_ORDER = list(CONFIGS)
 QUICKACK = {"srvecn+proxy+quickack"}
+PROMPT = {"srvecn+proxy+prompt", "srvecn+proxy+fast+prompt"}
 CONFIG_FEEDBACK = {"srvecn+proxy+drop": "drop", "srvecn+proxy+rwnd": "dupack-rwnd",
-                   "srvecn+proxy+fast": "dupack-fast"}
+                   "srvecn+proxy+fast": "dupack-fast", "srvecn+proxy+prompt": "dupack",
+                   "srvecn+proxy+fast+prompt": "dupack-fast"}
+# the client's loss-detection sysctls: Linux's defaults
+# (Documentation/networking/ip-sysctl.rst), and a client that enters
+# recovery on the first duplicate ACK that SACKs data above a hole (no
+# RACK, a duplicate-ACK threshold of 1 that reordering cannot raise)
+LOSS_SYSCTLS = {"net/ipv4/tcp_recovery": "1", "net/ipv4/tcp_reordering": "3",
+                "net/ipv4/tcp_max_reordering": "300"}
+PROMPT_SYSCTLS = {"net/ipv4/tcp_recovery": "0", "net/ipv4/tcp_reordering": "1",
+                  "net/ipv4/tcp_max_reordering": "1"}
+PROMPT_SUFFIX = "+prompt"
+
+
+def split_feedback(feedback):
+    """A fairness run's feedback, "MODE" or "MODE+prompt" (the proxied
+    client with PROMPT_SYSCTLS) -> (MODE, prompt)."""
+    if feedback and feedback.endswith(PROMPT_SUFFIX):
+        return feedback[:-len(PROMPT_SUFFIX)], True
+    return feedback, False
 
 
 def load_order(loads):

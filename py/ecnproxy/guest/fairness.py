@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import time
 
-from ..analysis import pcapread
+from ..analysis import pcapread, schema
 from . import testbed
 
 IPERF_PORTS = {"A": 5201, "B": 5202}
@@ -257,18 +257,25 @@ def measure(tb, run, plan, env, keep, resdir):
     cli_ecn, udp1_ecn = PAIRS[run["pair"]]
     reverse = direction == "download"
     sh = testbed.sh
+    # "MODE+prompt": A's client enters recovery on the first duplicate ACK
+    # (schema.PROMPT_SYSCTLS); every other run gets Linux's defaults
+    # (only a proxied A: in ecn-vs-ecn it is an ECN sender)
+    mode, prompt = schema.split_feedback(run["feedback"])
+    prompt = prompt and not cli_ecn
     tb.client("sysctl", set={"net/ipv4/tcp_ecn": str(cli_ecn),
-                             "net/ipv4/tcp_no_metrics_save": "1"})
+                             "net/ipv4/tcp_no_metrics_save": "1"}
+              | (schema.PROMPT_SYSCTLS if prompt else schema.LOSS_SYSCTLS))
     tb.server("sysctl", set={"net/ipv4/tcp_ecn": "1", "net/ipv4/tcp_no_metrics_save": "1"})
     sh("tb_tcp udp1 ecn=%d; tb_ns udp1 sysctl -qw net.ipv4.tcp_no_metrics_save=1" % udp1_ecn)
     tb.proxy("sysctl", set={"net/ecn_proxy/enabled": "1",
-                            "net/ecn_proxy/feedback": run["feedback"]})
+                            "net/ecn_proxy/feedback": mode})
     tb.proxy("write", files={"/proc/net/ecn_proxy/fallback": "flush"})
     sh("tb_fresh_transfer; tb_ns udp1 ip tcp_metrics flush all 2>/dev/null || true",
        TB_SETUP=direction, TB_RATE_LOW=tb.low, TB_RATE_HIGH=tb.high)
     sysctls = {n: subprocess.run(
         ["ip", "netns", "exec", n, "sysctl", "-n", "net.ipv4.tcp_ecn",
-         "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps"],
+         "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps",
+         "net.ipv4.tcp_recovery", "net.ipv4.tcp_reordering", "net.ipv4.tcp_max_reordering"],
         stdout=subprocess.PIPE, text=True).stdout.split() for n in ("client", "udp1", "server")}
     sysctls["proxy"] = tb.proxy("sysctl", get=testbed.SYSCTLS_PROXY)
     os.makedirs(testbed.PCAPS, exist_ok=True)

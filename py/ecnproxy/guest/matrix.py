@@ -33,7 +33,8 @@ import sys
 import time
 
 from ..analysis import pcapflow
-from ..analysis.schema import SCHEMA, CONFIGS, QUICKACK, run_feedback
+from ..analysis.schema import (SCHEMA, CONFIGS, LOSS_SYSCTLS, PROMPT, PROMPT_SYSCTLS, QUICKACK,
+                               run_feedback)
 from . import testbed
 from .testbed import (PCAPS, PORT, SYSCTLS_PROXY, SYSCTLS_TCP, TB_ENV, Probes, Testbed,
                       counter_delta, cpu_idle, cpu_times, log, parse_kv, parse_netstat,
@@ -102,7 +103,9 @@ def do_run(tb, run, plan, env, keep, resdir):
         tph[0] = t
 
     setset = {"net/ipv4/tcp_no_metrics_save": "1"}
-    tb.client("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(cli_ecn)}))
+    prompt = run["config"] in PROMPT
+    tb.client("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(cli_ecn)},
+                                 **(PROMPT_SYSCTLS if prompt else LOSS_SYSCTLS)))
     tb.server("sysctl", set=dict(setset, **{"net/ipv4/tcp_ecn": str(srv_ecn)}))
     pset = {"net/ecn_proxy/enabled": "1" if proxy_on else "0"}
     # a run without a mode of its own or the plan's gets the module's
@@ -238,7 +241,7 @@ def do_run(tb, run, plan, env, keep, resdir):
                                        "series", "total_bytes", "config", "rep")}
         | {"cross_rate": prof["cross_rate"] if run["cross"] == "on" else None,
            "client_ecn": cli_ecn, "server_ecn": srv_ecn, "proxy": proxy_on,
-           "client_quickack": quickack,
+           "client_quickack": quickack, "client_prompt": prompt,
            "client_routes": qa_routes.strip().splitlines(),
            "feedback": feedback, "port": PORT,
            "delay_ms": tb.delay,

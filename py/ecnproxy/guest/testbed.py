@@ -417,7 +417,8 @@ class Testbed:
 
 SYSCTLS_TCP = ["net/ipv4/tcp_ecn", "net/ipv4/tcp_ecn_fallback", "net/ipv4/tcp_sack",
                "net/ipv4/tcp_timestamps", "net/ipv4/tcp_congestion_control",
-               "net/ipv4/tcp_wmem", "net/ipv4/tcp_rmem", "net/ipv4/tcp_no_metrics_save"]
+               "net/ipv4/tcp_wmem", "net/ipv4/tcp_rmem", "net/ipv4/tcp_no_metrics_save",
+               "net/ipv4/tcp_recovery", "net/ipv4/tcp_reordering", "net/ipv4/tcp_max_reordering"]
 SYSCTLS_PROXY = ["net/ecn_proxy/" + k for k in (
     "enabled", "feedback", "max_flows", "timeout_handshake", "timeout_established",
     "timeout_closed", "fallback_timeout")]

@@ -56,7 +56,7 @@ import threading
 import time
 
 from .. import impair_plan
-from ..analysis.schema import CONFIGS, check_plan
+from ..analysis.schema import CONFIGS, check_plan, split_feedback
 from ..paths import PROFILES, TOP, python_env
 from . import shard as shard_mod, slurm
 
@@ -112,7 +112,9 @@ def make_fair_plan(prof, seed):
                 fbs = prof["feedbacks"].get(d, []) if isinstance(prof["feedbacks"], dict) \
                     else prof["feedbacks"]
                 if pair in prof.get("feedback_free_pairs", []):
-                    fbs = fbs[:1]
+                    # the proxy passes these flows: one run, with the
+                    # first mode and the client's defaults (no "+prompt")
+                    fbs = [split_feedback(f)[0] for f in fbs[:1]]
                 for fb in fbs:
                     cells.append((d, pair, fb))
         rng.shuffle(cells)
