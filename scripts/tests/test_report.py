@@ -737,6 +737,17 @@ def test_prompt_configurations():
     assert set(schema.PROMPT_SYSCTLS) == set(schema.LOSS_SYSCTLS)
     assert schema.PROMPT_SYSCTLS["net/ipv4/tcp_recovery"] == "0"
     assert schema.LOSS_SYSCTLS["net/ipv4/tcp_recovery"] == "1"
+    # each set may follow the other (the runs are shuffled): Linux refuses
+    # tcp_reordering above tcp_max_reordering, so the order of the writes
+    # matters (a run after a prompt one failed with EINVAL before it did)
+    for a, b in ((schema.LOSS_SYSCTLS, schema.PROMPT_SYSCTLS),
+                 (schema.PROMPT_SYSCTLS, schema.LOSS_SYSCTLS),
+                 (schema.LOSS_SYSCTLS, schema.LOSS_SYSCTLS),
+                 (schema.PROMPT_SYSCTLS, schema.PROMPT_SYSCTLS)):
+        assert schema.sysctl_order_ok(b, a)
+    assert not schema.sysctl_order_ok(
+        {"net/ipv4/tcp_reordering": "3", "net/ipv4/tcp_max_reordering": "300"},
+        schema.PROMPT_SYSCTLS)
     df = pd.DataFrame({"config": ["srvecn+proxy", "srvecn+proxy+prompt",
                                   "srvecn+proxy+fast+prompt", "bothecn"]})
     assert report.feedback_pairs(df) == [

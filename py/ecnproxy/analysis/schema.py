@@ -49,11 +49,26 @@ CONFIG_FEEDBACK = {"srvecn+proxy+drop": "drop", "srvecn+proxy+rwnd": "dupack-rwn
 # the client's loss-detection sysctls: Linux's defaults
 # (Documentation/networking/ip-sysctl.rst), and a client that enters
 # recovery on the first duplicate ACK that SACKs data above a hole (no
-# RACK, a duplicate-ACK threshold of 1 that reordering cannot raise)
-LOSS_SYSCTLS = {"net/ipv4/tcp_recovery": "1", "net/ipv4/tcp_reordering": "3",
-                "net/ipv4/tcp_max_reordering": "300"}
+# RACK, a duplicate-ACK threshold of 1 that reordering cannot raise).
+# Written in this order: Linux refuses a tcp_reordering above the
+# namespace's tcp_max_reordering (EINVAL), so the maximum goes up before
+# tcp_reordering and down after it.
+LOSS_SYSCTLS = {"net/ipv4/tcp_recovery": "1", "net/ipv4/tcp_max_reordering": "300",
+                "net/ipv4/tcp_reordering": "3"}
 PROMPT_SYSCTLS = {"net/ipv4/tcp_recovery": "0", "net/ipv4/tcp_reordering": "1",
                   "net/ipv4/tcp_max_reordering": "1"}
+
+
+def sysctl_order_ok(writes, start):
+    """True if writing WRITES ({key: value}, in order) to a namespace
+    whose values are START never puts tcp_reordering above
+    tcp_max_reordering (what Linux refuses)."""
+    cur = dict(start)
+    for k, v in writes.items():
+        cur[k] = v
+        if int(cur["net/ipv4/tcp_reordering"]) > int(cur["net/ipv4/tcp_max_reordering"]):
+            return False
+    return True
 PROMPT_SUFFIX = "+prompt"
 
 
