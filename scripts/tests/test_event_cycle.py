@@ -3,7 +3,8 @@
 reductions and a proxied sender's retransmission episodes, each timed from
 the first CE mark at the receiver after the previous CWR reached it; a
 CE-marked round trip with no reduction within two round trips counts as
-unanswered; the proxied sender's held ACK, RACK wait and hold."""
+unanswered; the proxied sender's held ACK, its waits (from the first held ACK and
+from the first with a SACK block) and hold."""
 from ecnproxy.analysis import event_cycle as ec
 from ecnproxy.analysis import pcapread
 
@@ -56,9 +57,28 @@ def test_proxied_sender():
     out = ec.flow_events(rcv, snd, True, 0.005, 0.0, 2.0)
     assert out["reductions"] == 1
     assert round(out["reaction"][0] * 1e3, 3) == 9.0
-    assert round(out["rack_wait"][0] * 1e3, 3) == 3.0
+    assert round(out["held_wait"][0] * 1e3, 3) == 3.0
+    assert round(out["sack_wait"][0] * 1e3, 3) == 3.0
     assert round(out["hold"][0] * 1e3, 3) == 6.0
     assert round(out["ece_to_held"][0] * 1e3, 3) == 3.5
     # E's first ECE (1.0035) reached N as an ACK of 1050, with 3 full
     # 100-byte segments beyond it; the hold started on the next (1100)
     assert out["pending_flight"] == [0, 0, 1]
+
+
+def test_held_ack_without_sack():
+    # the floor: E's ACK of the withheld segment 1100 reaches N as a
+    # duplicate without SACK (1.0045), E's ACK of 1200 as one with SACK
+    # (1.0057); N retransmits 0.1 ms after the latter
+    segs = [data(1.000 + i / 1000, 1000 + i * 100, 100) for i in range(3)]
+    segs += [ack(1.004, 1100), ack(1.0045, 1100), ack(1.0057, 1100, sack=(1200, 1300)),
+             data(1.0058, 1100, 100), ack(1.010, 1300)]
+    snd = ec.sender_view(segs, P, CP, mss=100)
+    out = ec.flow_events(([1.001], [], [1.0035]), snd, True, 0.005, 0.0, 2.0)
+    assert round(out["held_wait"][0] * 1e3, 3) == 1.3
+    assert round(out["sack_wait"][0] * 1e3, 3) == 0.1
+    # no SACK before the reduction: no sack_wait
+    segs2 = segs[:5] + [data(1.0050, 1100, 100), ack(1.010, 1300)]
+    out2 = ec.flow_events(([1.001], [], [1.0035]), ec.sender_view(segs2, P, CP, mss=100),
+                          True, 0.005, 0.0, 2.0)
+    assert out2["sack_wait"] == [] and round(out2["held_wait"][0] * 1e3, 3) == 0.5

@@ -32,8 +32,15 @@ For a sender with loss recovery (the proxied one), from its own capture:
   held        the first ACK the sender received that repeats its
               cumulative ACK (the hold's first held ACK) before the
               reduction
-  rack_wait   reduction minus held: what RACK waited before it marked the
-              segment lost (its reordering window and timer)
+  held_wait   reduction minus held.  At the floor the first held ACK is
+              often E's ACK of the segment the proxy withholds, sent on
+              without a SACK block (a SACK of that segment would say it
+              arrived), which is no loss evidence to the sender
+  sack_wait   reduction minus the first held ACK with a SACK block: what
+              the sender itself waited once it had loss evidence (RACK's
+              reordering window and timer, or the duplicate-ACK
+              threshold); held_wait - sack_wait is the wait for E's ACK
+              of a segment above the withheld one
   hold        from the reduction to the ACK that moved the cumulative ACK
               past the retransmitted segment (the release)
   ece_to_held held minus the first ECE the receiver sent after the
@@ -138,7 +145,7 @@ def flow_events(rcv, snd, proxied, rtt, t_from, t_to):
     cwr, eps, acks = snd
     red = sorted(t for t, _ in eps) if proxied else sorted(cwr)
     ep_seq = dict(eps)
-    out = {"reductions": 0, "reaction": [], "cycle": [], "rack_wait": [],
+    out = {"reductions": 0, "reaction": [], "cycle": [], "held_wait": [], "sack_wait": [],
            "hold": [], "ece_to_held": [], "unanswered": 0, "ce_rtts": 0,
            "pending_flight": [0, 0, 0]}
     # per ACK: its time, the cumulative ACK before it, and the time of the
@@ -181,17 +188,21 @@ def flow_events(rcv, snd, proxied, rtt, t_from, t_to):
             # since the trigger and since its last move before t
             k0 = bisect.bisect_left(ack_t, trig)
             k1 = bisect.bisect_right(ack_t, t)
-            held = None
+            held = held_sack = None
             sig = last_adv[k0 - 1] if k0 else None
             for n in range(k0, k1):
-                ta, a, plen = acks[n][0], acks[n][1], acks[n][2]
+                ta, a, plen, sack = acks[n][0], acks[n][1], acks[n][2], acks[n][3]
                 ub = una_before[n]
                 if ub is not None and a == ub and not plen:
                     held = ta if held is None else held
+                    if sack and held_sack is None:
+                        held_sack = ta
                 elif ub is None or after(a, ub):
-                    held, sig = None, ta
+                    held, held_sack, sig = None, None, ta
+            if held_sack is not None:
+                out["sack_wait"].append(t - held_sack)
             if held is not None:
-                out["rack_wait"].append(t - held)
+                out["held_wait"].append(t - held)
                 e = bisect.bisect_left(ece, trig)
                 if e < len(ece) and ece[e] <= held:
                     out["ece_to_held"].append(held - ece[e])
@@ -242,9 +253,9 @@ def fmt(x, scale=1e3, f="%.2f"):
 
 def table(res):
     lines = ["| run | flow | proxied | reductions/s | reaction p50 | p90 | cycle p50 | p90 | "
-             "CE-marked RTTs unanswered | rack_wait p50 | p90 | hold p50 | p90 | "
-             "ece_to_held p50 | p90 | pending ACKs at 0 / 1 / 2+ in flight |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "CE-marked RTTs unanswered | held_wait p50 | p90 | sack_wait p50 | p90 | "
+             "hold p50 | p90 | ece_to_held p50 | p90 | pending ACKs at 0 / 1 / 2+ in flight |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res:
         for k, f in sorted(r["flows"].items()):
             cells = [r["id"], k, "yes" if f["proxied"] else "no",
@@ -253,7 +264,7 @@ def table(res):
                 a, b = p50_p90(f[key])
                 cells += [fmt(a), fmt(b)]
             cells.append("%d of %d" % (f["unanswered"], f["ce_rtts"]))
-            for key in ("rack_wait", "hold", "ece_to_held"):
+            for key in ("held_wait", "sack_wait", "hold", "ece_to_held"):
                 a, b = p50_p90(f[key]) if f["proxied"] else (None, None)
                 cells += [fmt(a), fmt(b)]
             cells.append(" / ".join(map(str, f["pending_flight"])) if f["proxied"] else "-")
