@@ -32,12 +32,12 @@ CONFIGS = {
 CONFIGS["srvecn+proxy+drop"] = (0, 1, True)
 CONFIGS["srvecn+proxy+rwnd"] = (0, 1, True)
 CONFIGS["srvecn+proxy+fast"] = (0, 1, True)
-# a proxied client that does not wait before it takes the simulated loss
-# for one: RACK's reordering window off (PROMPT_SYSCTLS), so it enters
-# recovery on the proxy's first duplicate ACK, as an ECN sender reduces
-# on the first ECE; with dupack and with dupack-fast.  A host setting the
-# proxy cannot make: it measures what the loss signal would give if N
-# reacted at once (PROFILE=parity-prompt, issue 40's limit)
+# a proxied client with RACK off and a duplicate-ACK threshold of one
+# (PROMPT_SYSCTLS): it enters recovery on the first duplicate ACK that
+# SACKs data above a hole, whatever RACK's reordering window would say;
+# with dupack and with dupack-fast.  A host setting the proxy cannot make
+# (PROFILE=parity-prompt, issue 40's limit; with Linux's defaults N
+# already retransmits within 0.1 ms of that ACK at the floor)
 CONFIGS["srvecn+proxy+prompt"] = (0, 1, True)
 CONFIGS["srvecn+proxy+fast+prompt"] = (0, 1, True)
 CONFIG_ORDER = list(CONFIGS)
@@ -58,17 +58,6 @@ LOSS_SYSCTLS = {"net/ipv4/tcp_recovery": "1", "net/ipv4/tcp_max_reordering": "30
 PROMPT_SYSCTLS = {"net/ipv4/tcp_recovery": "0", "net/ipv4/tcp_reordering": "1",
                   "net/ipv4/tcp_max_reordering": "1"}
 
-
-def sysctl_order_ok(writes, start):
-    """True if writing WRITES ({key: value}, in order) to a namespace
-    whose values are START never puts tcp_reordering above
-    tcp_max_reordering (what Linux refuses)."""
-    cur = dict(start)
-    for k, v in writes.items():
-        cur[k] = v
-        if int(cur["net/ipv4/tcp_reordering"]) > int(cur["net/ipv4/tcp_max_reordering"]):
-            return False
-    return True
 PROMPT_SUFFIX = "+prompt"
 
 

@@ -257,11 +257,10 @@ def measure(tb, run, plan, env, keep, resdir):
     cli_ecn, udp1_ecn = PAIRS[run["pair"]]
     reverse = direction == "download"
     sh = testbed.sh
-    # "MODE+prompt": A's client enters recovery on the first duplicate ACK
-    # (schema.PROMPT_SYSCTLS); every other run gets Linux's defaults
-    # (only a proxied A: in ecn-vs-ecn it is an ECN sender)
+    # "MODE+prompt": A's client gets schema.PROMPT_SYSCTLS (RACK off, a
+    # duplicate-ACK threshold of one); every other run Linux's defaults.
+    # The plan gives feedback-free pairs (ecn-vs-ecn) no "+prompt".
     mode, prompt = schema.split_feedback(run["feedback"])
-    prompt = prompt and not cli_ecn
     tb.client("sysctl", set={"net/ipv4/tcp_ecn": str(cli_ecn),
                              "net/ipv4/tcp_no_metrics_save": "1"}
               | (schema.PROMPT_SYSCTLS if prompt else schema.LOSS_SYSCTLS))
